@@ -1,0 +1,129 @@
+"""The agents git oxide reads and writes: a Protocol and an explicit registry.
+
+An agent module is pure: it turns the agent's own files into model objects (``parse``) and model
+objects back into the agent's files (``export``). It never touches git, oxide's SQLite index, the
+clock or the terminal; everything it needs arrives as arguments (``AgentEnv``). Adding a fifth agent
+means adding one module and one line in ``AGENTS``.
+
+Parsing is a stream of events so that a 200 MB transcript never sits in memory:
+
+- ``FoundSession(session)``: a session begins (or its metadata is now better known; the last one
+  wins). ``session.id`` is ``model.session_id_for(agent, native_id, created_at)`` and must stay the
+  same when parsing restarts from a ``Resumable`` offset (carry what is needed in its ``state``).
+- ``FoundMessage(session_id, message)``: the next message of that session, complete. The store gives
+  it the next sequence number of that session and its id.
+- ``Resumable(offset, state)``: parsing may restart here later, ``parse(path, offset=offset,
+  state=state)``, and will emit exactly the events that followed this point (same ids). An importer
+  emits one before each message that is safe to restart at (JSONL: at the start of a line that
+  begins a new message; never inside a split response), and a last one at the end of what it
+  consumed (never past a trailing partial line).
+- ``Problem(line, text)``: something was skipped; parsing goes on.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+from typing import Any
+from typing import Protocol
+
+from ..model import Message
+from ..model import Session
+
+
+@dataclass(frozen=True, slots=True)
+class FoundSession:
+    session: Session
+
+
+@dataclass(frozen=True, slots=True)
+class FoundMessage:
+    session_id: str
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class Resumable:
+    offset: int
+    state: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    line: int | None
+    text: str
+
+
+Event = FoundSession | FoundMessage | Resumable | Problem
+
+
+@dataclass(frozen=True, slots=True)
+class AgentEnv:
+    """Where the agents keep their files, and which project we are in.
+
+    ``environ`` is the process environment as the CLI saw it (CLAUDE_CONFIG_DIR, CODEX_HOME,
+    XDG_DATA_HOME...), ``home`` the user's home, ``worktrees`` the top folders of every worktree of
+    the repository (a session belongs to the project when its cwd is inside one of them).
+    """
+
+    home: Path
+    environ: Mapping[str, str]
+    worktrees: Sequence[Path] = ()
+    project_id: str | None = None
+
+    def belongs(self, cwd: str | None) -> bool:
+        """True when ``cwd`` is one of the worktrees or inside one."""
+        if not cwd:
+            return False
+        try:
+            p = Path(os.path.normpath(cwd))
+        except (TypeError, ValueError):
+            return False
+        return any(p == w or w in p.parents for w in self.worktrees)
+
+
+@dataclass(frozen=True, slots=True)
+class Export:
+    """An agent's files for one session, ready to write, and how to continue it there."""
+
+    files: Mapping[Path, bytes]  # absolute paths in the agent's store -> content
+    native_id: str  # the id the agent will know the session by
+    command: Sequence[str]  # argv that continues the session, run in ``cwd``
+    cwd: str
+    lost: Sequence[str] = ()  # what could not be carried over, one sentence each
+
+
+class Agent(Protocol):
+    name: str
+
+    def discover(self, env: AgentEnv) -> list[Path]:
+        """The files (or folders) in the agent's store that hold sessions of this project."""
+        ...
+
+    def parse(
+        self, path: Path, *, offset: int = 0, state: Mapping[str, Any] | None = None
+    ) -> Iterator[Event]:
+        """Events for the sessions in ``path`` (see the module docstring)."""
+        ...
+
+    def export(self, session: Session, messages: Sequence[Message], env: AgentEnv) -> Export:
+        """``session`` in the agent's own format; ``parse`` of the result gives it back."""
+        ...
+
+
+def registry() -> dict[str, Agent]:
+    """Agent name -> module. Imported on demand: hooks and checkpoints never pay for parsers."""
+    from . import aider
+    from . import claude
+    from . import codex
+    from . import opencode
+
+    return {"claude": claude, "codex": codex, "opencode": opencode, "aider": aider}  # type: ignore[dict-item]
+
+
+AGENT_NAMES = ("claude", "codex", "opencode", "aider")

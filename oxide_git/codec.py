@@ -1,0 +1,115 @@
+"""Sessions and messages to and from msgpack; the only module that imports msgpack.
+
+Every payload is a map whose ``v`` field is the schema version. Keys this build does not know are
+kept in ``unknown`` and written back unchanged, so an older build never drops a newer build's data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+import msgpack
+
+from .errors import UnsupportedPayload
+from .model import SCHEMA_VERSION
+from .model import Message
+from .model import Part
+from .model import Session
+
+# A session log or a remote may hand us anything: bound what one payload may unpack to.
+_LIMITS = {"max_buffer_size": 256 * 1024 * 1024}
+
+_SESSION_FIELDS = [f.name for f in dataclasses.fields(Session) if f.name != "unknown"]
+_MESSAGE_FIELDS = [f.name for f in dataclasses.fields(Message) if f.name not in ("unknown", "parts")]
+
+
+def _pack(d: dict[str, Any]) -> bytes:
+    return msgpack.packb(d, use_bin_type=True)  # type: ignore[no-any-return]
+
+
+def _unpack(data: bytes, what: str) -> dict[str, Any]:
+    try:
+        obj = msgpack.unpackb(data, raw=False, strict_map_key=False, **_LIMITS)
+    except (ValueError, msgpack.UnpackException, TypeError) as e:
+        raise UnsupportedPayload(f"{what} is not a valid payload: {e}") from e
+    if not isinstance(obj, dict) or not isinstance(obj.get("v"), int):
+        raise UnsupportedPayload(f"{what} is not a git oxide payload")
+    if obj["v"] > SCHEMA_VERSION:
+        raise UnsupportedPayload(
+            f"{what} has schema version {obj['v']}, newer than this build ({SCHEMA_VERSION})",
+            hint="upgrade git oxide",
+        )
+    return obj
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def session_to_dict(s: Session) -> dict[str, Any]:
+    d = {**_plain(s.unknown), **{k: _plain(getattr(s, k)) for k in _SESSION_FIELDS}}
+    return d
+
+
+def message_to_dict(m: Message) -> dict[str, Any]:
+    d = {**_plain(m.unknown), **{k: _plain(getattr(m, k)) for k in _MESSAGE_FIELDS}}
+    d["parts"] = [_plain(p.to_dict()) for p in m.parts]
+    return d
+
+
+def encode_session(s: Session) -> bytes:
+    return _pack({"v": SCHEMA_VERSION, **session_to_dict(s)})
+
+
+def encode_message(m: Message) -> bytes:
+    return _pack({"v": SCHEMA_VERSION, **message_to_dict(m)})
+
+
+def _split(obj: dict[str, Any], known: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    obj.pop("v", None)
+    kw = {k: obj.pop(k) for k in known if k in obj}
+    return kw, obj
+
+
+def session_from_dict(obj: dict[str, Any]) -> Session:
+    kw, unknown = _split(dict(obj), _SESSION_FIELDS)
+    if not isinstance(kw.get("id"), str) or not isinstance(kw.get("agent"), str):
+        raise UnsupportedPayload("session payload lacks id or agent")
+    for key in ("redactions", "source", "extra"):
+        if not isinstance(kw.get(key, {}), dict):
+            kw[key] = {}
+    return Session(**kw, unknown=unknown)
+
+
+def message_from_dict(obj: dict[str, Any]) -> Message:
+    kw, unknown = _split(dict(obj), [*_MESSAGE_FIELDS, "parts"])
+    parts = kw.pop("parts", None) or []
+    if not isinstance(kw.get("role"), str) or not isinstance(parts, list):
+        raise UnsupportedPayload("message payload lacks role or parts")
+    if not isinstance(kw.get("extra", {}), dict):
+        kw["extra"] = {}
+    kw["parts"] = tuple(Part.from_dict(p) if isinstance(p, dict) else Part.other("bad", p) for p in parts)
+    return Message(**kw, unknown=unknown)
+
+
+def decode_session(data: bytes) -> Session:
+    return session_from_dict(_unpack(data, "session.msgpack"))
+
+
+def decode_message(data: bytes) -> Message:
+    return message_from_dict(_unpack(data, "message"))
+
+
+def pack_state(obj: Any) -> bytes:
+    """Small versioned records (undo journal, cursors) in the same encoding."""
+    return _pack({"v": SCHEMA_VERSION, "data": obj})
+
+
+def unpack_state(data: bytes) -> Any:
+    return _unpack(data, "state").get("data")

@@ -1,0 +1,72 @@
+"""Isolation for every test: HOME, git config and the agents' folders point at temporary places."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REAL_HOME = os.path.expanduser("~")
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path_factory.mktemp("home")
+    gitconfig = home / ".gitconfig-test"
+    gitconfig.write_text("")
+    template = home / "git-template"
+    template.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
+    monkeypatch.setenv("GIT_TEMPLATE_DIR", str(template))
+    for k, v in {
+        "GIT_AUTHOR_NAME": "Test Author",
+        "GIT_AUTHOR_EMAIL": "author@example.com",
+        "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+        "GIT_COMMITTER_NAME": "Test Committer",
+        "GIT_COMMITTER_EMAIL": "committer@example.com",
+        "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+        "CODEX_HOME": str(home / ".codex"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+    }.items():
+        monkeypatch.setenv(k, v)
+    for k in ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_COMMON_DIR", "OXIDE_NOW"):
+        monkeypatch.delenv(k, raising=False)
+    try:
+        import pygit2
+
+        for level in (pygit2.enums.ConfigLevel.GLOBAL, pygit2.enums.ConfigLevel.XDG,
+                      pygit2.enums.ConfigLevel.SYSTEM):
+            pygit2.settings.search_path[level] = str(home)
+    except ImportError:  # pragma: no cover
+        pass
+    return home
+
+
+def git(cwd: Path, *args: str, check: bool = True) -> str:
+    """Run the real git CLI and return its stdout."""
+    r = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {r.stderr}")
+    return r.stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A real repository with one commit: README.md and src/app.py."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "README.md").write_text("hello\n")
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("print('hi')\n")
+    (root / ".gitignore").write_text("*.log\nbuild/\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "initial")
+    return root
