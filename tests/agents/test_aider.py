@@ -1,0 +1,408 @@
+"""The aider agent: history grammar, sessions, incremental parsing, discovery, export."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from oxide_git.agents import (
+    AgentEnv,
+    FoundMessage,
+    FoundSession,
+    Problem,
+    Resumable,
+    aider,
+)
+from oxide_git.model import Message, Part, Session, from_iso, session_id_for
+
+FIX = Path(__file__).resolve().parent.parent.parent / "fixtures" / "aider"
+
+
+@dataclass
+class Parsed:
+    sessions: dict[str, Session] = field(default_factory=dict)  # last FoundSession wins
+    messages: dict[str, list[Message]] = field(default_factory=dict)
+    resumables: list[Resumable] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    def order(self) -> list[Session]:
+        return list(self.sessions.values())
+
+    def msgs(self, i: int) -> list[Message]:
+        return self.messages.get(self.order()[i].id, [])
+
+
+def collect(events: Iterable[Any], into: Parsed | None = None) -> Parsed:
+    out = into or Parsed()
+    for e in events:
+        if isinstance(e, FoundSession):
+            out.sessions[e.session.id] = e.session
+            out.messages.setdefault(e.session.id, [])
+        elif isinstance(e, FoundMessage):
+            assert e.session_id in out.sessions, "message before its session"
+            out.messages[e.session_id].append(e.message)
+        elif isinstance(e, Resumable):
+            out.resumables.append(e)
+        elif isinstance(e, Problem):
+            out.problems.append(e)
+        else:  # pragma: no cover
+            raise AssertionError(e)
+    return out
+
+
+def parse(path: Path, **kw: Any) -> Parsed:
+    return collect(aider.parse(path, **kw))
+
+
+def shape(msgs: list[Message]) -> list[tuple[str, str]]:
+    """(role, text or tool output) of each message."""
+    out = []
+    for m in msgs:
+        if m.role == "tool":
+            out.append(("tool", "\n".join(str(p.get("output")) for p in m.parts
+                                          if p.type == "tool_result")))
+        else:
+            out.append((str(m.role), m.text()))
+    return out
+
+
+def ms(stamp: str) -> int:
+    v = from_iso(stamp)
+    assert v is not None
+    return v
+
+
+# -- fixtures, exactly ------------------------------------------------------------------------
+
+
+def test_multi_session() -> None:
+    path = FIX / "multi_session.md"
+    p = parse(path)
+    assert not p.problems
+    s = p.order()
+    assert [x.native_id for x in s] == [
+        "2025-03-01 10:00:00#0", "2025-03-01 10:00:00#1", "2025-03-02 08:30:15#0"]
+    assert s[0].id == session_id_for("aider", "2025-03-01 10:00:00#0", ms("2025-03-01T10:00:00Z"))
+    assert len({x.id for x in s}) == 3
+    assert s[0].created_at == ms("2025-03-01T10:00:00Z")
+    assert s[0].extra["header"] == "# aider chat started at 2025-03-01 10:00:00"
+    assert s[0].extra["aider_version"] == "v0.86.1"
+    assert s[0].extra["weak_model"] == "anthropic/claude-haiku"
+    assert s[0].model == "anthropic/claude-sonnet-4"
+    assert s[0].title == "add a greeting to app.py"
+    assert s[0].cwd == str(FIX) and s[0].worktree == str(FIX)
+    assert s[2].model == "gpt-4o"
+
+    m = p.msgs(0)
+    assert [x.role for x in m] == ["tool", "user", "assistant", "tool", "user", "user",
+                                   "assistant", "tool"]
+    assert all(x.created_at == s[0].created_at for x in m)
+    assert m[0].parts[0].data == {
+        "call_id": "aider-0", "is_error": False,
+        "output": "Aider v0.86.1\n"
+                  "Main model: anthropic/claude-sonnet-4 with diff edit format, infinite output\n"
+                  "Weak model: anthropic/claude-haiku\nGit repo: .git with 3 files"}
+    assert m[1].text() == "add a greeting to app.py"
+    a = m[2]
+    assert a.model == "anthropic/claude-sonnet-4"
+    assert a.text().startswith("I'll add the greeting.\n\nsrc/app.py\n```python\n<<<<<<< SEARCH")
+    assert a.text().endswith(">>>>>>> REPLACE\n```")
+    assert a.parts[1] == Part.patch(
+        "<<<<<<< SEARCH\nprint('hi')\n=======\nprint('hello, world')\n>>>>>>> REPLACE",
+        path="src/app.py")
+    tokens = "Tokens: 3.2k sent, 222 received. Cost: $0.01 message, $0.05 session."
+    assert a.usage == {"raw": tokens, "input_tokens": 3200, "output_tokens": 222,
+                       "approximate": True, "session_cost": 0.05}
+    assert a.cost == 0.01
+    t = m[3]
+    assert t.parts[0].get("output") == (
+        tokens + "\nApplied edit to src/app.py\nCommit 862549d feat: greet the world")
+    assert t.parts[1] == Part.file("src/app.py", action="edit")
+    assert t.parts[2] == Part.other("commit", {
+        "sha": "862549d", "message": "feat: greet the world",
+        "line": "Commit 862549d feat: greet the world"})
+    assert [x.text() for x in m[4:6]] == ["/ask what does it print?", "what does it print?"]
+    assert m[6].text() == "It prints `hello, world`." and m[6].cost == 0.0
+    assert m[7].parts[0].get("call_id") == "aider-2"
+
+    assert p.msgs(1) == []  # header-only session kept, empty
+    assert shape(p.msgs(2)) == [
+        ("tool", "Aider v0.86.1\nMain model: gpt-4o with diff edit format"),
+        ("user", "/add README.md"), ("tool", "Added README.md to the chat"),
+        ("user", "thanks")]
+
+    # a Resumable at every header (but one at the start offset), the last one at the last header
+    text = path.read_bytes()
+    headers = [i for i in range(len(text)) if text.startswith(b"# aider chat started", i)]
+    assert [r.offset for r in p.resumables] == [*headers, headers[-1]]
+    assert p.resumables[0].state == {"ordinals": {}}
+    assert p.resumables[-1].state == {
+        "ordinals": {"2025-03-01 10:00:00": 2}}
+
+
+def test_headings_kept_inside_and_outside_fences() -> None:
+    p = parse(FIX / "headings.md")
+    (a,) = [m for m in p.msgs(0) if m.role == "assistant"]
+    assert a.text() == (
+        "# Project\n\nSome intro.\n\n```python\n# a comment that aider's own parser drops\n"
+        "def f():\n    return 1\n```\n\n## Usage\n\nRun it.")
+    assert p.order()[0].model is None
+
+
+def test_interrupt_and_tool_only_session() -> None:
+    p = parse(FIX / "interrupt.md")
+    s = p.order()
+    assert s[0].model == "openrouter/openai/gpt-oss-120b" and s[0].title is None
+    (t,) = p.msgs(0)
+    assert t.role == "tool" and t.parts[0].get("is_error") is True
+    assert t.parts[0].get("output").splitlines()[2:] == [
+        "", "", "^C again to exit", "", "", "^C KeyboardInterrupt"]
+    assert shape(p.msgs(1)) == [("user", "explain the code"), ("assistant", "The code"),
+                                ("tool", "^C KeyboardInterrupt")]
+    assert p.msgs(1)[2].parts[0].get("is_error") is True
+
+
+def test_tokens_and_costs() -> None:
+    m = parse(FIX / "tokens.md").msgs(0)
+    assert [x.role for x in m] == ["user", "assistant", "tool", "user", "assistant", "tool",
+                                   "user", "tool"]
+    assert m[1].usage is not None and m[1].cost == 0.02
+    assert {k: m[1].usage[k] for k in ("input_tokens", "cache_read_tokens", "output_tokens")} == {
+        "input_tokens": 15000, "cache_read_tokens": 13000, "output_tokens": 1100}
+    assert m[4].usage == {"raw": "Tokens: 3.2k sent, 222 received.", "input_tokens": 3200,
+                          "output_tokens": 222, "approximate": True}
+    assert m[4].cost is None
+    assert m[2].parts[0].get("is_error") is False
+    # no assistant reply before it: the tokens line stays in the tool output only
+    assert m[7].parts[0].get("is_error") is True
+    assert "Tokens: 1 sent" in m[7].parts[0].get("output")
+
+
+def test_edit_blocks() -> None:
+    (a,) = [m for m in parse(FIX / "edit_blocks.md").msgs(0) if m.role == "assistant"]
+    patches = [p for p in a.parts if p.type == "patch"]
+    assert [p.get("path") for p in patches] == ["a.py", "b.py", "b.py", "c.py"]
+    assert patches[0].get("text") == "<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE"
+    assert patches[3].get("text") == "--- a/c.py\n+++ b/c.py\n@@ -1 +1 @@\n-z = 1\n+z = 2"
+    assert "<<<<<<< SEARCH\ny = 2" in a.text() and a.text().endswith("+z = 2\n```")
+
+
+def test_crlf() -> None:
+    p = parse(FIX / "crlf.md")
+    assert b"\r\n" in (FIX / "crlf.md").read_bytes()
+    assert shape(p.msgs(0)) == [
+        ("tool", "Aider v0.86.1"), ("user", "line one\n\nline three"),
+        ("assistant", "Answer line 1\n\nAnswer line 3"), ("tool", "Applied edit to x.py")]
+    assert not any("\r" in str(part.data) for m in p.msgs(0) for part in m.parts)
+
+
+def test_partial_final_section() -> None:
+    path = FIX / "partial.md"
+    p = parse(path)
+    assert shape(p.msgs(1)) == [("user", "second question"),
+                                ("assistant", "The answer is partly wri")]
+    last = path.read_bytes().index(b"# aider chat started at 2025-07-01 08")
+    assert p.resumables[-1].offset == last
+
+
+def test_preamble_and_bad_offset(tmp_path: Path) -> None:
+    f = tmp_path / aider.HISTORY
+    f.write_text("stray line\n\n# aider chat started at 2025-13-01 00:00:00\n\n#### hi  \n")
+    p = parse(f)
+    first, second = p.order()
+    assert first.native_id == "preamble" and first.created_at is None
+    assert shape(p.msgs(0)) == [("assistant", "stray line")]
+    assert second.created_at is None and [x.text for x in p.problems] == [
+        "invalid time in session header: 2025-13-01 00:00:00"]
+    q = parse(f, offset=3)
+    assert q.problems and "not at a session header" in q.problems[0].text
+
+
+# -- incremental ------------------------------------------------------------------------------
+
+
+def _view(p: Parsed) -> list[tuple[Session, list[Message]]]:
+    return [(s, p.messages[s.id]) for s in p.order()]
+
+
+def _resume(path: Path, before: Parsed) -> Parsed:
+    """Restart from the last Resumable, replacing what came after it (what the store must do)."""
+    last = before.resumables[-1]
+    again = parse(path, offset=last.offset, state=last.state)
+    merged = Parsed()
+    for s in before.order():
+        if s.source["offset"] < last.offset:
+            merged.sessions[s.id] = s
+            merged.messages[s.id] = before.messages[s.id]
+    collect([], merged)
+    for s in again.order():
+        merged.sessions[s.id] = s
+        merged.messages[s.id] = again.messages[s.id]
+    merged.resumables = again.resumables
+    return merged
+
+
+@pytest.mark.parametrize("name", ["multi_session.md", "partial.md", "crlf.md", "tokens.md"])
+def test_append_and_resume_equals_full_parse(tmp_path: Path, name: str) -> None:
+    f = tmp_path / aider.HISTORY
+    shutil.copy(FIX / name, f)
+    first = parse(f)
+    with f.open("ab") as out:
+        out.write(b"tten.\n\n> Tokens: 2 sent, 3 received.  \n\n"
+                  b"# aider chat started at 2025-03-01 10:00:00\n\n#### more  \n")
+    resumed = _resume(f, first)
+    full = parse(f)
+    assert _view(resumed) == _view(full)
+    assert resumed.resumables[-1] == full.resumables[-1]
+    # resuming once more with nothing new changes nothing
+    assert _view(_resume(f, full)) == _view(full)
+
+
+def test_every_resumable_restarts_identically() -> None:
+    path = FIX / "multi_session.md"
+    events = list(aider.parse(path))
+    for i, e in enumerate(events):
+        if isinstance(e, Resumable) and i < len(events) - 1:
+            again = list(aider.parse(path, offset=e.offset, state=e.state))
+            assert again == events[i + 1 :]
+
+
+# -- discover ---------------------------------------------------------------------------------
+
+
+def test_discover(tmp_path: Path) -> None:
+    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    for d in (a, b, c):
+        d.mkdir()
+    (a / aider.HISTORY).write_text("\n# aider chat started at 2025-01-01 00:00:00\n")
+    (c / "custom.md").write_text("")
+    (b / aider.HISTORY).mkdir()  # not a file
+    env = AgentEnv(home=tmp_path / "home", environ={}, worktrees=(a, b, c))
+    assert aider.discover(env) == [a / aider.HISTORY]
+    env2 = AgentEnv(home=tmp_path, environ={"AIDER_CHAT_HISTORY_FILE": "custom.md"},
+                    worktrees=(a, c))
+    assert aider.discover(env2) == [a / aider.HISTORY, c / "custom.md"]
+    assert aider.discover(AgentEnv(home=tmp_path, environ={})) == []
+
+
+# -- export -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["multi_session.md", "headings.md", "interrupt.md",
+                                  "tokens.md", "edit_blocks.md", "crlf.md"])
+def test_export_round_trip(tmp_path: Path, name: str) -> None:
+    env = AgentEnv(home=tmp_path, environ={}, worktrees=(tmp_path,))
+    orig = parse(FIX / name)
+    for s in orig.order():
+        moved = Session(**{**{f: getattr(s, f) for f in s.__slots__}, "cwd": str(tmp_path)})
+        exp = aider.export(moved, orig.messages[s.id], env)
+        assert exp.cwd == str(tmp_path)
+        assert exp.command == ["aider", "--restore-chat-history"]
+        assert exp.lost == []
+        (path, data), = exp.files.items()
+        assert path == tmp_path / aider.HISTORY
+        f = tmp_path / f"{s.id}.md"
+        f.write_bytes(data)
+        back = parse(f)
+        (b,) = back.order()
+        assert b.created_at == s.created_at and b.model == s.model and b.title == s.title
+        assert b.native_id == exp.native_id and b.extra["restored_from"] == s.id
+        got, want = back.messages[b.id], orig.messages[s.id]
+        assert shape(got) == shape(want)
+        assert [m.parts for m in got] == [m.parts for m in want]
+        assert [(m.usage, m.cost, m.model) for m in got] == [
+            (m.usage, m.cost, m.model) for m in want]
+
+
+def test_export_appends_as_a_new_session(tmp_path: Path) -> None:
+    f = tmp_path / aider.HISTORY
+    shutil.copy(FIX / "tokens.md", f)
+    orig = parse(f)
+    (s,) = orig.order()
+    exp = aider.export(s, orig.messages[s.id], AgentEnv(tmp_path, {}, (tmp_path,)))
+    with f.open("ab") as out:
+        out.write(exp.files[f])
+    both = parse(f)
+    first, copy = both.order()
+    assert first == s and copy.native_id == "2025-05-04 17:02:36#1"
+    assert shape(both.messages[copy.id]) == shape(orig.messages[s.id])
+
+
+def test_export_foreign_session(tmp_path: Path) -> None:
+    sub = tmp_path / "src"
+    s = Session(id="0" * 32, agent="claude", created_at=ms("2025-01-02T03:04:05Z"), cwd=str(sub))
+    msgs = [
+        Message("user", (Part.text("fix it\nplease"),)),
+        Message("assistant", (Part.reasoning("hmm"), Part.text("Looking."),
+                              Part.tool_call("t1", "Read", {"path": "a.py"}))),
+        Message("user", (Part.tool_result("t1", "x = 1\n\ny = 2"),)),
+        Message("assistant", (Part.text("> quoted\nDone."), Part.image("image/png"))),
+    ]
+    exp = aider.export(s, msgs, AgentEnv(tmp_path, {}, (tmp_path,)))
+    assert exp.cwd == str(tmp_path)
+    text = exp.files[tmp_path / aider.HISTORY].decode()
+    assert text == (
+        "\n# aider chat started at 2025-01-02 03:04:05\n\n"
+        f"> git-oxide: restored session {'0' * 32}  \n"
+        "\n#### fix it  \n#### please  \n"
+        "\nLooking.\n\n"
+        '> Read: {"path": "a.py"}  \n'
+        "\n> x = 1  \n>  \n> y = 2  \n"
+        "\n> quoted\nDone.\n\n")
+    assert any("Reasoning" in x for x in exp.lost)
+    assert any("image" in x for x in exp.lost)
+    assert any("'> '" in x and "Assistant" in x for x in exp.lost)
+    assert any("drops" in x for x in exp.lost)
+    assert exp.native_id == "2025-01-02 03:04:05#0"
+
+
+def test_export_needs_a_folder(tmp_path: Path) -> None:
+    s = Session(id="1" * 32, agent="aider")
+    with pytest.raises(aider.OxideError):
+        aider.export(s, [], AgentEnv(tmp_path, {}))
+    exp = aider.export(s, [], AgentEnv(tmp_path, {}, (tmp_path,)))
+    assert exp.cwd == str(tmp_path) and any("1970" in x for x in exp.lost)
+
+
+def test_module_is_pure() -> None:
+    src = Path(aider.__file__).read_text()
+    for banned in ("pygit2", "sqlite", "msgpack", "click", "watchdog", "print(", "time.time",
+                   "datetime.now"):
+        assert banned not in src
+
+
+# -- robustness -------------------------------------------------------------------------------
+
+_ALL = [FIX / n for n in ("multi_session.md", "headings.md", "interrupt.md", "tokens.md",
+                          "edit_blocks.md", "crlf.md", "partial.md")]
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(idx=st.integers(0, len(_ALL) - 1), cut=st.floats(0, 1), noise=st.binary(max_size=40),
+       flip=st.booleans())
+def test_damaged_files_never_raise_nor_lose_earlier_sessions(
+    tmp_path: Path, idx: int, cut: float, noise: bytes, flip: bool
+) -> None:
+    data = _ALL[idx].read_bytes()
+    at = int(len(data) * cut)
+    damaged = data[:at] + noise + (data[at:] if flip else b"")
+    f = tmp_path / "damaged.md"
+    f.write_bytes(data)
+    full = parse(f)
+    f.write_bytes(damaged)
+    got = parse(f)
+    assert got.resumables, "always a last Resumable"
+    # every session whose section ends (the next header line is whole) before the damage is intact
+    for s in full.order():
+        nxt = [o.source["offset"] for o in full.order() if o.source["offset"] > s.source["offset"]]
+        if nxt and data.index(b"\n", min(nxt)) < at:
+            assert got.sessions[s.id] == s
+            assert got.messages[s.id] == full.messages[s.id]
