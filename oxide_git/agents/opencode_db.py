@@ -1,0 +1,124 @@
+"""OpenCode's SQLite store (``opencode.db``, 2026+), read-only, as the storage tree's objects.
+
+Rows are rebuilt the way OpenCode does it: ``{...json(data), id, sessionID[, messageID]}``; the
+session row becomes the Session.Info object (db-only totals go under ``totals``). Columns are read
+with ``SELECT *`` so that schemas older or newer than formats.md 3.3 still parse.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Mapping
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+from . import AgentEnv, Event, Problem
+from .opencode import _dict, _int, _loads, _session_events, _str
+
+
+def has_project(db: Path, env: AgentEnv) -> bool:
+    """True when ``db`` holds at least one session of the project."""
+    try:
+        with closing(_connect(db)) as conn:
+            rows = conn.execute("SELECT * FROM session").fetchall()
+    except sqlite3.Error:
+        return False
+    return any(_db_matches(dict(r), env) for r in rows)
+
+
+def _db_matches(row: Mapping[str, Any], env: AgentEnv) -> bool:
+    pid = row.get("project_id")
+    return (env.project_id is not None and pid == env.project_id) or env.belongs(
+        _str(row.get("directory"))
+    )
+
+
+def parse_db(path: Path, env: AgentEnv | None) -> Iterator[Event]:
+    try:
+        conn = _connect(path)
+    except sqlite3.Error as e:
+        yield Problem(None, f"{path}: cannot open database ({e})")
+        return
+    try:
+        rows = [dict(r) for r in conn.execute("SELECT * FROM session")]
+        created = {r.get("id"): _int(r.get("time_created")) for r in rows}
+        rows.sort(key=lambda r: (_int(r.get("time_created")) or 0, str(r.get("id"))))
+        for row in rows:
+            if not isinstance(row.get("id"), str) or (env is not None and not _db_matches(row, env)):
+                continue
+            info = _session_from_row(row)
+            entries: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+            parts_by_msg: dict[str, list[dict[str, Any]]] = {}
+            for p in conn.execute(
+                "SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id",
+                (row["id"],),
+            ):
+                data = _loads(p["data"])
+                if not isinstance(data, dict):
+                    yield Problem(None, f"{path}: part {p['id']}: not JSON, skipped")
+                    continue
+                part = {**data, "id": p["id"], "sessionID": row["id"], "messageID": p["message_id"]}
+                parts_by_msg.setdefault(str(p["message_id"]), []).append(part)
+            for mrow in conn.execute(
+                "SELECT * FROM message WHERE session_id = ? ORDER BY time_created, id", (row["id"],)
+            ):
+                m = dict(mrow)
+                data = _loads(m.get("data"))
+                if not isinstance(data, dict):
+                    yield Problem(None, f"{path}: message {m['id']}: not JSON, skipped")
+                    continue
+                t = _dict(data.get("time"))
+                if "created" not in t and _int(m.get("time_created")) is not None:
+                    data = {**data, "time": {**t, "created": m["time_created"]}}
+                info_m = {**data, "id": m["id"], "sessionID": row["id"]}
+                entries.append((info_m, parts_by_msg.get(str(m["id"]), [])))
+            parent_created = created.get(row.get("parent_id"))
+            source = {"format": "db", "path": str(path)}
+            yield from _session_events(info, entries, parent_created, source)
+    except sqlite3.Error as e:
+        yield Problem(None, f"{path}: database error ({e})")
+    finally:
+        conn.close()
+
+
+def _session_from_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``session`` row as the Session.Info object OpenCode builds from it."""
+    info: dict[str, Any] = {"id": row["id"], "slug": row.get("slug"), "projectID": row.get("project_id")}
+    for col, key in (("workspace_id", "workspaceID"), ("parent_id", "parentID"), ("path", "path")):
+        if row.get(col) is not None:
+            info[key] = row[col]
+    info.update(directory=row.get("directory"), title=row.get("title"), version=row.get("version"))
+    summary = {k: row.get(f"summary_{k}") for k in ("additions", "deletions", "files", "diffs")}
+    if any(v is not None for v in summary.values()):
+        summary["diffs"] = _loads(summary["diffs"]) if summary["diffs"] is not None else None
+        info["summary"] = {k: v for k, v in summary.items() if v is not None}
+    if row.get("share_url"):
+        info["share"] = {"url": row["share_url"]}
+    for col in ("revert", "permission", "model", "goal"):
+        if row.get(col) is not None:
+            info[col] = _loads(row[col])
+    if row.get("agent") is not None:
+        info["agent"] = row["agent"]
+    t = {"created": row.get("time_created"), "updated": row.get("time_updated")}
+    for col in ("compacting", "archived"):
+        if row.get(f"time_{col}") is not None:
+            t[col] = row[f"time_{col}"]
+    info["time"] = t
+    totals = {k: row[k] for k in row if k == "cost" or k.startswith("tokens_")}
+    if totals:
+        info["totals"] = totals  # db-only columns; not part of Session.Info
+    return info
+
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    """Read-only; falls back to ``immutable`` when the WAL side files cannot be created."""
+    uri = path.resolve().as_uri()
+    try:
+        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True)
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1")
+    except sqlite3.OperationalError:
+        conn = sqlite3.connect(f"{uri}?immutable=1", uri=True)
+    conn.row_factory = sqlite3.Row
+    return conn
