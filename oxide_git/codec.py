@@ -13,13 +13,11 @@ from typing import Any
 import msgpack
 
 from .errors import UnsupportedPayload
-from .model import SCHEMA_VERSION
-from .model import Message
-from .model import Part
-from .model import Session
+from .model import SCHEMA_VERSION, Message, Part, Session
 
-# A session log or a remote may hand us anything: bound what one payload may unpack to.
-_LIMITS = {"max_buffer_size": 256 * 1024 * 1024}
+# A session log or a remote may hand us anything. msgpack bounds every container and string by
+# the input's own length, so a payload cannot unpack to more than it is; we bound the input.
+MAX_PAYLOAD = 256 * 1024 * 1024
 
 _SESSION_FIELDS = [f.name for f in dataclasses.fields(Session) if f.name != "unknown"]
 _MESSAGE_FIELDS = [f.name for f in dataclasses.fields(Message) if f.name not in ("unknown", "parts")]
@@ -30,8 +28,10 @@ def _pack(d: dict[str, Any]) -> bytes:
 
 
 def _unpack(data: bytes, what: str) -> dict[str, Any]:
+    if len(data) > MAX_PAYLOAD:
+        raise UnsupportedPayload(f"{what} is larger than {MAX_PAYLOAD} bytes")
     try:
-        obj = msgpack.unpackb(data, raw=False, strict_map_key=False, **_LIMITS)
+        obj = msgpack.unpackb(data, raw=False, strict_map_key=False)
     except (ValueError, msgpack.UnpackException, TypeError) as e:
         raise UnsupportedPayload(f"{what} is not a valid payload: {e}") from e
     if not isinstance(obj, dict) or not isinstance(obj.get("v"), int):

@@ -70,3 +70,50 @@ def repo(tmp_path: Path) -> Path:
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "initial")
     return root
+
+
+NOW_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
+
+
+def make_ctx(path: Path, now_ms: int = NOW_MS):  # type: ignore[no-untyped-def]
+    """An operation context on the repository at ``path`` with a pinned clock."""
+    from oxide_git.context import Context
+    from oxide_git.repo import find_repo
+
+    return Context(find_repo(path), now_ms, dict(os.environ))
+
+
+def oxide(cwd: Path, *args: str, check: bool = True, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the real `git oxide` command (as git finds it on PATH)."""
+    import sys
+
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    r = subprocess.run(["git", "oxide", *args], cwd=cwd, capture_output=True, text=True, env=env,
+                       input=input)
+    if check and r.returncode != 0:
+        raise AssertionError(f"git oxide {' '.join(args)} failed ({r.returncode}): {r.stderr}")
+    return r
+
+
+def user_state(root: Path) -> tuple[str, str, str, bytes, str]:
+    """Everything of the user's that git oxide must never change."""
+    gitdir = Path(git(root, "rev-parse", "--git-dir").strip())
+    if not gitdir.is_absolute():
+        gitdir = root / gitdir
+    index = gitdir / "index"
+    return (
+        git(root, "status", "--porcelain", "--untracked-files=all"),
+        git(root, "ls-files", "-s"),
+        git(root, "stash", "list"),
+        index.read_bytes() if index.exists() else b"",
+        git(root, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads", "refs/tags", "refs/stash")
+        + git(root, "rev-parse", "HEAD", check=False),
+    )
+
+
+def fsck_clean(root: Path) -> None:
+    r = subprocess.run(["git", "fsck", "--full", "--strict"], cwd=root, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr + r.stdout
+    bad = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.startswith(("error", "missing", "broken"))]
+    assert not bad, bad

@@ -23,17 +23,12 @@ Parsing is a stream of events so that a 200 MB transcript never sits in memory:
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from collections.abc import Mapping
-from collections.abc import Sequence
-from dataclasses import dataclass
-from dataclasses import field
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-from typing import Protocol
+from typing import Any, Protocol
 
-from ..model import Message
-from ..model import Session
+from ..model import Message, Session
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,10 +113,7 @@ class Agent(Protocol):
 
 def registry() -> dict[str, Agent]:
     """Agent name -> module. Imported on demand: hooks and checkpoints never pay for parsers."""
-    from . import aider
-    from . import claude
-    from . import codex
-    from . import opencode
+    from . import aider, claude, codex, opencode
 
     return {"claude": claude, "codex": codex, "opencode": opencode, "aider": aider}  # type: ignore[dict-item]
 

@@ -1,0 +1,40 @@
+# git oxide: every AI coding-agent session of a repository, in that repository's git.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install test test-all lint demo bench bench-quick reliability clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)  ## venv + editable install + dev tools
+
+test: $(STAMP)  ## the fast suite (+ the compatibility suite when OXIDE_REAL_FIXTURES is set)
+	$(BIN)/python -m pytest -q -m "not bench and not slow"
+
+test-all: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not bench"
+
+lint: $(STAMP)
+	$(BIN)/ruff check oxide_git tests
+	$(BIN)/mypy
+
+demo: $(STAMP)  ## the main job on bundled data, in a temporary repository
+	PATH="$(CURDIR)/$(BIN):$$PATH" bash docs/demo.sh
+
+bench: $(STAMP)  ## medians and ratios against git itself (100,000-file tree, cached in .bench-cache)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m bench
+
+bench-quick: $(STAMP)  ## the same, on a small tree: what CI runs
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m bench --quick
+
+reliability: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow
+
+clean:
+	rm -rf $(VENV) .bench-cache build *.egg-info

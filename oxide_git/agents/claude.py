@@ -1,0 +1,492 @@
+"""Claude Code transcripts (``<config>/projects/<encoded cwd>/<uuid>.jsonl``): discover and parse.
+
+Streaming and lossless: one line at a time, split responses merged by ``message.id``, every line
+type kept (unknown ones as ``other`` parts). Export lives in ``claude_export``.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid as uuidlib
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..model import Message, Part, Role, Session, from_iso, session_id_for
+from . import AgentEnv, Event, Export, FoundMessage, FoundSession, Problem, Resumable
+
+name = "claude"
+
+STATE_VERSION = 1
+# Envelope fields that have a place of their own in a Message (everything else goes to extra).
+_OWN = frozenset({"message", "type", "uuid", "timestamp", "toolUseResult", "costUSD"})
+_CWD_SCAN_LINES = 200
+
+
+def roots(env: AgentEnv) -> list[Path]:
+    """Claude's config folders: each of ``CLAUDE_CONFIG_DIR`` (comma separated) or ``~/.claude``."""
+    raw = env.environ.get("CLAUDE_CONFIG_DIR", "")
+    found = [Path(p.strip()).expanduser() for p in raw.split(",") if p.strip()]
+    return found or [env.home / ".claude"]
+
+
+def _first_cwd(path: Path) -> str | None:
+    try:
+        with path.open("rb") as f:
+            for i, line in enumerate(f):
+                if i >= _CWD_SCAN_LINES:
+                    break
+                if b'"cwd"' not in line:
+                    continue
+                try:
+                    obj = json.loads(line)
+                except (ValueError, RecursionError):
+                    continue
+                if isinstance(obj, dict) and isinstance(obj.get("cwd"), str) and obj["cwd"]:
+                    return str(obj["cwd"])
+    except OSError:
+        return None
+    return None
+
+
+def discover(env: AgentEnv) -> list[Path]:
+    """Session files whose lines' ``cwd`` lies in a worktree, each followed by its sub-agent files."""
+    out: list[Path] = []
+    for root in roots(env):
+        projects = root / "projects"
+        if not projects.is_dir():
+            continue
+        for path in sorted(projects.glob("*/*.jsonl")):
+            if not env.belongs(_first_cwd(path)):
+                continue
+            out.append(path)
+            if path.name.startswith("agent-"):
+                continue
+            side = path.with_suffix("") / "subagents"
+            if side.is_dir():
+                out.extend(sorted(p for p in side.rglob("agent-*.jsonl") if p.is_file()))
+    return out
+
+
+def _ts(obj: Mapping[str, Any]) -> int | None:
+    t = obj.get("timestamp")
+    if not isinstance(t, str):
+        snap = obj.get("snapshot")
+        t = snap.get("timestamp") if isinstance(snap, dict) else None
+    return from_iso(t) if isinstance(t, str) else None
+
+
+def _is_uuid(text: str | None) -> bool:
+    try:
+        uuidlib.UUID(str(text))
+    except ValueError:
+        return False
+    return True
+
+
+def _rest(block: Mapping[str, Any], known: tuple[str, ...]) -> dict[str, Any]:
+    return {k: v for k, v in block.items() if k not in known and k != "type"}
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
+        )
+    return ""
+
+
+def block_part(block: Any) -> Part:
+    """One native content block as a Part (the exact inverse is ``claude_export.part_block``)."""
+    if not isinstance(block, dict):
+        return Part.text(block) if isinstance(block, str) else Part.other("block", block)
+    kind = block.get("type")
+    if kind == "text":
+        return Part.text(str(block.get("text", "")), **_rest(block, ("text",)))
+    if kind == "thinking":
+        return Part.reasoning(str(block.get("thinking", "")), **_rest(block, ("thinking",)))
+    if kind == "redacted_thinking":
+        return Part.reasoning("", encrypted=block.get("data"), redacted=True, **_rest(block, ("data",)))
+    if kind in ("tool_use", "server_tool_use"):
+        extra = _rest(block, ("id", "name", "input"))
+        if kind == "server_tool_use":
+            extra["server"] = True
+        return Part.tool_call(str(block.get("id", "")), str(block.get("name", "")),
+                              block.get("input"), **extra)
+    if kind == "tool_result":
+        content = block.get("content")
+        extra = _rest(block, ("tool_use_id", "content", "is_error"))
+        if isinstance(content, list):
+            extra["content"] = content
+            content = _text_of(content)
+        return Part.tool_result(str(block.get("tool_use_id", "")), content,
+                                bool(block.get("is_error", False)), **extra)
+    if kind == "image":
+        src = block.get("source") if isinstance(block.get("source"), dict) else {}
+        extra = _rest(block, ("source",))
+        if src.get("type") == "base64":
+            return Part.image(src.get("media_type"), data=src.get("data"), **extra)
+        if src.get("type") == "url":
+            return Part.image(src.get("media_type"), url=src.get("url"), **extra)
+        return Part.image(src.get("media_type"), source=src, **extra)
+    if kind == "document":
+        src = block.get("source") if isinstance(block.get("source"), dict) else {}
+        fields: dict[str, Any] = {"mime": src.get("media_type"), "source": src}
+        if src.get("type") == "text":
+            fields["text"] = src.get("data")
+        elif src.get("type") == "url":
+            fields["url"] = src.get("url")
+        return Part.file(str(block.get("title") or ""), **fields, **_rest(block, ("source", "title")))
+    return Part.other(str(kind or "block"), block)
+
+
+def _meta_kind(obj: Mapping[str, Any]) -> str:
+    kind = str(obj.get("type") or "unknown")
+    sub = obj.get("subtype")
+    if sub is None and isinstance(obj.get("data"), dict):
+        sub = obj["data"].get("type")
+    return f"{kind}/{sub}" if isinstance(sub, str) else kind
+
+
+class _Builder:
+    """One message being assembled from one or more lines."""
+
+    __slots__ = ("blocks", "extra", "first", "kind", "last", "lines", "stream", "tool_ids")
+
+    def __init__(self, kind: str, stream: str, obj: dict[str, Any]) -> None:
+        self.kind = kind  # assistant | user | tool | summary | boundary | meta
+        self.stream = stream
+        self.first = obj
+        self.last = obj
+        self.lines: list[dict[str, Any]] = [obj]
+        self.blocks: list[Any] = []
+        self.tool_ids: set[str] = set()
+        self.extra: dict[str, Any] = {}
+        if kind == "assistant":
+            self._add_blocks(obj)
+
+    def _add_blocks(self, obj: Mapping[str, Any]) -> None:
+        content = obj["message"].get("content")
+        for b in content if isinstance(content, list) else [content]:
+            if b is None:
+                continue
+            if (isinstance(b, dict) and b.get("type") in ("tool_use", "server_tool_use")
+                    and isinstance(b.get("id"), str)):
+                if b["id"] in self.tool_ids:
+                    continue
+                self.tool_ids.add(b["id"])
+            elif b in self.blocks:
+                continue
+            self.blocks.append(b)
+
+    def add(self, obj: dict[str, Any]) -> None:
+        self.lines.append(obj)
+        self.last = obj
+        if self.kind == "assistant":
+            self._add_blocks(obj)
+
+    def build(self, own_session: str | None) -> Message:
+        first, last = self.first, self.last
+        if self.kind == "meta":
+            parts = tuple(Part.other(_meta_kind(o), o) for o in self.lines)
+            uid = next((o["uuid"] for o in self.lines if isinstance(o.get("uuid"), str)), None)
+            return Message(Role.SYSTEM, parts, created_at=_first_ts(self.lines), native_id=uid)
+        summary_line = last if self.kind in ("boundary", "summary") else first
+        extra = {k: v for k, v in summary_line.items() if k not in _OWN}
+        if extra.get("sessionId") == own_session:
+            del extra["sessionId"]
+        uuids = [o["uuid"] for o in self.lines if isinstance(o.get("uuid"), str)]
+        if len(self.lines) > 1:
+            extra["uuids"] = uuids
+        msg = summary_line.get("message") if isinstance(summary_line.get("message"), dict) else {}
+        model = usage = cost = None
+        if self.kind == "boundary":
+            role, extra["boundary"] = Role.SYSTEM, first
+            summary = _text_of(msg.get("content")) if len(self.lines) > 1 else ""
+            parts: tuple[Part, ...] = (Part.compaction(summary),)
+        elif self.kind == "summary":
+            role, parts = Role.SYSTEM, (Part.compaction(_text_of(msg.get("content"))),)
+        elif self.kind == "assistant":
+            role, parts = Role.ASSISTANT, tuple(block_part(b) for b in self.blocks)
+            lm = last["message"]
+            model = next((o["message"].get("model") for o in reversed(self.lines)
+                          if o["message"].get("model")), None)
+            usage = lm.get("usage") if isinstance(lm.get("usage"), dict) else None
+            cost = last.get("costUSD") if isinstance(last.get("costUSD"), int | float) else None
+            extra["message"] = {k: v for k, v in lm.items() if k not in ("content", "usage", "model")}
+        else:
+            content = msg.get("content")
+            blocks = content if isinstance(content, list) else [content]
+            role = Role.TOOL if self.kind == "tool" else Role.USER
+            plist = [block_part(b) for b in blocks if b is not None]
+            if "toolUseResult" in first:
+                i = next((i for i, p in enumerate(plist) if p.type == "tool_result"), None)
+                if i is None:
+                    extra["toolUseResult"] = first["toolUseResult"]
+                else:
+                    plist[i] = Part(plist[i].type, {**plist[i].data,
+                                                    "structured": first["toolUseResult"]})
+            parts = tuple(plist)
+            if set(msg) - {"role", "content"}:
+                extra["message"] = {k: v for k, v in msg.items() if k != "content"}
+        if self.kind == "summary" or self.kind == "boundary":
+            extra.pop("message", None)
+        return Message(role, parts, created_at=_first_ts(self.lines),
+                       native_id=uuids[0] if uuids else None, model=model, usage=usage, cost=cost,
+                       extra=extra)
+
+
+def _first_ts(lines: Sequence[Mapping[str, Any]]) -> int | None:
+    return next((t for t in map(_ts, lines) if t is not None), None)
+
+
+def _classify(obj: Mapping[str, Any]) -> str:
+    kind = obj.get("type")
+    msg = obj.get("message")
+    if kind == "assistant" and isinstance(msg, dict):
+        return "assistant"
+    if kind == "user" and isinstance(msg, dict):
+        if obj.get("isCompactSummary"):
+            return "summary"
+        c = msg.get("content")
+        if isinstance(c, list) and c and all(
+            isinstance(b, dict) and b.get("type") == "tool_result" for b in c
+        ):
+            return "tool"
+        return "user"
+    if kind == "system" and obj.get("subtype") == "compact_boundary":
+        return "boundary"
+    return "meta"
+
+
+def _new_session(native: str | None, **extra: Any) -> dict[str, Any]:
+    return {"id": None, "native_id": native, "first_ts": None, "updated_at": None, "title": None,
+            "custom_title": False, "cwd": None, "branch": None, "model": None, "parent_id": None,
+            "first_sid": None, "extra": extra, "emitted": None}
+
+
+def _parent_link(parent_file: Path, agent_id: str) -> dict[str, Any]:
+    """The parent session's oxide id and the Task tool_use id that started ``agent_id``."""
+    link: dict[str, Any] = {"parent_id": None, "call_id": None}
+    needle = agent_id.encode()
+    first_ts: int | None = None
+    try:
+        with parent_file.open("rb") as f:
+            for line in f:
+                if first_ts is None or needle in line:
+                    try:
+                        obj = json.loads(line)
+                    except (ValueError, RecursionError):
+                        continue
+                    if not isinstance(obj, dict):
+                        continue
+                    if first_ts is None:
+                        first_ts = _ts(obj)
+                    call = _call_for(obj, agent_id)
+                    if call:
+                        link["call_id"] = call
+                        break
+    except OSError:
+        return link
+    link["parent_id"] = session_id_for(name, parent_file.stem, first_ts)
+    return link
+
+
+def _call_for(obj: Mapping[str, Any], agent_id: str) -> str | None:
+    data = obj.get("data")
+    if isinstance(data, dict) and data.get("agentId") == agent_id and obj.get("parentToolUseID"):
+        return str(obj["parentToolUseID"])
+    tur = obj.get("toolUseResult")
+    if isinstance(tur, dict) and tur.get("agentId") == agent_id:
+        content = obj.get("message", {}).get("content")
+        for b in content if isinstance(content, list) else []:
+            if isinstance(b, dict) and b.get("type") == "tool_result":
+                return str(b.get("tool_use_id"))
+    return None
+
+
+class _Parser:
+    def __init__(self, path: Path, state: Mapping[str, Any] | None) -> None:
+        self.path = path
+        self.agent_id: str | None = None
+        self.parent_file: Path | None = None
+        native: str | None = path.stem if _is_uuid(path.stem) else None
+        if path.stem.startswith("agent-"):
+            self.agent_id = path.stem[len("agent-"):]
+            parts = path.parts
+            if "subagents" in parts[:-1]:
+                i = len(parts) - 1 - parts[::-1].index("subagents")
+                sdir = Path(*parts[: i])
+                rel = Path(*parts[i + 1:]).with_suffix("").as_posix()
+                native = f"{sdir.name}/{rel}"
+                self.parent_file = sdir.parent / f"{sdir.name}.jsonl"
+            else:
+                native = None  # flat layout: known from the lines' sessionId
+        st = dict(state or {})
+        self.line: int = int(st.get("line", 0))
+        self.sessions: dict[str, dict[str, Any]] = {
+            k: dict(v) for k, v in st.get("sessions", {}).items()
+        } or {"main": _new_session(native, **({"agent_id": self.agent_id} if self.agent_id else {}))}
+        self.side: str | None = st.get("side")
+        self.pending: list[_Builder] = []
+        self.open: dict[str, _Builder] = {}
+
+    def state(self, line: int) -> dict[str, Any]:
+        return {"v": STATE_VERSION, "line": line, "side": self.side,
+                "sessions": {k: dict(v) for k, v in self.sessions.items()}}
+
+    def run(self, offset: int) -> Iterator[Event]:
+        main = self.sessions["main"]
+        if (self.agent_id and main["id"] and not main["extra"].get("parent_call_id")
+                and not self.agent_id.startswith("acompact")):
+            self._link(main)  # the parent may have written the Task's progress since
+        pos = offset
+        with self.path.open("rb") as f:
+            f.seek(offset)
+            for raw in f:
+                if not raw.endswith(b"\n"):
+                    break  # a partial line: read it next time
+                start, pos = pos, pos + len(raw)
+                self.line += 1
+                if not raw.strip():
+                    continue
+                try:
+                    obj = json.loads(raw)
+                except (ValueError, RecursionError):
+                    yield Problem(self.line, "not JSON, skipped")
+                    continue
+                if not isinstance(obj, dict):
+                    yield Problem(self.line, "not a JSON object, skipped")
+                    continue
+                yield from self.feed(obj, start)
+        had_tail = bool(self.pending)
+        yield from self.flush(final=True)
+        if not had_tail:
+            yield Resumable(pos, self.state(self.line))
+
+    def stream_of(self, obj: Mapping[str, Any]) -> str:
+        if self.agent_id or obj.get("isSidechain") is not True:
+            return "main"
+        if obj.get("parentUuid") is None or self.side is None:
+            self.side = str(obj.get("uuid") or f"line-{self.line}")
+            self.sessions[self.side] = _new_session(None, sidechain_root=self.side)
+        return self.side
+
+    def feed(self, obj: dict[str, Any], start: int) -> Iterator[Event]:
+        kind = _classify(obj)
+        stream = self.stream_of(obj)
+        acc = self.sessions[stream]
+        ts = _ts(obj)
+        if acc["first_ts"] is None and ts is not None:
+            acc["first_ts"] = ts
+        if acc["first_sid"] is None and isinstance(obj.get("sessionId"), str):
+            acc["first_sid"] = obj["sessionId"]
+        self.note(acc, obj, kind, ts)  # idempotent: restarting at this line notes it again
+        last = self.pending[-1] if self.pending else None
+        group = self.open.get(stream)
+        mid = obj["message"].get("id") if kind == "assistant" else None
+        if group is not None and mid and group.last["message"].get("id") == mid:
+            group.add(obj)
+        elif last and last.stream == stream and (
+            (kind == "meta" and last.kind == "meta")
+            or (kind == "summary" and last.kind == "boundary" and len(last.lines) == 1)
+        ):
+            last.add(obj)
+        else:
+            if kind != "tool" and kind != "meta":
+                self.open.pop(stream, None)
+            if not self.open:
+                yield from self.flush()
+                yield Resumable(start, self.state(self.line - 1))
+            b = _Builder(kind, stream, obj)
+            self.pending.append(b)
+            if kind == "assistant" and mid:
+                self.open[stream] = b
+
+    def note(self, acc: dict[str, Any], obj: Mapping[str, Any], kind: str, ts: int | None) -> None:
+        if ts is not None and (acc["updated_at"] is None or ts > acc["updated_at"]):
+            acc["updated_at"] = ts
+        if acc["cwd"] is None and isinstance(obj.get("cwd"), str) and obj["cwd"]:
+            acc["cwd"] = obj["cwd"]
+        if isinstance(obj.get("gitBranch"), str) and obj["gitBranch"]:
+            acc["branch"] = obj["gitBranch"]
+        if kind == "assistant":
+            model = obj["message"].get("model")
+            if isinstance(model, str) and model and model != "<synthetic>":
+                acc["model"] = model
+        t = obj.get("type")
+        if t == "custom-title" and isinstance(obj.get("customTitle"), str):
+            acc["title"], acc["custom_title"] = obj["customTitle"], True
+        elif t == "summary" and isinstance(obj.get("summary"), str) and not acc["custom_title"]:
+            acc["title"] = obj["summary"]
+
+    def _link(self, acc: dict[str, Any]) -> None:
+        if self.parent_file is None and acc["first_sid"]:
+            self.parent_file = self.path.parent / f"{acc['first_sid']}.jsonl"
+        if self.parent_file is None or not self.agent_id:
+            return
+        link = _parent_link(self.parent_file, self.agent_id)
+        acc["parent_id"] = link["parent_id"]
+        acc["extra"] = {**acc["extra"], "parent_native_id": self.parent_file.stem}
+        if link["call_id"]:
+            acc["extra"] = {**acc["extra"], "parent_call_id": link["call_id"]}
+
+    def fix(self, key: str) -> dict[str, Any]:
+        acc = self.sessions[key]
+        if acc["id"] is None:
+            main = self.sessions["main"]
+            if key != "main":
+                self.fix("main")
+                acc["native_id"] = f"{main['native_id']}/sidechain-{key}"
+                acc["parent_id"] = main["id"]
+            elif acc["native_id"] is None:
+                sid = acc["first_sid"] or self.path.stem
+                acc["native_id"] = f"{sid}/agent-{self.agent_id}" if self.agent_id else sid
+            acc["id"] = session_id_for(name, acc["native_id"], acc["first_ts"])
+            if self.agent_id:
+                self._link(acc)
+        return acc
+
+    def flush(self, final: bool = False) -> Iterator[Event]:
+        for b in self.pending:
+            acc = self.fix(b.stream)
+            yield from self.session_event(acc, with_time=False)
+            own = self.sessions["main"]["native_id"].split("/")[0]
+            yield FoundMessage(acc["id"], b.build(own))
+        self.pending.clear()
+        if final:
+            for acc in self.sessions.values():
+                if acc["id"] is not None:
+                    yield from self.session_event(acc, with_time=True)
+
+    def session_event(self, acc: dict[str, Any], with_time: bool) -> Iterator[Event]:
+        snap = {k: acc[k] for k in ("id", "native_id", "title", "cwd", "branch", "model",
+                                    "parent_id", "extra", "first_ts", "updated_at")}
+        old = acc["emitted"]
+        if old is not None and not with_time:
+            snap["updated_at"] = old["updated_at"]
+        if snap == old:
+            return
+        acc["emitted"] = snap
+        yield FoundSession(Session(
+            id=snap["id"], agent=name, native_id=snap["native_id"], title=snap["title"],
+            created_at=snap["first_ts"], updated_at=snap["updated_at"], parent_id=snap["parent_id"],
+            cwd=snap["cwd"], branch=snap["branch"], model=snap["model"], extra=dict(snap["extra"])))
+
+
+def parse(path: Path, *, offset: int = 0, state: Mapping[str, Any] | None = None) -> Iterator[Event]:
+    """Events for the session in ``path`` and its sidechains (see ``agents`` for the contract).
+
+    Messages after the last ``Resumable`` are the file's still-open tail (a response may go on);
+    parsing from that ``Resumable`` later emits them again, complete.
+    """
+    yield from _Parser(Path(path), state).run(offset)
+
+
+def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Export:
+    """``session`` as a Claude Code transcript that ``claude --resume`` accepts."""
+    from .claude_export import export as _export
+
+    return _export(session, messages, env)

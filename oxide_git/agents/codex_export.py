@@ -1,0 +1,229 @@
+"""A session as a Codex rollout that ``codex resume <id>`` accepts (see codex.py for the reader).
+
+The file goes to ``<CODEX_HOME>/sessions/YYYY/MM/DD/rollout-YYYY-MM-DDThh-mm-ss-<uuid>.jsonl``, dated
+from the session's ``created_at`` in **UTC** (Codex itself uses local time for names; it finds a
+rollout by the uuid in its name, so the date only matters for listing). A codex session keeps its
+native id and its items round-trip natively; another agent's session gets a uuid7-shaped id made
+from ``created_at`` and a hash of ``session.id``, and what Codex cannot replay becomes text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ..model import Message, Part, Session, to_iso
+from . import AgentEnv, Export
+
+_NATIVE_LINES = ("response_item", "event_msg", "turn_context", "session_meta", "compacted")
+
+
+def _uuid_for(session: Session) -> str:
+    ms = (session.created_at or 0) & 0xFFFFFFFFFFFF
+    h = int.from_bytes(hashlib.sha1(f"oxide:{session.id}".encode()).digest()[:10], "big")
+    value = (ms << 80) | (0x7 << 76) | ((h >> 68) & 0xFFF) << 64 | (0b10 << 62) | (h & (2**62 - 1))
+    return str(uuid.UUID(int=value))
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+class _Writer:
+    def __init__(self, native: bool) -> None:
+        self.native = native
+        self.lines: list[str] = []
+        self.lost: dict[str, int] = {}
+        self.ts: str | None = None
+
+    def line(self, kind: str, payload: Any) -> None:
+        self.lines.append(_dumps({"timestamp": self.ts, "type": kind, "payload": payload}))
+
+    def item(self, payload: dict[str, Any]) -> None:
+        self.line("response_item", payload)
+
+    def event(self, payload: dict[str, Any]) -> None:
+        self.line("event_msg", payload)
+
+    def lose(self, what: str) -> None:
+        self.lost[what] = self.lost.get(what, 0) + 1
+
+
+def _content(parts: Sequence[Part], text_type: str) -> list[Any]:
+    out: list[Any] = []
+    for p in parts:
+        if p.type == "text":
+            out.append({"type": text_type, "text": str(p.get("text", ""))})
+        elif p.type == "image" and p.get("url"):
+            out.append({"type": "input_image", "image_url": p.get("url")})
+        elif p.type == "other" and p.get("line") == "content":
+            out.append(p.get("raw"))
+    return out
+
+
+def _is_content(p: Part) -> bool:
+    return p.type in ("text", "image") or (p.type == "other" and p.get("line") == "content")
+
+
+def _prompt(w: _Writer, m: Message, role: str) -> None:
+    """A user or system message: its content parts make one message item (then user_message)."""
+    codex_role = m.extra.get("codex_role") or ("user" if role == "user" else "developer")
+    parts = [p for p in m.parts if _is_content(p)]
+    if m.extra.get("item") is not False:
+        content = m.extra["content"] if "content" in m.extra else _content(parts, "input_text")
+        w.item({"type": "message", "role": codex_role, "content": content,
+                **(m.extra.get("native") or {})})
+    if role == "user":
+        text = "\n".join(str(p.get("text", "")) for p in parts if p.type == "text")
+        event = m.extra.get("event") or {"images": [], "local_images": [], "text_elements": []}
+        w.event({"type": "user_message", "message": text, **event})
+
+
+def _assistant_part(w: _Writer, p: Part) -> None:
+    d = p.data
+    if p.type == "text":
+        text = str(d.get("text", ""))
+        extra = d.get("event_extra") or {}
+        if d.get("source"):
+            w.event({"type": d["source"], "message": text,
+                     **{k: v for k, v in d.items() if k not in ("text", "source")}})
+            return
+        for e in d.get("events", [text]):
+            w.event({"type": "agent_message", "message": e, **extra})
+        native = {k: v for k, v in d.items()
+                  if k not in ("text", "content", "events", "event_extra") and w.native}
+        w.item({"type": "message", "role": "assistant",
+                "content": d.get("content", [{"type": "output_text", "text": text}]),
+                **native})
+    elif p.type == "reasoning":
+        text = str(d.get("text", ""))
+        if d.get("source") or not w.native:
+            kind = d.get("source") or "agent_reasoning"
+            w.event({"type": kind, "text": text,
+                     **{k: v for k, v in d.items() if k not in ("text", "source") and w.native}})
+            if not w.native:
+                w.lose("reasoning is shown in the history but not sent back to the model")
+            return
+        summary = d.get("summary", [text])
+        for e in d.get("events", summary):
+            w.event({"type": "agent_reasoning", "text": e, **(d.get("event_extra") or {})})
+        item: dict[str, Any] = {"type": "reasoning", "summary": d["summary_raw"] if "summary_raw" in d
+                                else [{"type": "summary_text", "text": t} for t in summary]}
+        item.update((k, v) for k, v in d.items() if k not in (
+            "text", "summary", "summary_raw", "encrypted", "events", "event_extra"))
+        if "encrypted" in d:
+            item["encrypted_content"] = d["encrypted"]
+        w.item(item)
+    elif p.type == "tool_call" and w.native and d.get("codex_type"):
+        t = d["codex_type"]
+        if t == "function_call":
+            args = d["arguments"] if "arguments" in d else _dumps(d.get("input"))
+            item = {"type": t, "name": d.get("name"), "arguments": args, "call_id": d.get("call_id")}
+        elif t == "custom_tool_call":
+            item = {"type": t, "call_id": d.get("call_id"), "name": d.get("name"),
+                    "input": d.get("input")}
+        else:
+            item = {"type": t, "call_id": d.get("call_id"), "action": d.get("input")}
+        if "status" in d:
+            item["status"] = d["status"]
+        item.update(d.get("native") or {})
+        w.item(item)
+    elif p.type == "tool_call":
+        w.lose(f"tool calls were turned into text (Codex cannot replay {d.get('name')!s}-style calls)")
+        w.item({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text":
+                f"[tool call {d.get('name')} {d.get('call_id')}]\n{_dumps(d.get('input'))}"}]})
+    else:
+        _common_part(w, p)
+
+
+def _common_part(w: _Writer, p: Part) -> None:
+    d = p.data
+    if p.type == "tool_result" and w.native and d.get("codex_type"):
+        w.item({"type": d["codex_type"], "call_id": d.get("call_id"), "output": d.get("output"),
+                **(d.get("native") or {})})
+    elif p.type == "tool_result":
+        out = d.get("output")
+        text = out if isinstance(out, str) else _dumps(out)
+        err = " (error)" if d.get("is_error") else ""
+        w.lose("tool results were turned into text")
+        w.item({"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": f"[tool result {d.get('call_id')}{err}]\n{text}"}]})
+    elif p.type == "compaction":
+        payload = {"message": d.get("summary", "")}
+        payload.update((k, v) for k, v in d.items() if k not in ("summary", "replaces"))
+        w.line("compacted", payload)
+    elif p.type == "other" and d.get("line") in _NATIVE_LINES and w.native:
+        w.line(d["line"], d.get("raw"))
+    elif p.type == "other" and d.get("line") == "*" and w.native and isinstance(d.get("raw"), dict):
+        w.lines.append(_dumps({"timestamp": w.ts, **d["raw"]}))
+    elif p.type in ("text", "reasoning", "tool_call"):
+        _assistant_part(w, p)
+    elif p.type == "patch":
+        w.lose("patches were turned into text")
+        w.item({"type": "message", "role": "assistant",
+                "content": [{"type": "output_text", "text": str(d.get("text", ""))}]})
+    else:
+        w.lose(f"{p.type} parts ({d.get('kind') or d.get('path') or ''}) were left out".strip())
+
+
+def _usage(w: _Writer, usage: Any) -> None:
+    if not isinstance(usage, dict) or not w.native:
+        return
+    skip = ("total", "rate_limits", "model_context_window")
+    info = {"total_token_usage": usage.get("total"),
+            "last_token_usage": {k: v for k, v in usage.items()
+                                 if k not in skip and isinstance(v, int | float)}}
+    info.update((k, v) for k, v in usage.items()
+                if (k not in skip and not isinstance(v, int | float)) or k == "model_context_window")
+    w.event({"type": "token_count", "info": info, "rate_limits": usage.get("rate_limits")})
+
+
+def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Export:
+    native = session.agent == "codex" and bool(session.native_id)
+    native_id = session.native_id if native and session.native_id else _uuid_for(session)
+    created = session.created_at or next((m.created_at for m in messages if m.created_at), 0) or 0
+    cwd = session.cwd or (str(env.worktrees[0]) if env.worktrees else str(env.home))
+    w = _Writer(native)
+    w.ts = to_iso(created)
+    meta: dict[str, Any] = {"id": native_id, "timestamp": w.ts, "cwd": cwd}
+    if native:
+        meta.update(session.extra.get("meta") or {})
+        if session.extra.get("git"):
+            meta["git"] = session.extra["git"]
+    else:
+        meta.update(originator="git_oxide", cli_version="0.0.0", source="cli",
+                    model_provider="openai")
+        if session.branch:
+            meta["git"] = {"branch": session.branch}
+    w.line("session_meta", meta)
+    for m in messages:
+        w.ts = to_iso(m.created_at or created)
+        role = m.role
+        prompt = role == "user" or (role == "system" and not m.is_compaction() and (
+            "codex_role" in m.extra or any(_is_content(p) for p in m.parts)))
+        if prompt:
+            started = False
+            for p in m.parts:
+                if not _is_content(p):
+                    _common_part(w, p)
+                elif not started:
+                    _prompt(w, m, role)
+                    started = True
+            if not started:
+                _prompt(w, m, role)
+        else:
+            for p in m.parts:
+                (_assistant_part if role == "assistant" else _common_part)(w, p)
+            if role == "assistant":
+                _usage(w, m.usage)
+    when = datetime.fromtimestamp(created / 1000, UTC).strftime("%Y-%m-%dT%H-%M-%S")
+    root = Path(env.environ.get("CODEX_HOME") or env.home / ".codex")
+    path = root / "sessions" / when[:4] / when[5:7] / when[8:10] / f"rollout-{when}-{native_id}.jsonl"
+    lost = [f"{n} {what}" if n > 1 else what for what, n in w.lost.items()]
+    return Export(files={path: ("\n".join(w.lines) + "\n").encode()}, native_id=native_id,
+                  command=["codex", "resume", native_id], cwd=cwd, lost=lost)

@@ -1,0 +1,109 @@
+"""Read-only views of the store: list, show, checkpoints, search."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from . import codec, sessionlog
+from .context import Context
+from .errors import NotFound
+from .model import Message, Session, to_iso
+
+_TIME_FIELDS = ("created_at", "updated_at")
+
+
+def _iso(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: (to_iso(v) if k in _TIME_FIELDS and isinstance(v, int) else v) for k, v in row.items()}
+
+
+def list_sessions(ctx: Context, *, all_worktrees: bool = False, agent: str | None = None) -> list[dict[str, Any]]:
+    """Sessions, newest first: this worktree's, or every one in the store with ``all_worktrees``."""
+    rows = ctx.index.session_rows(
+        worktree=None if all_worktrees else ctx.repo.worktree_id, agent=agent)
+    keep = ("id", "agent", "native_id", "title", "message_count", "checkpoint_count", "parent_id",
+            "fork_message_id", "worktree", "branch", "cwd", "created_at", "updated_at",
+            "first_prompt", "last_message", "redactions", "model")
+    return [_iso({k: r.get(k) for k in keep}) for r in rows]
+
+
+def session_tree(rows: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
+    """Sessions as (depth, row) in fork-tree order: each parent followed by its forks."""
+    by_parent: dict[str | None, list[dict[str, Any]]] = {}
+    ids = {r["id"] for r in rows}
+    for r in rows:
+        parent = r.get("parent_id") if r.get("parent_id") in ids else None
+        by_parent.setdefault(parent, []).append(r)
+    out: list[tuple[int, dict[str, Any]]] = []
+
+    def walk(pid: str | None, depth: int) -> None:
+        for r in by_parent.get(pid, []):
+            out.append((depth, r))
+            walk(r["id"], depth + 1)
+
+    walk(None, 0)
+    return out
+
+
+@dataclass
+class Shown:
+    session: Session
+    count: int
+    children: list[str]
+    messages: Iterator[tuple[int, Message]]
+    checkpoints: list[dict[str, Any]]
+
+
+def show(ctx: Context, ref: str) -> Shown:
+    """One session from git (the truth): header, then its messages streamed in order."""
+    sid = ctx.index.resolve_session(ref)
+    git = ctx.repo.git
+    log = sessionlog.load(git, sid)
+    if log is None:
+        raise NotFound(f"session {ref} has no log in git", hint="run `git oxide reindex`")
+    rows = ctx.index.query(
+        "SELECT max(seq) FROM messages WHERE session_id=? AND is_compaction=1", (sid,))
+    last_compaction = rows[0][0] if rows and rows[0][0] is not None else -1
+    children = [r[0] for r in ctx.index.query("SELECT id FROM sessions WHERE parent_id=?", (sid,))]
+
+    def messages() -> Iterator[tuple[int, Message]]:
+        from dataclasses import replace
+
+        for seq, m in sessionlog.iter_messages(git, log.commit.tree):
+            yield seq, (replace(m, compacted=True) if seq < last_compaction else m)
+
+    return Shown(log.session, log.count, children, messages(),
+                 [_iso(c) for c in ctx.index.checkpoint_rows(sid)])
+
+
+def session_json(s: Session, count: int | None = None, children: list[str] | None = None) -> dict[str, Any]:
+    d = codec.session_to_dict(s)
+    d.pop("source", None)
+    for k in _TIME_FIELDS:
+        d[k] = to_iso(d.get(k))
+    if count is not None:
+        d["message_count"] = count
+    if children is not None:
+        d["children"] = children
+    return d
+
+
+def message_json(seq: int, m: Message) -> dict[str, Any]:
+    d = codec.message_to_dict(m)
+    d["seq"] = seq
+    d["created_at"] = to_iso(m.created_at)
+    return {"id": d.pop("id"), "seq": d.pop("seq"), "role": d.pop("role"),
+            "created_at": d.pop("created_at"), "compacted": d.pop("compacted"),
+            "parts": d.pop("parts"), **d}
+
+
+def list_checkpoints(ctx: Context, session: str | None = None) -> list[dict[str, Any]]:
+    sid = ctx.index.resolve_session(session) if session else None
+    return [_iso(r) for r in ctx.index.checkpoint_rows(sid)]
+
+
+def search(ctx: Context, query: str, limit: int = 50) -> list[dict[str, Any]]:
+    hits = ctx.index.search(query, limit)
+    titles = {r["id"]: r.get("title") for r in ctx.index.session_rows(ids={h["session_id"] for h in hits})}
+    return [{**h, "title": titles.get(h["session_id"])} for h in hits]

@@ -1,0 +1,49 @@
+"""`git oxide checkpoint` and `init`: snapshot the worktree, tie it to the current session."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import snapshots, store
+from . import status as status_mod
+from .context import Context
+
+
+@dataclass
+class InitResult:
+    oxide_dir: str
+    created: bool
+    worktree: str
+
+
+def init(ctx: Context) -> InitResult:
+    """Create ``<git-common-dir>/oxide/`` and the index; touches nothing else."""
+    created = not ctx.repo.oxide_dir.is_dir()
+    ctx.repo.worktree_dir.mkdir(parents=True, exist_ok=True)
+    _ = ctx.index
+    return InitResult(str(ctx.repo.oxide_dir), created, ctx.repo.worktree_id)
+
+
+def checkpoint(
+    ctx: Context,
+    *,
+    text: str = "",
+    kind: str = "manual",
+    session: str | None = None,
+    message_id: str | None = None,
+    status: status_mod.Status | None = None,
+) -> snapshots.Checkpoint:
+    """Take a checkpoint of this worktree, tied to ``session`` (default: the current session)."""
+    ctx.repo.worktree_dir.mkdir(parents=True, exist_ok=True)
+    sid = ctx.index.resolve_session(session) if session else store.current_session(ctx)
+    if sid and message_id is None:
+        rows = ctx.index.query(
+            "SELECT id FROM messages WHERE session_id=? ORDER BY seq DESC LIMIT 1", (sid,))
+        message_id = rows[0][0] if rows else None
+    cp = snapshots.take(
+        ctx.repo, kind=kind, now_ms=ctx.now_ms, session_id=sid, message_id=message_id, text=text,
+        max_file_size=ctx.config_size("oxide.maxFileSize", snapshots.DEFAULT_MAX_FILE_SIZE),
+        status=status,
+    )
+    store.record_checkpoint(ctx, cp)
+    return cp

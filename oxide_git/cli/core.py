@@ -1,0 +1,112 @@
+"""Store commands: init, checkpoint, checkpoints, reindex, doctor."""
+
+from __future__ import annotations
+
+import click
+
+from . import main, make_context
+from .output import ago, clip, emit_json, short, status, table
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def init(as_json: bool) -> None:
+    """Create <git-common-dir>/oxide/ and the index (nothing else is touched)."""
+    from ..checkpoint import init as do_init
+
+    res = do_init(make_context())
+    if as_json:
+        emit_json(res.__dict__)
+    else:
+        status(("Initialised" if res.created else "Already initialised") + f" git oxide in {res.oxide_dir}")
+
+
+@main.command()
+@click.option("-m", "--message", default="", help="What this checkpoint is for.")
+@click.option("--session", default=None, help="Tie it to this session (default: the current one).")
+@click.option("--kind", default="manual", hidden=True,
+              type=click.Choice(["manual", "prompt", "pre-commit", "before-rewind", "watch"]))
+@click.option("--json", "as_json", is_flag=True, help="Print the checkpoint as JSON.")
+def checkpoint(message: str, session: str | None, kind: str, as_json: bool) -> None:
+    """Snapshot the whole worktree as a commit on a hidden ref; prints its id.
+
+    The snapshot holds tracked files and untracked files that are not ignored;
+    your HEAD, branches, index and stash are not changed.
+    """
+    from ..checkpoint import checkpoint as take
+    from ..entry import PREFETCHED
+    from ..status import collect
+
+    ctx = make_context()
+    pre = PREFETCHED.pop("status", None)
+    st = collect(pre[1]) if pre and pre[0] == ctx.repo.workdir else None  # type: ignore[index]
+    cp = take(ctx, text=message, kind=kind, session=session, status=st)
+    if as_json:
+        emit_json(cp.to_dict())
+        return
+    click.echo(cp.id)
+    status(f"Checkpoint {short(cp.id)} of {ctx.repo.worktree_id} ({cp.branch}): "
+           f"{cp.files_changed} file(s) differ from HEAD")
+    for s in cp.skipped:
+        status(f"warning: left out {s['path']}: {s['reason']}")
+
+
+@main.command()
+@click.option("--session", default=None, help="Only this session's checkpoints.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def checkpoints(session: str | None, as_json: bool) -> None:
+    """List checkpoints, newest first."""
+    from ..browse import list_checkpoints
+
+    ctx = make_context()
+    rows = list_checkpoints(ctx, session)
+    if as_json:
+        emit_json(rows)
+        return
+    table(["ID", "SESSION", "KIND", "WORKTREE", "BRANCH", "HEAD", "FILES", "CREATED", "MESSAGE"],
+          [[short(r["id"]), short(r["session_id"]), r["kind"], r["worktree"], r["branch"],
+            short(r["head"], 8), r["files_changed"], ago(r["created_at"], ctx.now_ms),
+            clip(r["message"], 40)] for r in rows])
+
+
+@main.command()
+@click.option("--full", is_flag=True, help="Drop the index and rebuild it from scratch.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was done as JSON.")
+def reindex(full: bool, as_json: bool) -> None:
+    """Rebuild the SQLite index from refs/oxide/* (only what changed, or --full)."""
+    from ..reindex import reindex as do_reindex
+
+    ctx = make_context()
+    res = do_reindex(ctx, full=full)
+    if as_json:
+        emit_json(res.__dict__)
+        return
+    status(f"Reindexed: {res.sessions_updated} session(s) updated, {res.messages_indexed} "
+           f"message(s), {res.checkpoints_added} checkpoint(s) added, "
+           f"{res.sessions_removed + res.checkpoints_removed} stale row(s) removed")
+    for p in res.problems or []:
+        status(f"warning: {p}")
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+@click.option("--fix", is_flag=True, help="Repair what can be repaired (reindex, stale locks).")
+def doctor(as_json: bool, fix: bool) -> None:
+    """Check refs, the index and oxide's per-worktree state; say what is wrong and how to fix it."""
+    from ..doctor import diagnose
+
+    ctx = make_context()
+    report = diagnose(ctx, fix=fix)
+    if as_json:
+        emit_json(report)
+        return
+    for f in report["findings"]:
+        click.echo(f"{f['level']}: {f['message']}")
+        if f.get("hint"):
+            click.echo(f"hint: {f['hint']}")
+    for k, v in report["usage"].items():
+        click.echo(f"{k}: {v}")
+    if not report["findings"]:
+        click.echo("ok: the store is consistent")
+    if any(f["level"] == "error" for f in report["findings"]):
+        raise SystemExit(1)

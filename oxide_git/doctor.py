@@ -1,0 +1,117 @@
+"""`git oxide doctor`: is the store consistent, and if not, what fixes it."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+from . import refs
+from .context import Context
+from .errors import OxideError
+
+STALE_LOCK_S = 600
+
+
+def _finding(level: str, message: str, hint: str | None = None) -> dict[str, Any]:
+    return {"level": level, "message": message, "hint": hint}
+
+
+def _stale_locks(ctx: Context) -> list[Path]:
+    """Ref lock files under refs/oxide older than any git operation takes (their owner is gone)."""
+    root = ctx.repo.common_dir / "refs" / "oxide"
+    found: list[Path] = []
+    now = time.time()
+    for dirpath, _dirs, files in os.walk(root):
+        for f in files:
+            p = Path(dirpath) / f
+            if f.endswith(".lock"):
+                try:
+                    if now - p.stat().st_mtime > STALE_LOCK_S:
+                        found.append(p)
+                except OSError:
+                    pass
+    return found
+
+
+def diagnose(ctx: Context, *, fix: bool = False) -> dict[str, Any]:
+    findings: list[dict[str, Any]] = []
+    repo = ctx.repo
+    if not repo.oxide_dir.is_dir():
+        findings.append(_finding("warning", "git oxide is not initialised here",
+                                 "run `git oxide init`"))
+        return {"findings": findings, "usage": {}}
+    db_path = repo.oxide_dir / "index.db"
+    index_ok = True
+    try:
+        conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+        result = conn.execute("PRAGMA quick_check").fetchone()[0]
+        conn.close()
+        if result != "ok":
+            raise sqlite3.DatabaseError(result)
+    except sqlite3.DatabaseError as e:
+        index_ok = False
+        findings.append(_finding("error", f"the index is unreadable: {e}",
+                                 "run `git oxide doctor --fix` (or `git oxide reindex --full`)"))
+        if fix:
+            for suffix in ("", "-wal", "-shm"):
+                try:
+                    os.unlink(f"{db_path}{suffix}")
+                except FileNotFoundError:
+                    pass
+            ctx.close()
+            _ = ctx.index  # recreated and rebuilt from git
+            findings[-1]["level"] = "fixed"
+            index_ok = True
+    git = repo.git
+    session_refs = {n[len(refs.SESSIONS):]: str(o) for n, o in refs.iter_refs(git, refs.SESSIONS)}
+    checkpoint_refs = {str(o) for _n, o in refs.iter_refs(git, refs.CHECKPOINTS)}
+    if index_ok:
+        try:
+            tips = ctx.index.session_tips()
+            cps = ctx.index.checkpoint_ids()
+        except OxideError as e:
+            tips, cps = {}, set()
+            findings.append(_finding("error", e.message, e.hint))
+        stale = {s for s in set(tips) | set(session_refs) if tips.get(s) != session_refs.get(s)}
+        stale_cps = cps ^ checkpoint_refs
+        if stale or stale_cps:
+            f = _finding("warning", f"the index is behind git: {len(stale)} session(s), "
+                         f"{len(stale_cps)} checkpoint(s) differ", "run `git oxide reindex`")
+            if fix:
+                from .reindex import reindex
+
+                reindex(ctx)
+                f["level"] = "fixed"
+            findings.append(f)
+    for lock in _stale_locks(ctx):
+        f = _finding("warning", f"stale lock file {lock.relative_to(repo.common_dir)}",
+                     "no process holds it any more: `git oxide doctor --fix` removes it")
+        if fix:
+            lock.unlink(missing_ok=True)
+            f["level"] = "fixed"
+        findings.append(f)
+    known = {w.name for w in (repo.common_dir / "worktrees").iterdir()} if (
+        repo.common_dir / "worktrees").is_dir() else set()
+    wt_root = repo.oxide_dir / "worktrees"
+    if wt_root.is_dir():
+        for d in wt_root.iterdir():
+            if d.name != "main" and d.name not in known:
+                f = _finding("warning", f"oxide state for a removed worktree: {d.name}",
+                             "`git oxide doctor --fix` removes it (its checkpoints stay)")
+                if fix:
+                    import shutil
+
+                    shutil.rmtree(d, ignore_errors=True)
+                    f["level"] = "fixed"
+                findings.append(f)
+    usage = {
+        "sessions": len(session_refs),
+        "checkpoints": len(checkpoint_refs),
+        "oplog snapshots": sum(1 for _ in refs.iter_refs(git, refs.OPLOG)),
+        "trash": sum(1 for _ in refs.iter_refs(git, refs.TRASH)),
+        "index size": f"{db_path.stat().st_size if db_path.exists() else 0} bytes",
+    }
+    return {"findings": findings, "usage": usage}

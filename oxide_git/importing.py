@@ -1,0 +1,277 @@
+"""`git oxide import`: bring the agents' sessions into the store, incrementally and idempotently.
+
+Agent modules parse (pure); this module decides what to read (discovery, per-file cursors) and
+writes what they found through ``store`` in batches, so memory stays flat on huge transcripts.
+A file is re-read from the last restart point its parser gave (``Resumable``); messages land at
+fixed sequence numbers, so reading the same bytes twice rewrites identical trees and makes no
+commit. Cursors live in the index (a cache): without them a file is parsed again from the start,
+with the same result.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from . import sessionlog, store
+from .agents import AGENT_NAMES, AgentEnv, FoundMessage, FoundSession, Problem, Resumable, registry
+from .context import Context
+from .errors import OxideError, UnsupportedFormat
+from .model import Message, Session
+
+BATCH = 200
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class FileReport:
+    agent: str
+    path: str
+    state: str  # new, grown, changed, unchanged, failed
+    sessions: list[str] = field(default_factory=list)
+    messages: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ImportReport:
+    files: list[FileReport] = field(default_factory=list)
+    dry_run: bool = False
+
+    @property
+    def messages(self) -> int:
+        return sum(f.messages for f in self.files)
+
+    @property
+    def sessions(self) -> int:
+        return len({s for f in self.files for s in f.sessions})
+
+    @property
+    def problems(self) -> list[str]:
+        return [p for f in self.files for p in f.problems]
+
+
+def agent_env(ctx: Context) -> AgentEnv:
+    return AgentEnv(
+        home=ctx.home, environ=ctx.environ,
+        worktrees=tuple(ctx.repo.worktrees()), project_id=ctx.repo.project_id(),
+    )
+
+
+def discover(ctx: Context, agents: list[str] | None = None) -> list[tuple[str, Path]]:
+    """Every (agent, file) in the agents' own stores that holds sessions of this project."""
+    env = agent_env(ctx)
+    found: list[tuple[str, Path]] = []
+    reg = registry()
+    for name in agents or AGENT_NAMES:
+        try:
+            found += [(name, p) for p in reg[name].discover(env)]
+        except OSError:
+            continue
+    return found
+
+
+def expand(agent: str, paths: list[Path]) -> list[tuple[str, Path]]:
+    """Files given on the command line: folders are searched for the agent's files."""
+    patterns = {"claude": ["*.jsonl"], "codex": ["*.jsonl", "*.json"], "aider": [".aider.chat.history.md"],
+                "opencode": ["*.json", "opencode.db"]}[agent]
+    out: list[tuple[str, Path]] = []
+    for p in paths:
+        if p.is_dir():
+            if agent == "opencode" and (p / "storage" / "session").is_dir():
+                p = p / "storage"
+            if agent == "opencode" and (p / "session").is_dir():
+                out += [(agent, f) for f in sorted((p / "session").glob("*/*.json"))]
+                continue
+            for pat in patterns:
+                out += [(agent, f) for f in sorted(p.rglob(pat)) if f.is_file()]
+        elif p.exists():
+            out.append((agent, p))
+        else:
+            raise OxideError(f"{p}: no such file or directory")
+    return out
+
+
+class _Writer:
+    """Buffers one file's messages per session and writes them in batches."""
+
+    def __init__(self, ctx: Context, report: FileReport, dry_run: bool, seqs: dict[str, int]) -> None:
+        self.ctx, self.report, self.dry_run = ctx, report, dry_run
+        self.sessions: dict[str, Session] = {}
+        self.pending: dict[str, list[Message]] = {}
+        self.next_seq = dict(seqs)
+        self.saved_meta: set[str] = set()
+
+    def session(self, s: Session) -> None:
+        repo = self.ctx.repo
+        s = replace(
+            s, project_id=s.project_id or repo.project_id(),
+            worktree=s.worktree or repo.worktree_of(s.cwd), source={**s.source},
+        )
+        old = self.sessions.get(s.id) or self._stored(s.id)
+        if old is not None:
+            s = replace(s, parent_id=s.parent_id or old.parent_id,
+                        fork_message_id=s.fork_message_id or old.fork_message_id,
+                        redactions=old.redactions or s.redactions)
+        self.sessions[s.id] = s
+        self.pending.setdefault(s.id, [])
+        self.next_seq.setdefault(s.id, 0)
+        if s.id not in self.report.sessions:
+            self.report.sessions.append(s.id)
+
+    def _stored(self, sid: str) -> Session | None:
+        log = sessionlog.load(self.ctx.repo.git, sid)
+        return log.session if log else None
+
+    def message(self, sid: str, m: Message) -> None:
+        if sid not in self.sessions:
+            self.report.problems.append(f"{self.report.path}: message for an unknown session, skipped")
+            return
+        self.pending[sid].append(m)
+        if len(self.pending[sid]) >= BATCH:
+            self.flush(sid)
+
+    def seqs_at_this_point(self) -> dict[str, int]:
+        return {sid: self.next_seq[sid] + len(self.pending[sid]) for sid in self.sessions}
+
+    def flush(self, sid: str) -> None:
+        msgs = self.pending[sid]
+        s = self.sessions[sid]
+        start = self.next_seq[sid]
+        if msgs:
+            last = max((m.created_at for m in msgs if m.created_at), default=None)
+            if last and (s.updated_at is None or last > s.updated_at):
+                s = replace(s, updated_at=last)
+            if start == 0 and s.parent_id is None:
+                s = _link_copied_history(self.ctx, s, msgs)
+            self.sessions[sid] = s
+        if not self.dry_run and (msgs or sid not in self.saved_meta):
+            puts = dict(enumerate(msgs, start))
+            store.save(self.ctx, s, puts, summary=f"import {len(msgs)} message(s) from {s.agent}")
+            self.saved_meta.add(sid)
+        self.report.messages += len(msgs)
+        self.next_seq[sid] = start + len(msgs)
+        self.pending[sid] = []
+
+    def flush_all(self) -> None:
+        for sid in list(self.sessions):
+            self.flush(sid)
+
+
+def _link_copied_history(ctx: Context, s: Session, msgs: list[Message]) -> Session:
+    """A session whose first messages are another session's (an agent's resume-by-copy or fork)
+    becomes a fork of it instead of an unrelated session."""
+    first = next((m.native_id for m in msgs if m.native_id), None)
+    hint = s.extra.get("forked_from") or s.extra.get("parent_native_id")
+    if hint:
+        rows = ctx.index.query("SELECT id FROM sessions WHERE native_id=? AND id!=?", (str(hint), s.id))
+        if rows:
+            return replace(s, parent_id=rows[0][0])
+    if not first:
+        return s
+    rows = ctx.index.query(
+        "SELECT m.session_id FROM messages m JOIN sessions x ON x.id=m.session_id "
+        "WHERE m.native_id=? AND m.session_id!=? AND x.agent=? LIMIT 1", (first, s.id, s.agent))
+    if not rows:
+        return s
+    parent = rows[0][0]
+    theirs = ctx.index.query(
+        "SELECT id, native_id FROM messages WHERE session_id=? ORDER BY seq", (parent,))
+    shared = None
+    for mine, (mid, nid) in zip(msgs, theirs, strict=False):
+        if mine.native_id != nid:
+            break
+        shared = mid
+    return replace(s, parent_id=parent, fork_message_id=shared)
+
+
+def import_file(
+    ctx: Context, agent: str, path: Path, *, dry_run: bool = False,
+    progress: Progress | None = None,
+) -> FileReport:
+    parser = registry()[agent]
+    key = str(path.resolve())
+    try:
+        st = path.stat()
+    except OSError as e:
+        return FileReport(agent, str(path), "failed", problems=[f"{path}: {e.strerror}"])
+    cur = ctx.index.cursor(key)
+    offset, state, seqs = 0, None, {}
+    if cur is None:
+        kind = "new"
+    elif cur["size"] == st.st_size and cur["mtime_ns"] == st.st_mtime_ns:
+        return FileReport(agent, str(path), "unchanged")
+    elif st.st_size >= cur["size"] and cur["offset"] > 0:
+        kind, offset = "grown", cur["offset"]
+        state, seqs = cur["state"].get("parser"), cur["state"].get("seqs", {})
+    else:
+        kind = "changed"
+    report = FileReport(agent, str(path), kind)
+    writer = _Writer(ctx, report, dry_run, seqs)
+    resume: tuple[int, Any, dict[str, int]] | None = None
+    if state is not None:
+        for sid in seqs:
+            stored = writer._stored(sid)
+            if stored is not None:
+                writer.session(stored)
+    kwargs: dict[str, Any] = {"offset": offset, "state": state}
+    if "env" in inspect.signature(parser.parse).parameters:
+        kwargs["env"] = agent_env(ctx)  # a shared store (opencode.db) holds other projects too
+    try:
+        for ev in parser.parse(path, **kwargs):
+            if isinstance(ev, FoundMessage):
+                writer.message(ev.session_id, ev.message)
+            elif isinstance(ev, FoundSession):
+                writer.session(ev.session)
+            elif isinstance(ev, Resumable):
+                resume = (ev.offset, ev.state, writer.seqs_at_this_point())
+                if progress:
+                    progress(ev.offset, st.st_size)
+            elif isinstance(ev, Problem):
+                where = f"{path}:{ev.line}" if ev.line else str(path)
+                report.problems.append(f"{where}: {ev.text}")
+    except (UnsupportedFormat, OSError, UnicodeError) as e:
+        report.problems.append(f"{path}: {getattr(e, 'message', e)}")
+        report.state = "failed"
+    writer.flush_all()
+    if not report.sessions and report.state != "failed":
+        report.problems.append(f"{path}: no {agent} session found in it")
+        report.state = "failed"
+    if not dry_run and report.state != "failed" and resume is not None:
+        with ctx.index.write() as conn:
+            ctx.index.put_cursor(conn, key, agent, st.st_size, st.st_mtime_ns, resume[0],
+                                 {"parser": dict(resume[1]), "seqs": resume[2]})
+    return report
+
+
+def import_sessions(
+    ctx: Context, items: list[tuple[str, Path]], *, dry_run: bool = False,
+    progress: Progress | None = None,
+) -> ImportReport:
+    """Import every (agent, path); a failing file never stops the others."""
+    report = ImportReport(dry_run=dry_run)
+    total = sum(_size(p) for _a, p in items) or 1
+    done = 0
+    for agent, path in items:
+        base = done
+
+        def on_progress(n: int, _size_: int, base: int = base) -> None:
+            if progress:
+                progress(base + n, total)
+
+        report.files.append(import_file(ctx, agent, path, dry_run=dry_run, progress=on_progress))
+        done += _size(path)
+        if progress:
+            progress(done, total)
+    return report
+
+
+def _size(p: Path) -> int:
+    try:
+        return os.stat(p).st_size
+    except OSError:
+        return 0

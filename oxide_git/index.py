@@ -1,0 +1,299 @@
+"""The SQLite index at ``<git-common-dir>/oxide/index.db``: a cache of what is in git.
+
+Deleting it loses nothing (``reindex`` rebuilds it). Reads and the writes on hot paths use the
+stdlib ``sqlite3`` (sqlite-utils costs ~80 ms to import, more than a whole checkpoint may take);
+the schema is created and migrated with sqlite-utils, which is imported only then.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from .errors import Ambiguous, CorruptIndex, NotFound
+from .model import Message, PartType, Session
+from .snapshots import Checkpoint
+
+SCHEMA_VERSION = 1
+FTS_TEXT_LIMIT = 64 * 1024
+_SNIPPET = 200
+
+_SESSION_COLS = (
+    "id", "agent", "native_id", "title", "created_at", "updated_at", "parent_id",
+    "fork_message_id", "fork_checkpoint", "project_id", "worktree", "branch", "cwd", "model",
+)
+
+
+def _create_schema(path: Path) -> None:
+    import sqlite_utils
+
+    db = sqlite_utils.Database(str(path))
+    db.enable_wal()
+    db["sessions"].create(
+        {**{c: str for c in _SESSION_COLS}, "created_at": int, "updated_at": int,
+         "message_count": int, "log_commit": str, "first_prompt": str, "last_message": str,
+         "redactions": str, "source": str},
+        pk="id", if_not_exists=True,
+    )
+    db["messages"].create(
+        {"session_id": str, "seq": int, "id": str, "role": str, "created_at": int,
+         "native_id": str, "compacted": int, "is_compaction": int, "text": str, "model": str},
+        pk=("session_id", "seq"), if_not_exists=True,
+    )
+    db["parts"].create(
+        {"session_id": str, "seq": int, "idx": int, "type": str, "call_id": str, "name": str,
+         "is_error": int},
+        pk=("session_id", "seq", "idx"), if_not_exists=True,
+    )
+    db["checkpoints"].create(
+        {"id": str, "ref": str, "kind": str, "session_id": str, "message_id": str,
+         "worktree": str, "worktree_path": str, "branch": str, "head": str, "tree": str,
+         "files_changed": int, "created_at": int, "message": str, "skipped": str},
+        pk="id", if_not_exists=True,
+    )
+    db["links"].create(
+        {"commit_id": str, "session_id": str, "checkpoint_id": str},
+        pk=("commit_id", "session_id", "checkpoint_id"), if_not_exists=True,
+    )
+    db["cursors"].create(
+        {"path": str, "agent": str, "size": int, "mtime_ns": int, "offset": int, "state": str},
+        pk="path", if_not_exists=True,
+    )
+    db["sessions"].create_index(["native_id"], if_not_exists=True)
+    db["sessions"].create_index(["updated_at"], if_not_exists=True)
+    db["messages"].create_index(["native_id"], if_not_exists=True)
+    db["checkpoints"].create_index(["session_id"], if_not_exists=True)
+    if "messages_fts" not in db.table_names():
+        db.execute(
+            "CREATE VIRTUAL TABLE messages_fts USING fts5(text, session_id UNINDEXED, "
+            "seq UNINDEXED, tokenize='unicode61')"
+        )
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    db.conn.commit()
+    db.conn.close()
+
+
+class Index:
+    """Queries and writes; returns plain dicts (JSON-ready) or model objects."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            fresh = not path.exists()
+            self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
+            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+            if fresh or version < SCHEMA_VERSION:
+                self.db.close()
+                _create_schema(path)
+                self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+        except sqlite3.DatabaseError as e:
+            raise CorruptIndex(
+                f"the index {path} is corrupt: {e}", hint="run `git oxide reindex` to rebuild it"
+            ) from e
+        self.db.row_factory = sqlite3.Row
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One transaction (BEGIN IMMEDIATE: writers queue on the busy timeout, never fail)."""
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+        except sqlite3.DatabaseError as e:
+            raise CorruptIndex(f"index write failed: {e}", hint="run `git oxide reindex`") from e
+
+    def query(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        try:
+            return self.db.execute(sql, tuple(args)).fetchall()
+        except sqlite3.DatabaseError as e:
+            raise CorruptIndex(f"index read failed: {e}", hint="run `git oxide reindex`") from e
+
+    # sessions --------------------------------------------------------------------------
+
+    def put_session(
+        self, conn: sqlite3.Connection, s: Session, *, log_commit: str, count: int
+    ) -> None:
+        first = conn.execute(
+            "SELECT text FROM messages WHERE session_id=? AND role='user' AND text!='' "
+            "ORDER BY seq LIMIT 1", (s.id,)).fetchone()
+        last = conn.execute(
+            "SELECT text FROM messages WHERE session_id=? AND text!='' ORDER BY seq DESC LIMIT 1",
+            (s.id,)).fetchone()
+        row = {c: getattr(s, c) for c in _SESSION_COLS}
+        row.update(
+            message_count=count, log_commit=log_commit,
+            first_prompt=(first[0][:_SNIPPET] if first else None),
+            last_message=(last[0][:_SNIPPET] if last else None),
+            redactions=json.dumps(dict(s.redactions), sort_keys=True),
+            source=json.dumps(dict(s.source), sort_keys=True, default=str),
+        )
+        cols = ",".join(row)
+        conn.execute(
+            f"INSERT OR REPLACE INTO sessions ({cols}) VALUES ({','.join('?' * len(row))})",
+            tuple(row.values()),
+        )
+
+    def put_messages(
+        self, conn: sqlite3.Connection, session_id: str, puts: Mapping[int, Message],
+        truncate_at: int | None = None,
+    ) -> None:
+        if truncate_at is not None:
+            for table in ("messages", "parts", "messages_fts"):
+                conn.execute(f"DELETE FROM {table} WHERE session_id=? AND seq>=?",
+                             (session_id, truncate_at))
+        if not puts:
+            return
+        seqs = list(puts)
+        for table in ("messages", "parts", "messages_fts"):
+            conn.executemany(f"DELETE FROM {table} WHERE session_id=? AND seq=?",
+                             [(session_id, q) for q in seqs])
+        conn.executemany(
+            "INSERT INTO messages VALUES (?,?,?,?,?,?,?,?,?,?)",
+            [(session_id, q, m.id, m.role, m.created_at, m.native_id, int(m.compacted),
+              int(m.is_compaction()), m.text()[:FTS_TEXT_LIMIT], m.model)
+             for q, m in puts.items()],
+        )
+        conn.executemany(
+            "INSERT INTO parts VALUES (?,?,?,?,?,?,?)",
+            [(session_id, q, i, p.type, p.get("call_id"), p.get("name"),
+              int(bool(p.get("is_error"))) if p.type == PartType.TOOL_RESULT else None)
+             for q, m in puts.items() for i, p in enumerate(m.parts)],
+        )
+        conn.executemany(
+            "INSERT INTO messages_fts (text, session_id, seq) VALUES (?,?,?)",
+            [(m.text()[:FTS_TEXT_LIMIT], session_id, q) for q, m in puts.items() if m.text()],
+        )
+
+    def delete_session(self, conn: sqlite3.Connection, session_id: str) -> None:
+        for table in ("messages", "parts", "messages_fts"):
+            conn.execute(f"DELETE FROM {table} WHERE session_id=?", (session_id,))
+        conn.execute("DELETE FROM sessions WHERE id=?", (session_id,))
+
+    def session_rows(
+        self, *, project_id: str | None = None, worktree: str | None = None,
+        agent: str | None = None, ids: Iterable[str] | None = None,
+    ) -> list[dict[str, Any]]:
+        sql = ("SELECT s.*, (SELECT count(*) FROM checkpoints c WHERE c.session_id=s.id) "
+               "AS checkpoint_count FROM sessions s WHERE 1=1")
+        args: list[Any] = []
+        for col, val in (("project_id", project_id), ("worktree", worktree), ("agent", agent)):
+            if val is not None:
+                sql += f" AND s.{col}=?"
+                args.append(val)
+        if ids is not None:
+            id_list = list(ids)
+            sql += f" AND s.id IN ({','.join('?' * len(id_list))})"
+            args += id_list
+        sql += " ORDER BY s.updated_at DESC, s.id"
+        return [_session_row(r) for r in self.query(sql, args)]
+
+    def session_tips(self) -> dict[str, str]:
+        return {r[0]: r[1] for r in self.query("SELECT id, log_commit FROM sessions")}
+
+    def resolve_session(self, prefix: str) -> str:
+        """A session id from a unique prefix of its id or of its agent's native id."""
+        prefix = prefix.strip()
+        if not prefix:
+            raise NotFound("empty session id")
+        like = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        rows = self.query(
+            "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' OR native_id LIKE ? ESCAPE '\\'",
+            (like, like))
+        exact = [r[0] for r in rows if r[0] == prefix]
+        ids = exact or sorted({r[0] for r in rows})
+        if not ids:
+            raise NotFound(f"session {prefix} not found",
+                           hint="run `git oxide list --all` to see sessions")
+        if len(ids) > 1:
+            raise Ambiguous(f"session id {prefix} is ambiguous: it matches {', '.join(i[:12] for i in ids[:5])}",
+                            hint="give more characters of the id")
+        return str(ids[0])
+
+    def search(self, query: str, limit: int = 50) -> list[dict[str, Any]]:
+        fts = " ".join('"' + t.replace('"', '""') + '"' for t in query.split()) or '""'
+        rows = self.query(
+            "SELECT session_id, seq, snippet(messages_fts, 0, '[', ']', '…', 12) AS snippet "
+            "FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?", (fts, limit))
+        return [dict(r) for r in rows]
+
+    def message_seq(self, session_id: str, ref: str) -> int:
+        """The seq of a message given by a unique id prefix, native id or its seq number."""
+        if ref.isdigit() and len(ref) < 9:
+            return int(ref)
+        rows = self.query(
+            "SELECT seq FROM messages WHERE session_id=? AND (id LIKE ? OR native_id LIKE ?)",
+            (session_id, ref + "%", ref + "%"))
+        if not rows:
+            raise NotFound(f"message {ref} not found in session {session_id[:12]}",
+                           hint=f"run `git oxide show {session_id[:12]}` to see its messages")
+        if len(rows) > 1:
+            raise Ambiguous(f"message id {ref} is ambiguous", hint="give more characters")
+        return int(rows[0][0])
+
+    # checkpoints -----------------------------------------------------------------------
+
+    def put_checkpoint(self, conn: sqlite3.Connection, cp: Checkpoint) -> None:
+        d = cp.to_dict()
+        d["skipped"] = json.dumps(d["skipped"], ensure_ascii=False)
+        cols = ",".join(d)
+        conn.execute(f"INSERT OR REPLACE INTO checkpoints ({cols}) VALUES ({','.join('?' * len(d))})",
+                     tuple(d.values()))
+
+    def checkpoint_rows(self, session_id: str | None = None) -> list[dict[str, Any]]:
+        sql, args = "SELECT * FROM checkpoints", ()
+        if session_id:
+            sql, args = sql + " WHERE session_id=?", (session_id,)
+        rows = self.query(sql + " ORDER BY created_at DESC, id", args)
+        return [{**dict(r), "skipped": json.loads(r["skipped"] or "[]")} for r in rows]
+
+    def checkpoint_ids(self) -> set[str]:
+        return {r[0] for r in self.query("SELECT id FROM checkpoints")}
+
+    def resolve_checkpoint(self, prefix: str) -> str:
+        rows = self.query("SELECT id FROM checkpoints WHERE id LIKE ?", (prefix.strip() + "%",))
+        if not rows or not prefix.strip():
+            raise NotFound(f"checkpoint {prefix} not found",
+                           hint="run `git oxide checkpoints` to see checkpoints")
+        if len(rows) > 1:
+            raise Ambiguous(f"checkpoint id {prefix} is ambiguous", hint="give more characters")
+        return str(rows[0][0])
+
+    # import cursors --------------------------------------------------------------------
+
+    def cursor(self, path: str) -> dict[str, Any] | None:
+        rows = self.query("SELECT * FROM cursors WHERE path=?", (path,))
+        if not rows:
+            return None
+        d = dict(rows[0])
+        d["state"] = json.loads(d["state"] or "{}")
+        return d
+
+    def put_cursor(self, conn: sqlite3.Connection, path: str, agent: str, size: int,
+                   mtime_ns: int, offset: int, state: Mapping[str, Any]) -> None:
+        conn.execute("INSERT OR REPLACE INTO cursors VALUES (?,?,?,?,?,?)",
+                     (path, agent, size, mtime_ns, offset, json.dumps(state, default=str)))
+
+
+def _session_row(r: sqlite3.Row) -> dict[str, Any]:
+    d = dict(r)
+    d["redactions"] = json.loads(d.get("redactions") or "{}")
+    d["source"] = json.loads(d.get("source") or "{}")
+    return d
+
+
+def open_index(oxide_dir: Path) -> Index:
+    oxide_dir.mkdir(parents=True, exist_ok=True)
+    return Index(oxide_dir / "index.db")

@@ -1,0 +1,107 @@
+"""Oxide's ref names and atomic ref updates (lock, compare with the expected old value, swap).
+
+Two processes that update the same ref never lose each other's work: the loser sees that the ref
+moved, and its caller rebuilds on the new tip. A lock held by another process is waited for within
+a budget, then reported as ``LockTimeout``.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterator
+from typing import TypeVar
+
+import pygit2
+
+from .errors import LockTimeout, OxideError
+
+SESSIONS = "refs/oxide/sessions/"
+CHECKPOINTS = "refs/oxide/checkpoints/"
+OPLOG = "refs/oxide/oplog/"
+MEMORY = "refs/oxide/memory"
+TRASH = "refs/oxide/trash/"
+NOTES = "refs/notes/oxide"
+
+LOCK_BUDGET_S = 10.0
+
+T = TypeVar("T")
+
+
+def session_ref(session_id: str) -> str:
+    return SESSIONS + session_id
+
+
+def checkpoint_ref(owner: str, checkpoint_id: str) -> str:
+    """``owner`` is a session id, or ``manual`` for checkpoints taken without a session."""
+    return f"{CHECKPOINTS}{owner}/{checkpoint_id}"
+
+
+class RefMoved(Exception):
+    """The ref was not at the expected value: rebuild on the new tip and try again."""
+
+
+def read(repo: pygit2.Repository, name: str) -> pygit2.Oid | None:
+    try:
+        ref = repo.references.get(name)
+    except (pygit2.GitError, ValueError):
+        return None
+    if ref is None:
+        return None
+    return ref.target if isinstance(ref.target, pygit2.Oid) else None
+
+
+def iter_refs(repo: pygit2.Repository, prefix: str) -> Iterator[tuple[str, pygit2.Oid]]:
+    for ref in repo.references.iterator():
+        name = ref.name
+        if name.startswith(prefix) and isinstance(ref.target, pygit2.Oid):
+            yield name, ref.target
+
+
+def update(
+    repo: pygit2.Repository,
+    changes: dict[str, tuple[pygit2.Oid | None, pygit2.Oid | None]],
+    message: str,
+    budget_s: float = LOCK_BUDGET_S,
+) -> None:
+    """Atomically apply ``{ref: (expected_old, new)}``; ``new=None`` deletes.
+
+    Raises RefMoved when a ref is not at its expected value, LockTimeout when a lock stays held.
+    """
+    deadline = time.monotonic() + budget_s
+    delay = 0.002
+    while True:
+        try:
+            with repo.transaction() as txn:
+                for name in sorted(changes):
+                    txn.lock_ref(name)
+                for name, (old, _new) in changes.items():
+                    if read(repo, name) != old:
+                        raise RefMoved(name)
+                for name, (_old, new) in changes.items():
+                    if new is None:
+                        txn.remove(name)
+                    else:
+                        txn.set_target(name, new, message=message)
+            return
+        except pygit2.GitError as e:
+            text = str(e).lower()
+            if "lock" not in text and "exists" not in text:
+                raise OxideError(f"cannot update {', '.join(changes)}: {e}") from e
+            if time.monotonic() > deadline:
+                raise LockTimeout(
+                    f"{', '.join(sorted(changes))} is locked by another process",
+                    hint="if no git or git oxide process is running, `git oxide doctor` removes stale locks",
+                ) from e
+            time.sleep(delay * (1 + random.random()))
+            delay = min(delay * 2, 0.1)
+
+
+def retry_on_move(fn: Callable[[], T], attempts: int = 1000) -> T:
+    """Run ``fn`` until it does not raise RefMoved (another writer got there first)."""
+    for _ in range(attempts - 1):
+        try:
+            return fn()
+        except RefMoved:
+            time.sleep(random.random() * 0.005)
+    return fn()

@@ -1,0 +1,217 @@
+"""Where the repository, the worktree and oxide's own folders are.
+
+Discovery is plain file reading (no git process, no pygit2 import) because every command, hooks
+included, starts here. ``open_git`` hands out the pygit2 handle to the storage modules.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .errors import BareRepository, NotInGitRepository
+
+if TYPE_CHECKING:
+    import pygit2
+
+OXIDE_DIRNAME = "oxide"
+
+
+@dataclass(frozen=True)
+class Repo:
+    """One worktree of a repository, as seen by git oxide."""
+
+    workdir: Path  # top of this worktree
+    git_dir: Path  # this worktree's gitdir (.git, or .git/worktrees/<name>)
+    common_dir: Path  # the shared gitdir (objects, refs)
+
+    @property
+    def oxide_dir(self) -> Path:
+        return self.common_dir / OXIDE_DIRNAME
+
+    @property
+    def worktree_id(self) -> str:
+        """``main`` for the main worktree, else git's own name for the linked worktree."""
+        if self.git_dir == self.common_dir:
+            return "main"
+        return self.git_dir.name
+
+    @property
+    def worktree_dir(self) -> Path:
+        """Oxide's private folder for this worktree (stat cache, current session, oplog state)."""
+        return self.oxide_dir / "worktrees" / self.worktree_id
+
+    @property
+    def initialised(self) -> bool:
+        return self.oxide_dir.is_dir()
+
+    @cached_property
+    def git(self) -> pygit2.Repository:
+        import pygit2
+
+        try:
+            return pygit2.Repository(str(self.git_dir))
+        except pygit2.GitError as e:
+            raise NotInGitRepository(f"cannot open repository at {self.git_dir}: {e}") from e
+
+    def head_ref(self) -> str | None:
+        """The symbolic ref HEAD points at (``refs/heads/x``), or None when detached."""
+        try:
+            text = (self.git_dir / "HEAD").read_text().strip()
+        except OSError:
+            return None
+        return text[5:].strip() if text.startswith("ref:") else None
+
+    def branch(self) -> str:
+        """The branch name, or ``(detached)``."""
+        ref = self.head_ref()
+        if ref is None:
+            return "(detached)"
+        return ref.removeprefix("refs/heads/")
+
+    def worktrees(self) -> list[Path]:
+        """Top folders of every worktree of this repository, this one first."""
+        out = [self.workdir]
+        main_top = self.common_dir.parent if (self.common_dir.name == ".git") else None
+        if main_top and main_top not in out:
+            out.append(main_top)
+        wt_root = self.common_dir / "worktrees"
+        if wt_root.is_dir():
+            for d in sorted(wt_root.iterdir()):
+                try:
+                    gitfile = Path((d / "gitdir").read_text().strip())
+                except OSError:
+                    continue
+                top = gitfile.parent
+                if top not in out:
+                    out.append(top)
+        return out
+
+    def worktree_ids(self) -> list[tuple[Path, str]]:
+        """(top folder, worktree id) of every worktree, deepest folders first for matching."""
+        out = []
+        for top in self.worktrees():
+            if top == self.workdir:
+                out.append((top, self.worktree_id))
+            elif self.common_dir.name == ".git" and top == self.common_dir.parent:
+                out.append((top, "main"))
+            else:
+                out.append((top, _linked_name(self.common_dir, top)))
+        return sorted(out, key=lambda t: -len(t[0].parts))
+
+    def worktree_of(self, cwd: str | None) -> str | None:
+        """The id of the worktree that contains ``cwd``, if any."""
+        if not cwd:
+            return None
+        p = Path(os.path.normpath(cwd))
+        for top, wid in self.worktree_ids():
+            if p == top or top in p.parents:
+                return wid
+        return None
+
+    def project_id(self) -> str:
+        """The repository's root commit (stable across clones, moves and worktrees).
+
+        Falls back to the main worktree's path before the first commit. Cached in oxide's folder.
+        """
+        cache = self.oxide_dir / "project-id"
+        try:
+            return cache.read_text().strip()
+        except OSError:
+            pass
+        r = subprocess.run(
+            ["git", "rev-list", "--max-parents=0", "HEAD"],
+            cwd=self.workdir, capture_output=True, text=True, env=clean_git_env(),
+        )
+        roots = sorted(r.stdout.split())
+        if r.returncode != 0 or not roots:
+            return "path:" + str(self.worktrees()[-1] if len(self.worktrees()) > 1 else self.workdir)
+        if self.oxide_dir.is_dir():
+            try:
+                cache.write_text(roots[0] + "\n")
+            except OSError:
+                pass
+        return roots[0]
+
+
+def _linked_name(common_dir: Path, top: Path) -> str:
+    root = common_dir / "worktrees"
+    if root.is_dir():
+        for d in root.iterdir():
+            try:
+                if Path((d / "gitdir").read_text().strip()).parent == top:
+                    return d.name
+            except OSError:
+                continue
+    return top.name
+
+
+def clean_git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment for git subprocesses: without the variables a hook inherits from git."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_PREFIX", "GIT_COMMON_DIR")
+    }
+    env.update(extra or {})
+    return env
+
+
+def _read_gitfile(path: Path) -> Path:
+    text = path.read_text().strip()
+    if not text.startswith("gitdir:"):
+        raise NotInGitRepository(f"{path} is not a gitdir link")
+    target = Path(text[7:].strip())
+    return (path.parent / target).resolve() if not target.is_absolute() else target
+
+
+def _common_dir(git_dir: Path) -> Path:
+    try:
+        rel = (git_dir / "commondir").read_text().strip()
+    except OSError:
+        return git_dir
+    p = Path(rel)
+    return (git_dir / p).resolve() if not p.is_absolute() else p
+
+
+def _is_gitdir(p: Path) -> bool:
+    return (p / "HEAD").is_file() and (p / "objects").is_dir() and (p / "refs").is_dir()
+
+
+def find_repo(cwd: Path, environ: dict[str, str] | None = None) -> Repo:
+    """The worktree containing ``cwd`` (honours GIT_DIR / GIT_WORK_TREE as git does)."""
+    environ = dict(os.environ if environ is None else environ)
+    cwd = Path(os.path.abspath(cwd))
+    if environ.get("GIT_DIR"):
+        git_dir = Path(os.path.abspath(cwd / environ["GIT_DIR"]))
+        if (git_dir / "commondir").is_file() or _is_gitdir(git_dir):
+            work = environ.get("GIT_WORK_TREE")
+            workdir = Path(os.path.abspath(cwd / work)) if work else _toplevel_from(cwd, git_dir)
+            return Repo(workdir, git_dir, _common_dir(git_dir))
+    for d in (cwd, *cwd.parents):
+        dotgit = d / ".git"
+        if dotgit.is_dir():
+            return Repo(d, dotgit.resolve(), _common_dir(dotgit.resolve()))
+        if dotgit.is_file():
+            git_dir = _read_gitfile(dotgit)
+            return Repo(d, git_dir, _common_dir(git_dir))
+        if _is_gitdir(d) and d.name != ".git":
+            raise BareRepository(
+                f"{d} is a bare repository",
+                hint="git oxide needs a worktree: run it inside a clone or `git worktree add`",
+            )
+    raise NotInGitRepository(
+        "not a git repository (or any of the parent directories)",
+        hint="run git oxide inside a git repository, or `git init` one",
+    )
+
+
+def _toplevel_from(cwd: Path, git_dir: Path) -> Path:
+    for d in (cwd, *cwd.parents):
+        if (d / ".git").exists():
+            return d
+    return git_dir.parent if git_dir.name == ".git" else cwd

@@ -1,0 +1,220 @@
+"""Session logs: one commit chain per session under ``refs/oxide/sessions/<id>``.
+
+A log commit's tree holds ``session.msgpack`` and ``messages/<bucket>/<seq>.msgpack`` with
+``bucket = seq // 256``. Writing N messages rewrites their bucket trees and the root: O(N), not
+O(session). A fork's first commit has the source's log commit as parent; a conversation rewind is
+a commit whose tree drops the later messages, the old tip staying in history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
+
+import pygit2
+
+from . import codec, refs
+from .errors import OxideError
+from .model import Message, Session, message_id_for
+
+BUCKET = 256
+SESSION_FILE = "session.msgpack"
+MESSAGES_DIR = "messages"
+IDENTITY = ("git oxide", "oxide@localhost")
+_TREE = pygit2.enums.FileMode.TREE
+_BLOB = pygit2.enums.FileMode.BLOB
+
+
+def bucket_name(seq: int) -> str:
+    return f"{seq // BUCKET:06d}"
+
+
+def entry_name(seq: int) -> str:
+    return f"{seq:08d}.msgpack"
+
+
+@dataclass(frozen=True)
+class Log:
+    """A session log at one commit."""
+
+    session: Session
+    commit: pygit2.Commit
+    count: int
+
+    @property
+    def tip(self) -> pygit2.Oid:
+        return self.commit.id
+
+
+def _signature(now_ms: int) -> pygit2.Signature:
+    return pygit2.Signature(*IDENTITY, now_ms // 1000, 0)
+
+
+def load(repo: pygit2.Repository, session_id: str) -> Log | None:
+    """The session's log at its ref's tip, or None if there is no such session."""
+    oid = refs.read(repo, refs.session_ref(session_id))
+    return None if oid is None else load_commit(repo, oid)
+
+
+def load_commit(repo: pygit2.Repository, oid: pygit2.Oid) -> Log:
+    commit = repo.get(oid)
+    if not isinstance(commit, pygit2.Commit):
+        raise OxideError(f"session log {oid} is not a commit")
+    tree = commit.tree
+    if SESSION_FILE not in tree:
+        raise OxideError(f"session log {oid} has no {SESSION_FILE}")
+    session = codec.decode_session(repo[tree[SESSION_FILE].id].data)
+    return Log(session, commit, count_messages(repo, tree))
+
+
+def _messages_tree(repo: pygit2.Repository, tree: pygit2.Tree) -> pygit2.Tree | None:
+    if MESSAGES_DIR not in tree:
+        return None
+    obj = repo[tree[MESSAGES_DIR].id]
+    return obj if isinstance(obj, pygit2.Tree) else None
+
+
+def count_messages(repo: pygit2.Repository, tree: pygit2.Tree) -> int:
+    msgs = _messages_tree(repo, tree)
+    if msgs is None or len(msgs) == 0:
+        return 0
+    last_bucket = repo[msgs[len(msgs) - 1].id]
+    if not isinstance(last_bucket, pygit2.Tree) or len(last_bucket) == 0:
+        return 0
+    name = last_bucket[len(last_bucket) - 1].name or ""
+    return int(name.split(".")[0]) + 1
+
+
+def iter_messages(
+    repo: pygit2.Repository, tree: pygit2.Tree, start: int = 0, stop: int | None = None
+) -> Iterator[tuple[int, Message]]:
+    """Messages in sequence order from ``start``; reads one blob at a time (streams)."""
+    msgs = _messages_tree(repo, tree)
+    if msgs is None:
+        return
+    first_bucket = start // BUCKET
+    for bentry in msgs:
+        if int(bentry.name or 0) < first_bucket:
+            continue
+        bucket = repo[bentry.id]
+        if not isinstance(bucket, pygit2.Tree):
+            continue
+        for entry in bucket:
+            seq = int((entry.name or "0").split(".")[0])
+            if seq < start:
+                continue
+            if stop is not None and seq >= stop:
+                return
+            yield seq, codec.decode_message(repo[entry.id].data)
+
+
+def message_at(repo: pygit2.Repository, tree: pygit2.Tree, seq: int) -> Message | None:
+    path = f"{MESSAGES_DIR}/{bucket_name(seq)}/{entry_name(seq)}"
+    try:
+        entry = tree[path]
+    except KeyError:
+        return None
+    return codec.decode_message(repo[entry.id].data)
+
+
+def build_tree(
+    repo: pygit2.Repository,
+    base: pygit2.Tree | None,
+    session: Session,
+    puts: Mapping[int, Message],
+    truncate_at: int | None = None,
+) -> pygit2.Oid:
+    """The tree of ``base`` with ``session`` written, ``puts`` placed and seqs >= truncate_at dropped."""
+    root = repo.TreeBuilder(base) if base is not None else repo.TreeBuilder()
+    root.insert(SESSION_FILE, repo.create_blob(codec.encode_session(session)), _BLOB)
+    msgs = _messages_tree(repo, base) if base is not None else None
+    mb = repo.TreeBuilder(msgs) if msgs is not None else repo.TreeBuilder()
+    by_bucket: dict[str, dict[int, Message]] = {}
+    for seq, m in puts.items():
+        by_bucket.setdefault(bucket_name(seq), {})[seq] = m
+    if truncate_at is not None and msgs is not None:
+        cut = bucket_name(truncate_at)
+        for bentry in list(msgs):
+            name = bentry.name or ""
+            if name > cut:
+                mb.remove(name)
+            elif name == cut:
+                by_bucket.setdefault(name, {})
+    for name, items in sorted(by_bucket.items()):
+        existing = mb.get(name)
+        bt = repo.TreeBuilder(repo[existing.id]) if existing is not None else repo.TreeBuilder()
+        if truncate_at is not None and name == bucket_name(truncate_at) and existing is not None:
+            for entry in repo[existing.id]:
+                if int((entry.name or "0").split(".")[0]) >= truncate_at:
+                    bt.remove(entry.name)
+        for seq, m in items.items():
+            bt.insert(entry_name(seq), repo.create_blob(codec.encode_message(m)), _BLOB)
+        if len(bt) == 0:
+            if existing is not None:
+                mb.remove(name)
+        else:
+            mb.insert(name, bt.write(), _TREE)
+    if len(mb) == 0:
+        if MESSAGES_DIR in (base or []):
+            root.remove(MESSAGES_DIR)
+    else:
+        root.insert(MESSAGES_DIR, mb.write(), _TREE)
+    return root.write()
+
+
+def with_ids(session_id: str, start: int, messages: list[Message]) -> dict[int, Message]:
+    """Number messages from ``start`` and give those without an id their deterministic one."""
+    out: dict[int, Message] = {}
+    for i, m in enumerate(messages):
+        seq = start + i
+        out[seq] = m if m.id else replace(m, id=message_id_for(session_id, seq, m.created_at))
+    return out
+
+
+def commit(
+    repo: pygit2.Repository,
+    session: Session,
+    puts: Mapping[int, Message],
+    *,
+    now_ms: int,
+    summary: str,
+    truncate_at: int | None = None,
+    base: pygit2.Commit | None = None,
+    expected: pygit2.Oid | None = None,
+    parents: list[pygit2.Oid] | None = None,
+) -> pygit2.Oid | None:
+    """Write a log commit on ``refs/oxide/sessions/<session.id>`` if anything changed.
+
+    ``base`` is the commit whose tree is modified (the tip, or a fork's source); ``expected`` the
+    ref's current value (compare-and-swap; RefMoved when another writer moved it). Returns the
+    new tip, or None when the tree came out identical to the tip's (idempotent imports).
+    """
+    tree = build_tree(repo, base.tree if base is not None else None, session, puts, truncate_at)
+    if base is not None and expected == base.id and base.tree_id == tree:
+        return None
+    if parents is None:
+        parents = [expected] if expected is not None else []
+    sig = _signature(now_ms)
+    text = f"{summary}\n\nOxide-Session: {session.id}\n"
+    oid = repo.create_commit(None, sig, sig, text, tree, parents)
+    refs.update(repo, {refs.session_ref(session.id): (expected, oid)}, f"oxide: {summary}")
+    return oid
+
+
+def append(
+    repo: pygit2.Repository, session: Session, messages: list[Message], now_ms: int
+) -> tuple[pygit2.Oid | None, dict[int, Message]]:
+    """Append messages to the session (creating it if new); retried when another writer races."""
+
+    def attempt() -> tuple[pygit2.Oid | None, dict[int, Message]]:
+        log = load(repo, session.id)
+        start = log.count if log else 0
+        puts = with_ids(session.id, start, messages)
+        oid = commit(
+            repo, session, puts, now_ms=now_ms,
+            summary=f"append {len(messages)} message(s)",
+            base=log.commit if log else None, expected=log.tip if log else None,
+        )
+        return oid, puts
+
+    return refs.retry_on_move(attempt)

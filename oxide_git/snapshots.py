@@ -1,0 +1,240 @@
+"""Checkpoints: the whole worktree as a plain commit on ``refs/oxide/checkpoints/...``.
+
+A checkpoint's tree is the worktree (tracked files plus untracked files that are not ignored), its
+parent the worktree's HEAD, as ``git stash`` does, so ``git show <checkpoint>`` shows what changed.
+It is built from HEAD's tree by rewriting only the trees on the paths that one ``git status`` pass
+reports, so its cost is that pass plus O(changed files). The user's index, HEAD, branches and files
+are only read. A small per-worktree stat cache (``<git-common-dir>/oxide/worktrees/<id>/statcache``)
+keeps the blob ids of dirty files so unchanged ones are not hashed again by the next checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat as statmod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pygit2
+
+from . import codec, refs
+from . import status as status_mod
+from .errors import OxideError
+from .repo import Repo
+from .sessionlog import IDENTITY
+
+DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
+KINDS = ("prompt", "manual", "pre-commit", "before-rewind", "watch")
+_TREE = pygit2.enums.FileMode.TREE
+_BLOB = pygit2.enums.FileMode.BLOB
+_EXEC = pygit2.enums.FileMode.BLOB_EXECUTABLE
+_LINK = pygit2.enums.FileMode.LINK
+_RACY_NS = 2_000_000_000
+
+Entry = tuple[pygit2.Oid, int] | None  # (blob, filemode) or None: absent
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    id: str
+    ref: str
+    kind: str
+    session_id: str | None
+    message_id: str | None
+    worktree: str
+    worktree_path: str
+    branch: str
+    head: str | None
+    tree: str
+    files_changed: int
+    created_at: int
+    text: str = ""
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "ref": self.ref, "kind": self.kind, "session_id": self.session_id,
+            "message_id": self.message_id, "worktree": self.worktree,
+            "worktree_path": self.worktree_path, "branch": self.branch, "head": self.head,
+            "tree": self.tree, "files_changed": self.files_changed,
+            "created_at": self.created_at, "message": self.text, "skipped": self.skipped,
+        }
+
+
+def _load_statcache(repo: Repo) -> dict[str, list[Any]]:
+    try:
+        data = codec.unpack_state((repo.worktree_dir / "statcache").read_bytes())
+    except (OSError, OxideError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _save_statcache(repo: Repo, cache: Mapping[str, list[Any]]) -> None:
+    repo.worktree_dir.mkdir(parents=True, exist_ok=True)
+    path = repo.worktree_dir / "statcache"
+    tmp = path.with_name(f"statcache.{os.getpid()}.tmp")
+    tmp.write_bytes(codec.pack_state(dict(cache)))
+    os.replace(tmp, path)
+
+
+def _entry_for(
+    git: pygit2.Repository, repo: Repo, path: str, untracked: bool, max_size: int,
+    cache: dict[str, list[Any]], new_cache: dict[str, list[Any]], now_ns: int,
+    skipped: list[dict[str, Any]],
+) -> Entry | str:
+    """The blob and mode of ``path`` as it is in the worktree; None when absent; 'keep' to leave."""
+    full = os.path.join(repo.workdir, path)
+    try:
+        st = os.lstat(full)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        skipped.append({"path": path, "reason": f"unreadable: {e.strerror}"})
+        return "keep"
+    if statmod.S_ISDIR(st.st_mode):
+        if untracked:
+            skipped.append({"path": path, "reason": "nested repository"})
+        return "keep"
+    if statmod.S_ISLNK(st.st_mode):
+        return git.create_blob(os.fsencode(os.readlink(full))), _LINK
+    if not statmod.S_ISREG(st.st_mode):
+        return "keep"
+    if untracked and st.st_size > max_size:
+        skipped.append({"path": path, "reason": f"larger than {max_size} bytes ({st.st_size})"})
+        return None
+    mode = _EXEC if st.st_mode & 0o111 else _BLOB
+    key = [st.st_size, st.st_mtime_ns, st.st_ino, mode]
+    hit = cache.get(path)
+    if hit is not None and hit[:4] == key:
+        oid = pygit2.Oid(hex=hit[4])
+    else:
+        try:
+            oid = git.create_blob_fromworkdir(path)
+        except (pygit2.GitError, OSError) as e:
+            skipped.append({"path": path, "reason": f"unreadable: {e}"})
+            return "keep"
+    if now_ns - st.st_mtime_ns > _RACY_NS:
+        new_cache[path] = [*key, str(oid)]
+    return oid, mode
+
+
+def apply_changes(
+    git: pygit2.Repository, tree: pygit2.Tree | None, changes: Mapping[str, Entry]
+) -> pygit2.Oid | None:
+    """``tree`` with ``changes`` applied, rewriting only the trees on changed paths (None: empty)."""
+    tb = git.TreeBuilder(tree) if tree is not None else git.TreeBuilder()
+    nested: dict[str, dict[str, Entry]] = {}
+    for path, entry in changes.items():
+        head, sep, rest = path.partition("/")
+        if sep:
+            nested.setdefault(head, {})[rest] = entry
+        elif entry is None:
+            if tb.get(head) is not None:
+                tb.remove(head)
+        else:
+            tb.insert(head, entry[0], entry[1])
+    for name, sub in nested.items():
+        existing = tb.get(name)
+        subtree = git[existing.id] if existing is not None and existing.filemode == _TREE else None
+        oid = apply_changes(git, subtree if isinstance(subtree, pygit2.Tree) else None, sub)
+        if oid is None:
+            if existing is not None:
+                tb.remove(name)
+        else:
+            tb.insert(name, oid, _TREE)
+    return tb.write() if len(tb) else None
+
+
+def take(
+    repo: Repo,
+    *,
+    kind: str,
+    now_ms: int,
+    session_id: str | None = None,
+    message_id: str | None = None,
+    text: str = "",
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+    status: status_mod.Status | None = None,
+) -> Checkpoint:
+    """Snapshot the worktree into a new checkpoint commit and ref; returns it."""
+    if status is None:
+        status = status_mod.run(repo.workdir)
+    git = repo.git
+    try:
+        head = None if git.head_is_unborn else git.head.peel(pygit2.Commit)
+    except pygit2.GitError as e:
+        raise OxideError(f"cannot read HEAD: {e}") from e
+    cache = _load_statcache(repo)
+    new_cache: dict[str, list[Any]] = {}
+    skipped: list[dict[str, Any]] = []
+    changes: dict[str, Entry] = {}
+    now_ns = now_ms * 1_000_000
+    for path in sorted(status.paths - status.submodules):
+        e = _entry_for(git, repo, path, path in status.untracked, max_file_size, cache,
+                       new_cache, now_ns, skipped)
+        if e != "keep":
+            changes[path] = e  # type: ignore[assignment]
+    base = head.tree if head is not None else None
+    tree = apply_changes(git, base, changes) if changes else (base.id if base else None)
+    if tree is None:
+        tree = git.TreeBuilder().write()
+    if new_cache != cache:
+        _save_statcache(repo, new_cache)
+    branch = repo.branch()
+    trailers = [
+        ("Oxide-Kind", kind),
+        ("Oxide-Session", session_id or "none"),
+        ("Oxide-Message", message_id or "none"),
+        ("Oxide-Worktree", repo.worktree_id),
+        ("Oxide-Worktree-Path", str(repo.workdir)),
+        ("Oxide-Branch", branch),
+        ("Oxide-Files-Changed", str(len(changes))),
+        ("Oxide-Time", str(now_ms)),
+        *[("Oxide-Skipped", json.dumps(s, ensure_ascii=False)) for s in skipped],
+    ]
+    title = text.strip().splitlines()[0] if text.strip() else f"{kind} checkpoint"
+    body = f"oxide: {title}\n\n" + "".join(f"{k}: {v}\n" for k, v in trailers)
+    sig = pygit2.Signature(*IDENTITY, now_ms // 1000, 0)
+    oid = git.create_commit(None, sig, sig, body, tree, [head.id] if head else [])
+    ref = refs.checkpoint_ref(session_id or "manual", str(oid))
+    refs.update(git, {ref: (None, oid)}, f"oxide: {kind} checkpoint")
+    return Checkpoint(
+        id=str(oid), ref=ref, kind=kind, session_id=session_id, message_id=message_id,
+        worktree=repo.worktree_id, worktree_path=str(repo.workdir), branch=branch,
+        head=str(head.id) if head else None, tree=str(tree), files_changed=len(changes),
+        created_at=now_ms, text=text, skipped=skipped,
+    )
+
+
+def parse_commit(commit: pygit2.Commit, ref: str) -> Checkpoint:
+    """A checkpoint read back from its commit (trailers are the record)."""
+    fields: dict[str, list[str]] = {}
+    lines = commit.message.splitlines()
+    title = lines[0].removeprefix("oxide: ") if lines else ""
+    for line in lines[1:]:
+        k, sep, v = line.partition(": ")
+        if sep and k.startswith("Oxide-"):
+            fields.setdefault(k, []).append(v)
+
+    def one(k: str) -> str | None:
+        v = fields.get(k, [None])[0]
+        return None if v in (None, "none") else v
+
+    skipped = []
+    for s in fields.get("Oxide-Skipped", []):
+        try:
+            skipped.append(json.loads(s))
+        except ValueError:
+            skipped.append({"path": s, "reason": "unknown"})
+    kind = one("Oxide-Kind") or "manual"
+    return Checkpoint(
+        id=str(commit.id), ref=ref, kind=kind, session_id=one("Oxide-Session"),
+        message_id=one("Oxide-Message"), worktree=one("Oxide-Worktree") or "main",
+        worktree_path=one("Oxide-Worktree-Path") or "", branch=one("Oxide-Branch") or "",
+        head=str(commit.parent_ids[0]) if commit.parent_ids else None,
+        tree=str(commit.tree_id), files_changed=int(one("Oxide-Files-Changed") or 0),
+        created_at=int(one("Oxide-Time") or commit.commit_time * 1000),
+        text="" if title == f"{kind} checkpoint" else title, skipped=skipped,
+    )
