@@ -221,6 +221,10 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
                 (_assistant_part if role == "assistant" else _common_part)(w, p)
             if role == "assistant":
                 _usage(w, m.usage)
+    if session.updated_at and len(w.lines) > 1:  # so that parse gives updated_at back
+        last = json.loads(w.lines[-1])
+        last["timestamp"] = to_iso(session.updated_at)
+        w.lines[-1] = _dumps(last)
     when = datetime.fromtimestamp(created / 1000, UTC).strftime("%Y-%m-%dT%H-%M-%S")
     root = Path(env.environ.get("CODEX_HOME") or env.home / ".codex")
     path = root / "sessions" / when[:4] / when[5:7] / when[8:10] / f"rollout-{when}-{native_id}.jsonl"
