@@ -123,8 +123,8 @@ def block_part(block: Any) -> Part:
             content = _text_of(content)
         return Part.tool_result(str(block.get("tool_use_id", "")), content,
                                 bool(block.get("is_error", False)), **extra)
+    src: dict[str, Any] = block["source"] if isinstance(block.get("source"), dict) else {}
     if kind == "image":
-        src = block.get("source") if isinstance(block.get("source"), dict) else {}
         extra = _rest(block, ("source",))
         if src.get("type") == "base64":
             return Part.image(src.get("media_type"), data=src.get("data"), **extra)
@@ -132,7 +132,6 @@ def block_part(block: Any) -> Part:
             return Part.image(src.get("media_type"), url=src.get("url"), **extra)
         return Part.image(src.get("media_type"), source=src, **extra)
     if kind == "document":
-        src = block.get("source") if isinstance(block.get("source"), dict) else {}
         fields: dict[str, Any] = {"mime": src.get("media_type"), "source": src}
         if src.get("type") == "text":
             fields["text"] = src.get("data")
@@ -190,9 +189,9 @@ class _Builder:
     def build(self, own_session: str | None) -> Message:
         first, last = self.first, self.last
         if self.kind == "meta":
-            parts = tuple(Part.other(_meta_kind(o), o) for o in self.lines)
+            others = tuple(Part.other(_meta_kind(o), o) for o in self.lines)
             uid = next((o["uuid"] for o in self.lines if isinstance(o.get("uuid"), str)), None)
-            return Message(Role.SYSTEM, parts, created_at=_first_ts(self.lines), native_id=uid)
+            return Message(Role.SYSTEM, others, created_at=_first_ts(self.lines), native_id=uid)
         summary_line = last if self.kind in ("boundary", "summary") else first
         extra = {k: v for k, v in summary_line.items() if k not in _OWN}
         if extra.get("sessionId") == own_session:
@@ -200,12 +199,14 @@ class _Builder:
         uuids = [o["uuid"] for o in self.lines if isinstance(o.get("uuid"), str)]
         if len(self.lines) > 1:
             extra["uuids"] = uuids
-        msg = summary_line.get("message") if isinstance(summary_line.get("message"), dict) else {}
+        msg: dict[str, Any] = summary_line["message"] if isinstance(
+            summary_line.get("message"), dict) else {}
         model = usage = cost = None
+        parts: tuple[Part, ...]
         if self.kind == "boundary":
             role, extra["boundary"] = Role.SYSTEM, first
             summary = _text_of(msg.get("content")) if len(self.lines) > 1 else ""
-            parts: tuple[Part, ...] = (Part.compaction(summary),)
+            parts = (Part.compaction(summary),)
         elif self.kind == "summary":
             role, parts = Role.SYSTEM, (Part.compaction(_text_of(msg.get("content"))),)
         elif self.kind == "assistant":

@@ -9,25 +9,18 @@ from __future__ import annotations
 import json
 import uuid as uuidlib
 from collections import Counter
-from collections.abc import Mapping
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..model import Message
-from ..model import Part
-from ..model import PartType
-from ..model import Session
-from ..model import session_id_for
-from ..model import to_iso
-from . import AgentEnv
-from . import Export
+from ..model import Message, Part, PartType, Session, session_id_for, to_iso
+from . import AgentEnv, Export
 from .claude import roots
 
 DEFAULT_VERSION = "2.1.39"
 # extra keys that are ours, not envelope fields to write back
 _INTERNAL = frozenset({"uuids", "message", "boundary", "toolUseResult", "parentUuid", "sessionId",
                        "isSidechain", "agentId"})
-_BLOCK_KEYS = {
+_BLOCK_KEYS: dict[str, tuple[str, ...]] = {
     PartType.TEXT: ("text",),
     PartType.REASONING: ("text", "signature", "encrypted", "redacted"),
     PartType.TOOL_CALL: ("call_id", "name", "input", "server"),
@@ -83,6 +76,7 @@ def part_block(p: Part, native: bool) -> dict[str, Any] | None:
         if p.get("is_error"):
             block["is_error"] = True
         return block
+    src: dict[str, Any] | None
     if t == PartType.IMAGE:
         if p.get("data") is not None:
             src = {"type": "base64", "media_type": p.get("mime"), "data": p.get("data")}
@@ -216,7 +210,8 @@ class _Writer:
         if not blocks:
             return
         meta = dict(m.extra.get("message", {})) if self.native else {}
-        meta.setdefault("id", f"msg_oxide_{uuidlib.uuid5(uuidlib.NAMESPACE_URL, str(m.native_id) + str(self.count)).hex}")
+        seed = f"oxide:{self.session.id}:{m.native_id}:{self.count}"
+        meta.setdefault("id", f"msg_oxide_{uuidlib.uuid5(uuidlib.NAMESPACE_URL, seed).hex}")
         meta.setdefault("type", "message")
         meta.setdefault("stop_reason", None)
         meta.setdefault("stop_sequence", None)
