@@ -173,6 +173,7 @@ class _Parser:
         self.out: list[Event] = []
         self.off = 0
         self.raw = b""
+        self.resumed_at = -1
 
     # -- session ------------------------------------------------------------------------------
     def _session(self) -> Session:
@@ -221,7 +222,10 @@ class _Parser:
     def _start(self, role: str | None, ts: int | None) -> _Open:
         self._close()
         self._ensure(ts)
-        self.out.append(Resumable(self.off, self.pre))
+        if self.pre.get("title") != self.st.get("title"):  # set by closing the previous message
+            self.pre = {**self.pre, "title": self.st.get("title")}
+        if self.off != self.resumed_at:  # the Resumable a restart begins at is not repeated
+            self.out.append(Resumable(self.off, self.pre))
         self.cur = _Open(role, ts, self.st.get("model") if role == "assistant" else None)
         return self.cur
 
@@ -471,6 +475,7 @@ class _Parser:
         with self.path.open("rb") as f:
             f.seek(offset)
             self.off = offset
+            self.resumed_at = offset if offset else -1
             for raw in f:
                 if not raw.endswith(b"\n"):
                     break  # a line still being written: not consumed
@@ -493,7 +498,8 @@ class _Parser:
         self._close()
         if "sid" in st:
             self._emit_session()
-        self.out.append(Resumable(self.off, dict(st)))
+        if self.off != self.resumed_at:
+            self.out.append(Resumable(self.off, dict(st)))
         yield from self.out
         self.out.clear()
 

@@ -201,7 +201,9 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
         if session.branch:
             meta["git"] = {"branch": session.branch}
     w.line("session_meta", meta)
+    start = 1
     for m in messages:
+        start = len(w.lines)
         w.ts = to_iso(m.created_at or created)
         role = m.role
         prompt = role == "user" or (role == "system" and not m.is_compaction() and (
@@ -221,7 +223,7 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
                 (_assistant_part if role == "assistant" else _common_part)(w, p)
             if role == "assistant":
                 _usage(w, m.usage)
-    if session.updated_at and len(w.lines) > 1:  # so that parse gives updated_at back
+    if session.updated_at and len(w.lines) > start + 1:  # so that parse gives updated_at back
         last = json.loads(w.lines[-1])
         last["timestamp"] = to_iso(session.updated_at)
         w.lines[-1] = _dumps(last)

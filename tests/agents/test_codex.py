@@ -1,0 +1,274 @@
+"""The Codex rollout reader and writer, over the hand-written rollouts in fixtures/codex."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable, codex
+from oxide_git.model import Message, Session, session_id_for
+
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "codex"
+ALL = sorted(FIX.iterdir())
+
+
+def run(path: Path, offset: int = 0, state=None) -> list:
+    return list(codex.parse(path, offset=offset, state=state))
+
+
+def msgs(events: list) -> list[Message]:
+    return [e.message for e in events if isinstance(e, FoundMessage)]
+
+
+def last_session(events: list) -> Session:
+    return [e.session for e in events if isinstance(e, FoundSession)][-1]
+
+
+def shape(m: Message) -> tuple:
+    return (m.role, tuple((p.type, p.get("kind") or p.get("name")) for p in m.parts))
+
+
+def env_for(home: Path, *worktrees: Path) -> AgentEnv:
+    return AgentEnv(home=home, environ=dict(os.environ), worktrees=tuple(worktrees))
+
+
+def test_turns_grouping_and_fields() -> None:
+    ev = run(FIX / "turns.jsonl")
+    ms = msgs(ev)
+    assert [shape(m) for m in ms] == [
+        ("system", (("text", None),)),
+        ("system", (("text", None),)),
+        ("user", (("other", "task_started"), ("text", None), ("other", "turn_context"))),
+        ("assistant", (("reasoning", None), ("text", None), ("tool_call", "shell_command"))),
+        ("tool", (("tool_result", None),)),
+        ("assistant", (("tool_call", "apply_patch"),)),
+        ("tool", (("tool_result", None),)),
+        ("assistant", (("text", None), ("other", "task_complete"))),
+        ("user", (("other", "task_started"), ("text", None), ("other", "ghost_snapshot"),
+                  ("other", "turn_context"))),
+        ("assistant", (("tool_call", "local_shell"),)),
+        ("tool", (("tool_result", None),)),
+        ("assistant", (("other", "web_search_call"), ("tool_call", "update_plan"))),
+        ("tool", (("tool_result", None),)),
+        ("assistant", (("text", None), ("other", "task_complete"))),
+    ]
+    assert ms[0].extra["codex_role"] == "developer" and ms[1].extra["codex_role"] == "user"
+    assert ms[2].text() == "Fix the failing test in src/app.py"
+    r = ms[3].parts[0]
+    assert r.get("text") == "**Looking at the test**" and r.get("encrypted") == "gAAAAenc1"
+    assert "events" not in ms[3].parts[1].data  # agent_message paired, not a second text part
+    call = ms[3].parts[2]
+    assert call.get("call_id") == "call_1" and call.get("input") == {"command": "pytest -q",
+                                                                     "workdir": "."}
+    assert ms[3].model == "gpt-5-codex" and ms[3].usage["total_tokens"] == 120
+    assert ms[3].usage["total"]["total_tokens"] == 120
+    assert ms[4].parts[0].get("is_error") is True
+    assert ms[5].parts[0].get("input").startswith("*** Begin Patch")
+    assert ms[5].usage["total"]["total_tokens"] == 300  # cumulative total kept, never summed
+    assert ms[6].parts[0].get("is_error") is False
+    assert ms[9].model == "gpt-5.1-codex"
+    bad = ms[11].parts[1]
+    assert bad.get("input") == "not json {" and bad.get("arguments") == "not json {"
+    assert ms[12].parts[0].get("output") == [{"type": "input_text", "text": "Plan updated"}]
+    texts = [p.get("text") for m in ms if m.role == "assistant" for p in m.parts if p.type == "text"]
+    assert texts == ["Let me run the tests.", "Fixed: the test passes now.", "README.md and src/."]
+    s = last_session(ev)
+    native = "019c0000-0000-7000-8000-000000000001"
+    assert s.id == session_id_for("codex", native, s.created_at) and s.native_id == native
+    assert (s.cwd, s.branch, s.model) == ("/work/proj", "main", "gpt-5.1-codex")
+    assert s.title == "Fix the failing test in src/app.py"
+    assert s.created_at == 1772359200000 and s.updated_at == 1772359213002
+    assert isinstance(ev[-1], Resumable) and ev[-1].offset == (FIX / "turns.jsonl").stat().st_size
+
+
+def test_compacted() -> None:
+    ms = msgs(run(FIX / "compacted.jsonl"))
+    comp = [m for m in ms if m.is_compaction()]
+    assert len(comp) == 2 and all(m.role == "system" for m in comp)
+    remote = comp[0].parts[0]
+    assert remote.get("summary") == "" and remote.get("replacement_history")[1]["type"] == "compaction"
+    assert [p.get("kind") for p in comp[0].parts[1:]] == ["context_compacted", "turn_context"]
+    assert comp[1].text() == "Local summary: the user asked for a summary."
+    assert ms[-1].parts[-1].get("kind") == "thread_rolled_back"
+
+
+def test_fork_records_parent_and_keeps_one_session() -> None:
+    ev = run(FIX / "fork.jsonl")
+    sessions = {e.session.id for e in ev if isinstance(e, FoundSession)}
+    assert len(sessions) == 1
+    s = last_session(ev)
+    assert s.native_id == "019c0000-0000-7000-8000-00000000000c"
+    assert s.extra["forked_from"] == "019c0000-0000-7000-8000-000000000002"
+    ms = msgs(ev)
+    assert [m.extra.get("copied", False) for m in ms] == [True, True, False, False]
+    assert ms[0].parts[0].get("kind") == "session_meta"  # the parent's meta line is kept
+
+
+def test_interrupted_call_without_output() -> None:
+    ms = msgs(run(FIX / "interrupted.jsonl"))
+    assert [shape(m) for m in ms] == [
+        ("user", (("text", None),)),
+        ("assistant", (("tool_call", "exec_command"), ("other", "turn_aborted"))),
+        ("system", (("text", None),)),
+    ]
+
+
+def test_partial_last_line_not_consumed() -> None:
+    path = FIX / "partial.jsonl"
+    ev = run(path)
+    data = path.read_bytes()
+    assert ev[-1].offset == data.rindex(b"\n") + 1 < len(data)
+    assert not [e for e in ev if isinstance(e, Problem)]
+    assert [m.text() for m in msgs(ev)] == ["Hello", "Hi."]
+
+
+def test_non_json_line_is_a_problem() -> None:
+    ev = run(FIX / "nonjson.jsonl")
+    assert [(e.line, e.text) for e in ev if isinstance(e, Problem)] == [(4, "not JSON, skipped")]
+    assert [m.text() for m in msgs(ev)] == ["Hello", "Hi."]
+
+
+def test_unknown_types_are_kept() -> None:
+    ms = msgs(run(FIX / "unknown.jsonl"))
+    kinds = [p.get("kind") for m in ms for p in m.parts if p.type == "other"]
+    assert kinds == ["world_state", "hologram_call", "mood_changed"]
+
+
+def test_bare_and_typescript_eras() -> None:
+    bare = run(next(FIX.glob("rollout-2025-08-01*.jsonl")))
+    assert [m.role for m in msgs(bare)] == ["system", "user", "assistant", "tool", "assistant"]
+    s = last_session(bare)
+    assert (s.native_id, s.cwd, s.branch) == ("5973b6c0-94b8-487b-a530-2aeb6098ae0e", "/work/proj",
+                                              "dev")
+    ts = run(next(FIX.glob("*.json")))
+    assert [m.role for m in msgs(ts)] == ["system", "user", "assistant", "tool", "assistant"]
+    assert last_session(ts).title == "What does app.py do?"
+    assert run(next(FIX.glob("*.json")), offset=ts[-1].offset, state=ts[-1].state)[-1:] == ts[-1:]
+
+
+def test_restart_from_every_resumable_matches_a_single_parse() -> None:
+    for path in ALL:
+        if path.suffix != ".jsonl":
+            continue
+        full = run(path)
+        for i, e in enumerate(full):
+            if isinstance(e, Resumable):
+                assert run(path, offset=e.offset, state=e.state) == full[i + 1:], (path, i)
+
+
+def test_incremental_after_appending(tmp_path: Path) -> None:
+    data = (FIX / "turns.jsonl").read_bytes()
+    lines = data.splitlines(keepends=True)
+    path = tmp_path / "rollout.jsonl"
+    cut = sum(len(x) for x in lines[:24])  # after task_complete of the first turn
+    path.write_bytes(data[:cut] + lines[24][:30])  # and half a line
+    first = run(path)
+    assert first[-1].offset == cut
+    path.write_bytes(data)
+    again = run(path, offset=first[-1].offset, state=first[-1].state)
+    assert msgs(first) + msgs(again) == msgs(run(FIX / "turns.jsonl"))
+    assert last_session(again) == last_session(run(FIX / "turns.jsonl"))
+    # restarting at the Resumable before the last message re-emits it, grown, with the same start
+    mid = sum(len(x) for x in lines[:12])
+    path.write_bytes(data[:mid])
+    part = run(path)
+    back = [e for e in part if isinstance(e, Resumable)][-2]
+    path.write_bytes(data)
+    assert msgs(part)[:-1] + msgs(run(path, offset=back.offset, state=back.state)) == msgs(run(path))
+
+
+def test_discover(tmp_path: Path) -> None:
+    home = Path(os.environ["CODEX_HOME"])
+    proj = tmp_path / "work" / "proj"
+    day = home / "sessions" / "2026" / "03" / "01"
+    day.mkdir(parents=True)
+    (home / "archived_sessions").mkdir()
+    text = (FIX / "turns.jsonl").read_text().replace("/work/proj", str(proj))
+    (day / "rollout-2026-03-01T10-00-00-a.jsonl").write_text(text)
+    (home / "archived_sessions" / "rollout-2026-03-01T10-00-00-a.jsonl").write_text(text)
+    (home / "archived_sessions" / "rollout-2026-03-01T11-00-00-b.jsonl").write_text(text)
+    (day / "rollout-2026-03-01T12-00-00-c.jsonl").write_text(text.replace(str(proj), "/elsewhere"))
+    old = next(FIX.glob("*.json")).read_text().replace("/work/proj", str(proj / "sub"))
+    (home / "sessions" / "rollout-2025-05-01-x.json").write_text(old)
+    found = codex.discover(env_for(tmp_path / "nohome", proj))
+    rel = sorted(str(p.relative_to(home)) for p in found)
+    assert rel == ["archived_sessions/rollout-2026-03-01T11-00-00-b.jsonl",
+                   "sessions/2026/03/01/rollout-2026-03-01T10-00-00-a.jsonl",
+                   "sessions/rollout-2025-05-01-x.json"]
+
+
+def test_export_round_trip(tmp_path: Path) -> None:
+    env = env_for(tmp_path, Path("/work/proj"))
+    for path in ALL:
+        ev = run(path)
+        s, ms = last_session(ev), msgs(ev)
+        out = codex.export(s, ms, env)
+        assert out.command == ["codex", "resume", s.native_id] and out.native_id == s.native_id
+        (target, content), = out.files.items()
+        assert target.name.endswith(f"-{s.native_id}.jsonl")
+        assert target.is_relative_to(Path(os.environ["CODEX_HOME"]) / "sessions")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
+        first = json.loads(content.splitlines()[0])
+        assert first["type"] == "session_meta" and first["payload"]["id"] == s.native_id
+        back = run(target)
+        if "2025-08-01" in path.name or path.suffix == ".json":  # older eras: written as envelopes,
+            def keep(m: Message) -> tuple:  # record_type lines are left out (and said so)
+                return (m.role, [p.type for p in m.parts if p.get("line") != "bare"])
+            assert [keep(m) for m in msgs(back)] == [keep(m) for m in ms]
+            assert not any(p.get("line") == "bare" for m in ms for p in m.parts) or out.lost
+            continue
+        assert msgs(back) == ms, path
+        assert last_session(back) == s
+
+
+def test_export_foreign_session(tmp_path: Path) -> None:
+    from oxide_git.model import Part
+
+    s = Session(id="0190aaaabbbbccccddddeeeeffff0000", agent="claude", native_id="abc",
+                created_at=1772359200000, cwd="/work/proj", title="t")
+    ms = [Message("user", (Part.text("hello"),)),
+          Message("assistant", (Part.reasoning("think"), Part.text("hi"),
+                                Part.tool_call("tu_1", "Bash", {"command": "ls"}))),
+          Message("tool", (Part.tool_result("tu_1", "a\nb"),)),
+          Message("assistant", (Part.text("done"),))]
+    out = codex.export(s, ms, env_for(tmp_path))
+    assert out.native_id == codex.export(s, ms, env_for(tmp_path)).native_id  # deterministic
+    assert out.native_id[14] == "7" and out.native_id != "abc"
+    assert out.lost and any("tool calls" in x for x in out.lost)
+    (target, content), = out.files.items()
+    target.parent.mkdir(parents=True)
+    target.write_bytes(content)
+    back = msgs(run(target))
+    assert back[0].role == "user" and back[0].text() == "hello"
+    assert "Bash" in "".join(m.text() for m in back) and "done" in back[-1].text()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_damage_never_raises_nor_loses_what_came_before(tmp_path: Path, data: st.DataObject) -> None:
+    src = data.draw(st.sampled_from([p for p in ALL if p.suffix == ".jsonl"]))
+    raw = src.read_bytes()
+    pos = data.draw(st.integers(0, len(raw)))
+    junk = data.draw(st.binary(max_size=20))
+    mode = data.draw(st.sampled_from(["truncate", "insert", "overwrite"]))
+    if mode == "truncate":
+        damaged = raw[:pos]
+    elif mode == "insert":
+        damaged = raw[:pos] + junk + raw[pos:]
+    else:
+        damaged = raw[:pos] + junk + raw[pos + len(junk):]
+    path = tmp_path / "damaged.jsonl"
+    path.write_bytes(damaged)
+    got = run(path)  # never raises
+    assert isinstance(got[-1], Resumable)
+    clean_prefix = tmp_path / "prefix.jsonl"
+    start = raw.rfind(b"\n", 0, pos) + 1  # the damaged line and what follows may change
+    clean_prefix.write_bytes(raw[:start])
+    before = msgs(run(clean_prefix))[:-1]  # the last one may still grow
+    assert msgs(got)[: len(before)] == before
+
