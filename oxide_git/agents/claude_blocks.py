@@ -1,0 +1,199 @@
+"""Claude Code lines and content blocks as model Parts and Messages: no I/O, no state.
+
+``block_part`` is the exact inverse of ``claude_export.part_block`` for Claude's own blocks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..model import Message, Part, Role, from_iso
+
+# Envelope fields that have a place of their own in a Message (everything else goes to extra).
+_OWN = frozenset({"message", "type", "uuid", "timestamp", "toolUseResult", "costUSD"})
+
+def line_ts(obj: Mapping[str, Any]) -> int | None:
+    t = obj.get("timestamp")
+    if not isinstance(t, str):
+        snap = obj.get("snapshot")
+        t = snap.get("timestamp") if isinstance(snap, dict) else None
+    return from_iso(t) if isinstance(t, str) else None
+
+
+def _rest(block: Mapping[str, Any], known: tuple[str, ...]) -> dict[str, Any]:
+    return {k: v for k, v in block.items() if k not in known and k != "type"}
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
+        )
+    return ""
+
+
+def block_part(block: Any) -> Part:
+    """One native content block as a Part (the exact inverse is ``claude_export.part_block``)."""
+    if not isinstance(block, dict):
+        return Part.text(block) if isinstance(block, str) else Part.other("block", block)
+    kind = block.get("type")
+    if kind == "text":
+        return Part.text(str(block.get("text", "")), **_rest(block, ("text",)))
+    if kind == "thinking":
+        return Part.reasoning(str(block.get("thinking", "")), **_rest(block, ("thinking",)))
+    if kind == "redacted_thinking":
+        return Part.reasoning("", encrypted=block.get("data"), redacted=True, **_rest(block, ("data",)))
+    if kind in ("tool_use", "server_tool_use"):
+        extra = _rest(block, ("id", "name", "input"))
+        if kind == "server_tool_use":
+            extra["server"] = True
+        return Part.tool_call(str(block.get("id", "")), str(block.get("name", "")),
+                              block.get("input"), **extra)
+    if kind == "tool_result":
+        content = block.get("content")
+        extra = _rest(block, ("tool_use_id", "content", "is_error"))
+        if isinstance(content, list):
+            extra["content"] = content
+            content = _text_of(content)
+        return Part.tool_result(str(block.get("tool_use_id", "")), content,
+                                bool(block.get("is_error", False)), **extra)
+    src: dict[str, Any] = block["source"] if isinstance(block.get("source"), dict) else {}
+    if kind == "image":
+        extra = _rest(block, ("source",))
+        if src.get("type") == "base64":
+            return Part.image(src.get("media_type"), data=src.get("data"), **extra)
+        if src.get("type") == "url":
+            return Part.image(src.get("media_type"), url=src.get("url"), **extra)
+        return Part.image(src.get("media_type"), source=src, **extra)
+    if kind == "document":
+        fields: dict[str, Any] = {"mime": src.get("media_type"), "source": src}
+        if src.get("type") == "text":
+            fields["text"] = src.get("data")
+        elif src.get("type") == "url":
+            fields["url"] = src.get("url")
+        return Part.file(str(block.get("title") or ""), **fields, **_rest(block, ("source", "title")))
+    return Part.other(str(kind or "block"), block)
+
+
+def _meta_kind(obj: Mapping[str, Any]) -> str:
+    kind = str(obj.get("type") or "unknown")
+    sub = obj.get("subtype")
+    if sub is None and isinstance(obj.get("data"), dict):
+        sub = obj["data"].get("type")
+    return f"{kind}/{sub}" if isinstance(sub, str) else kind
+
+
+class Builder:
+    """One message being assembled from one or more lines."""
+
+    __slots__ = ("blocks", "extra", "first", "kind", "last", "lines", "stream", "tool_ids")
+
+    def __init__(self, kind: str, stream: str, obj: dict[str, Any]) -> None:
+        self.kind = kind  # assistant | user | tool | summary | boundary | meta
+        self.stream = stream
+        self.first = obj
+        self.last = obj
+        self.lines: list[dict[str, Any]] = [obj]
+        self.blocks: list[Any] = []
+        self.tool_ids: set[str] = set()
+        self.extra: dict[str, Any] = {}
+        if kind == "assistant":
+            self._add_blocks(obj)
+
+    def _add_blocks(self, obj: Mapping[str, Any]) -> None:
+        content = obj["message"].get("content")
+        for b in content if isinstance(content, list) else [content]:
+            if b is None:
+                continue
+            if (isinstance(b, dict) and b.get("type") in ("tool_use", "server_tool_use")
+                    and isinstance(b.get("id"), str)):
+                if b["id"] in self.tool_ids:
+                    continue
+                self.tool_ids.add(b["id"])
+            elif b in self.blocks:
+                continue
+            self.blocks.append(b)
+
+    def add(self, obj: dict[str, Any]) -> None:
+        self.lines.append(obj)
+        self.last = obj
+        if self.kind == "assistant":
+            self._add_blocks(obj)
+
+    def build(self, own_session: str | None) -> Message:
+        first, last = self.first, self.last
+        if self.kind == "meta":
+            others = tuple(Part.other(_meta_kind(o), o) for o in self.lines)
+            uid = next((o["uuid"] for o in self.lines if isinstance(o.get("uuid"), str)), None)
+            return Message(Role.SYSTEM, others, created_at=first_ts(self.lines), native_id=uid)
+        summary_line = last if self.kind in ("boundary", "summary") else first
+        extra = {k: v for k, v in summary_line.items() if k not in _OWN}
+        if extra.get("sessionId") == own_session:
+            del extra["sessionId"]
+        uuids = [o["uuid"] for o in self.lines if isinstance(o.get("uuid"), str)]
+        if len(self.lines) > 1:
+            extra["uuids"] = uuids
+        msg: dict[str, Any] = summary_line["message"] if isinstance(
+            summary_line.get("message"), dict) else {}
+        model = usage = cost = None
+        parts: tuple[Part, ...]
+        if self.kind == "boundary":
+            role, extra["boundary"] = Role.SYSTEM, first
+            summary = _text_of(msg.get("content")) if len(self.lines) > 1 else ""
+            parts = (Part.compaction(summary),)
+        elif self.kind == "summary":
+            role, parts = Role.SYSTEM, (Part.compaction(_text_of(msg.get("content"))),)
+        elif self.kind == "assistant":
+            role, parts = Role.ASSISTANT, tuple(block_part(b) for b in self.blocks)
+            lm = last["message"]
+            model = next((o["message"].get("model") for o in reversed(self.lines)
+                          if o["message"].get("model")), None)
+            usage = lm.get("usage") if isinstance(lm.get("usage"), dict) else None
+            cost = last.get("costUSD") if isinstance(last.get("costUSD"), int | float) else None
+            extra["message"] = {k: v for k, v in lm.items() if k not in ("content", "usage", "model")}
+        else:
+            content = msg.get("content")
+            blocks = content if isinstance(content, list) else [content]
+            role = Role.TOOL if self.kind == "tool" else Role.USER
+            plist = [block_part(b) for b in blocks if b is not None]
+            if "toolUseResult" in first:
+                i = next((i for i, p in enumerate(plist) if p.type == "tool_result"), None)
+                if i is None:
+                    extra["toolUseResult"] = first["toolUseResult"]
+                else:
+                    plist[i] = Part(plist[i].type, {**plist[i].data,
+                                                    "structured": first["toolUseResult"]})
+            parts = tuple(plist)
+            if set(msg) - {"role", "content"}:
+                extra["message"] = {k: v for k, v in msg.items() if k != "content"}
+        if self.kind == "summary" or self.kind == "boundary":
+            extra.pop("message", None)
+        return Message(role, parts, created_at=first_ts(self.lines),
+                       native_id=uuids[0] if uuids else None, model=model, usage=usage, cost=cost,
+                       extra=extra)
+
+
+def first_ts(lines: Sequence[Mapping[str, Any]]) -> int | None:
+    return next((t for t in map(line_ts, lines) if t is not None), None)
+
+
+def classify(obj: Mapping[str, Any]) -> str:
+    kind = obj.get("type")
+    msg = obj.get("message")
+    if kind == "assistant" and isinstance(msg, dict):
+        return "assistant"
+    if kind == "user" and isinstance(msg, dict):
+        if obj.get("isCompactSummary"):
+            return "summary"
+        c = msg.get("content")
+        if isinstance(c, list) and c and all(
+            isinstance(b, dict) and b.get("type") == "tool_result" for b in c
+        ):
+            return "tool"
+        return "user"
+    if kind == "system" and obj.get("subtype") == "compact_boundary":
+        return "boundary"
+    return "meta"
