@@ -1,0 +1,468 @@
+"""The Codex rollout reader behind ``codex.parse``: see codex.py for the grouping rule."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterator, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..model import Message, Part, Session, from_iso, session_id_for
+from . import Event, FoundMessage, FoundSession, Problem, Resumable
+
+name = "codex"
+
+_ASSISTANT_ITEMS = {"reasoning", "function_call", "custom_tool_call", "local_shell_call",
+                    "web_search_call", "image_generation_call"}
+_CALL_KEYS = {"function_call": ("type", "name", "arguments", "call_id"),
+              "custom_tool_call": ("type", "status", "call_id", "name", "input"),
+              "local_shell_call": ("type", "call_id", "status", "action")}
+_EVENT_KIND = {"agent_message": "message", "agent_reasoning": "reasoning",
+               "agent_reasoning_raw_content": "raw"}
+_INJECTED = re.compile(r"\s*(<[A-Za-z_]+[ >]|# AGENTS\.md)")
+_UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
+_CWD = re.compile(r"<cwd>([^<]+)</cwd>")
+_EXIT = re.compile(r"(?:^Exit code: |Process exited with code )(-?\d+)", re.M)
+
+
+class _Open:
+    __slots__ = ("created", "extra", "item_text", "merged", "model", "parts", "queue", "role",
+                 "usage", "wants")
+
+    def __init__(self, role: str | None, created: int | None, model: str | None) -> None:
+        self.role, self.created, self.model = role, created, model
+        self.parts: list[list[Any]] = []  # [type, data]
+        self.extra: dict[str, Any] = {}
+        self.usage: dict[str, Any] | None = None
+        self.item_text: str | None = None
+        self.merged = False
+        self.queue: list[tuple[str, dict[str, Any]]] = []  # events waiting for their item
+        self.wants: list[list[Any]] = []  # [part index, kind, wanted texts, got texts]
+
+
+_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
+def _loads(raw: bytes) -> Any:
+    try:
+        text = raw.decode()
+        obj, end = _SCAN(text, 0)
+        if end == len(text) or not text[end:].strip():
+            return obj
+    except (ValueError, StopIteration):
+        pass
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
+def _iso(ts: Any) -> int | None:
+    if isinstance(ts, str) and len(ts) == 24 and ts[-1] == "Z":
+        try:
+            return int(datetime.fromisoformat(ts).timestamp() * 1000)
+        except ValueError:
+            return None
+    return from_iso(ts)
+
+
+def _texts(content: Any, kinds: tuple[str, ...]) -> list[str]:
+    if not isinstance(content, list):
+        return []
+    return [c["text"] for c in content if isinstance(c, dict) and c.get("type") in kinds
+            and isinstance(c.get("text"), str)]
+
+
+def _is_error(output: Any) -> bool:
+    if isinstance(output, dict):
+        return output.get("success") is False
+    if not isinstance(output, str):
+        return False
+    if output.startswith("{") and '"exit_code"' in output:
+        try:
+            meta = json.loads(output).get("metadata") or {}
+            return bool(meta.get("exit_code"))
+        except (ValueError, AttributeError):
+            return False
+    m = _EXIT.search(output[:400])
+    return bool(m and int(m.group(1)) != 0)
+
+
+class _Parser:
+    def __init__(self, path: Path, state: Mapping[str, Any] | None) -> None:
+        self.path = path
+        self.st: dict[str, Any] = dict(state or {})
+        self.st.setdefault("line", 0)
+        self.cur: _Open | None = None
+        self.out: list[Event] = []
+        self.off = 0
+        self.raw = b""
+        self.resumed_at = -1
+
+    # -- session ------------------------------------------------------------------------------
+    def _session(self) -> Session:
+        st = self.st
+        extra = {k: st[k] for k in ("meta", "git", "forked_from") if st.get(k) is not None}
+        return Session(id=st["sid"], agent=name, native_id=st["native"], title=st.get("title"),
+                       created_at=st.get("created"), updated_at=st.get("updated"),
+                       branch=st.get("branch"), cwd=st.get("cwd"), model=st.get("model"),
+                       extra=extra)
+
+    def _emit_session(self) -> None:
+        s = self._session()
+        fp = hashlib.sha1(repr(s).encode()).hexdigest()
+        if fp != self.st.get("fp"):
+            self.st["fp"] = fp
+            self.out.append(FoundSession(s))
+
+    def _ensure(self, ts: int | None) -> None:
+        if "sid" not in self.st:
+            m = _UUID.search(self.path.stem)
+            native = m.group(1) if m else self.path.stem
+            self.st.update(native=native, created=ts, sid=session_id_for(name, native, ts))
+            self._emit_session()
+
+    def _meta(self, p: dict[str, Any], ts: int | None) -> None:
+        st = self.st
+        if "sid" in st:
+            self._neutral(Part.other("session_meta", p, line="session_meta"), ts)
+            if p.get("id") and p.get("id") != st["native"] and not st.get("forked_from"):
+                st["forked_from"] = p.get("id")
+            return
+        native = str(p.get("id") or "") or None
+        if native is None:
+            self._ensure(ts)
+            return
+        created = from_iso(p.get("timestamp")) or ts
+        git = p.get("git") if isinstance(p.get("git"), dict) else None
+        st.update(native=native, created=created, sid=session_id_for(name, native, created),
+                  cwd=p.get("cwd") if isinstance(p.get("cwd"), str) else None,
+                  branch=(git or {}).get("branch"), git=git,
+                  meta={k: v for k, v in p.items() if k not in ("id", "timestamp", "cwd", "git")},
+                  forked_from=p.get("forked_from_id"))
+        self._emit_session()
+
+    # -- messages -----------------------------------------------------------------------------
+    def _start(self, role: str | None, ts: int | None) -> _Open:
+        self._close()
+        self._ensure(ts)
+        if self.off != self.resumed_at:  # the Resumable a restart begins at is not repeated
+            self.out.append(Resumable(self.off, dict(self.st)))  # state before this line
+        self.cur = _Open(role, ts, self.st.get("model") if role == "assistant" else None)
+        return self.cur
+
+    def _want(self, role: str, ts: int | None) -> _Open:
+        c = self.cur
+        if c is not None and (c.role is None or (c.role == role and role in ("assistant", "tool"))):
+            c.role = role
+            if role == "assistant" and c.model is None:
+                c.model = self.st.get("model")
+            return c
+        return self._start(role, ts)
+
+    def _neutral(self, part: Part, ts: int | None) -> None:
+        c = self.cur if self.cur is not None else self._start(None, ts)
+        c.parts.append([part.type, dict(part.data)])
+
+    def _close(self) -> None:
+        c, self.cur = self.cur, None
+        if c is None:
+            return
+        st = self.st
+        for kind, p in c.queue:  # events that never met their item
+            text = p.get("message") if kind == "message" else p.get("text")
+            rest = {k: v for k, v in p.items() if k not in ("type", "message", "text")}
+            ptype = "text" if kind == "message" else "reasoning"
+            c.parts.append([ptype, {"text": text, "source": p.get("type"), **rest}])
+        for idx, _kind, want, got in c.wants:
+            if got != want and st.get("era") == "envelope":
+                c.parts[idx][1]["events"] = got
+        role = c.role or "system"
+        if role == "user-item":
+            injected = _INJECTED.match(c.item_text or "") is not None
+            role = "user" if c.merged or not (injected or st.get("era") == "envelope") else "system"
+            if role == "system":
+                c.extra["codex_role"] = "user"
+        elif role == "compaction":
+            role = "system"
+        if role == "user" and not st.get("title"):
+            text = " ".join(" ".join(str(d.get("text", "")) for t, d in c.parts
+                                     if t == "text").split())
+            if text:
+                st["title"] = text if len(text) <= 80 else text[:79] + "…"
+        if st.get("forked_from") and c.created is not None and c.created < (st.get("created") or 0):
+            c.extra["copied"] = True
+        self.out.append(FoundMessage(st["sid"], Message(
+            role=role, parts=tuple(Part(t, d) for t, d in c.parts), created_at=c.created,
+            model=c.model, usage=c.usage, extra=c.extra)))
+
+    @staticmethod
+    def _take(data: dict[str, Any], kind: str, p: dict[str, Any]) -> Any:
+        extra = {x: v for x, v in p.items() if x not in ("type", "message", "text")}
+        if extra and extra != {"phase": data.get("phase")}:
+            data["event_extra"] = extra
+        return p.get("message") if kind == "message" else p.get("text")
+
+    def _pair(self, c: _Open, idx: int, kind: str, want: list[str]) -> None:
+        data, got = c.parts[idx][1], []
+        for ev in [e for e in c.queue if e[0] == kind][: len(want)]:
+            c.queue.remove(ev)
+            got.append(self._take(data, kind, ev[1]))
+        c.wants.append([idx, kind, want, got])
+
+    def _event_for_item(self, c: _Open, kind: str, p: dict[str, Any]) -> None:
+        for w in c.wants:
+            if w[1] == kind and len(w[3]) < len(w[2]):
+                w[3].append(self._take(c.parts[w[0]][1], kind, p))
+                return
+        c.queue.append((kind, p))
+
+    # -- lines --------------------------------------------------------------------------------
+    def _item(self, p: dict[str, Any], ts: int | None) -> None:
+        t = p.get("type")
+        native = {k: v for k, v in p.items() if k not in ("type", "role", "content")}
+        if t == "message":
+            role = p.get("role")
+            content = p.get("content")
+            if role == "assistant":
+                c = self._want("assistant", ts)
+                texts = _texts(content, ("output_text", "input_text"))
+                text = "".join(texts)
+                data: dict[str, Any] = {"text": text, **native}
+                if not (isinstance(content, list) and len(content) == 1 and len(texts) == 1):
+                    data["content"] = content
+                c.parts.append(["text", data])
+                self._pair(c, len(c.parts) - 1, "message", [text])
+                return
+            c = self._want("user-item" if role == "user" else "system", ts)
+            if role != "user":
+                c.extra["codex_role"] = role
+            if native:
+                c.extra["native"] = native
+            for ci in content if isinstance(content, list) else []:
+                ct = ci.get("type") if isinstance(ci, dict) else None
+                if ct in ("input_text", "output_text") and isinstance(ci.get("text"), str):
+                    c.parts.append(["text", {"text": ci["text"]}])
+                elif ct == "input_image" and len(ci) == 2 and isinstance(ci.get("image_url"), str):
+                    url = ci["image_url"]
+                    mime = url[5:].split(";", 1)[0] if url.startswith("data:") else None
+                    c.parts.append(["image", {"mime": mime, "url": url}])
+                else:
+                    c.parts.append(["other", {"kind": str(ct), "raw": ci, "line": "content"}])
+            if not isinstance(content, list):
+                c.extra["content"] = content
+            c.item_text = "\n".join(_texts(content, ("input_text", "output_text")))
+            return
+        if t in _ASSISTANT_ITEMS:
+            c = self._want("assistant", ts)
+            if t == "reasoning":
+                summary = p.get("summary")
+                texts = _texts(summary, ("summary_text",))
+                body = texts or _texts(p.get("content"), ("reasoning_text", "text"))
+                data = {"text": "\n\n".join(body)}
+                if len(texts) != 1:
+                    data["summary"] = texts
+                if not isinstance(summary, list) or len(texts) != len(summary) or any(
+                        len(s) != 2 for s in summary):
+                    data["summary_raw"] = summary
+                if p.get("encrypted_content") is not None:
+                    data["encrypted"] = p["encrypted_content"]
+                data.update((k, v) for k, v in p.items()
+                            if k not in ("type", "summary", "encrypted_content"))
+                c.parts.append(["reasoning", data])
+                self._pair(c, len(c.parts) - 1, "reasoning", texts)
+            elif t in _CALL_KEYS:
+                keys = _CALL_KEYS[t]
+                rest = {k: v for k, v in p.items() if k not in keys}
+                call_id = str(p.get("call_id") or p.get("id") or "")
+                if t == "function_call":
+                    raw = p.get("arguments")
+                    try:
+                        value = json.loads(raw) if isinstance(raw, str) else raw
+                        same = json.dumps(value, ensure_ascii=False, separators=(",", ":")) == raw
+                    except ValueError:
+                        value, same = raw, False
+                    extra = {} if same else {"arguments": raw}
+                    part = Part.tool_call(call_id, str(p.get("name")), value, **extra)
+                elif t == "custom_tool_call":
+                    part = Part.tool_call(call_id, str(p.get("name")), p.get("input"))
+                else:
+                    part = Part.tool_call(call_id, "local_shell", p.get("action"))
+                data = {**part.data, "codex_type": t}
+                if "status" in p:
+                    data["status"] = p["status"]
+                if rest:
+                    data["native"] = rest
+                c.parts.append(["tool_call", data])
+            else:
+                c.parts.append(["other", {"kind": t, "raw": p, "line": "response_item"}])
+            return
+        if isinstance(t, str) and t.endswith("_output") and "call_id" in p:
+            c = self._want("tool", ts)
+            out = p.get("output")
+            data = {**Part.tool_result(str(p["call_id"]), out, _is_error(out)).data, "codex_type": t}
+            rest = {k: v for k, v in p.items() if k not in ("type", "call_id", "output")}
+            if rest:
+                data["native"] = rest
+            c.parts.append(["tool_result", data])
+            return
+        self._neutral(Part.other(str(t), p, line="response_item"), ts)
+
+    def _event(self, p: dict[str, Any], ts: int | None) -> None:
+        t = p.get("type")
+        st, c = self.st, self.cur
+        if t == "user_message":
+            rest = {k: v for k, v in p.items() if k not in ("type", "message")}
+            msg = p.get("message")
+            if c is not None and c.role == "user-item" and not c.merged:
+                c.merged = True
+                c.extra["event"] = rest
+                if msg != c.item_text:
+                    c.extra["content"] = [*_raw_content(c)]
+                    idx = [i for i, (pt, _) in enumerate(c.parts) if pt == "text"]
+                    for i in reversed(idx):
+                        del c.parts[i]
+                    c.parts.insert(idx[0] if idx else 0, ["text", {"text": msg}])
+                return
+            c = self._want("user", ts)
+            c.extra.update(event=rest, item=False)
+            c.parts.append(["text", {"text": msg}])
+        elif t in _EVENT_KIND:
+            self._event_for_item(self._want("assistant", ts), _EVENT_KIND[t], p)
+        elif t == "token_count":
+            info = p.get("info")
+            if not isinstance(info, dict):
+                return
+            total = json.dumps(info.get("total_token_usage"), sort_keys=True)
+            if c is not None and c.role == "assistant":
+                last = info.get("last_token_usage")
+                usage = dict(last) if isinstance(last, dict) else {}
+                usage["total"] = info.get("total_token_usage")
+                usage.update((k, v) for k, v in info.items()
+                             if k not in ("total_token_usage", "last_token_usage"))
+                if p.get("rate_limits") is not None:
+                    usage["rate_limits"] = p["rate_limits"]
+                c.usage = usage
+            elif total != st.get("total"):
+                self._neutral(Part.other("token_count", p, line="event_msg"), ts)
+            st["total"] = total
+        elif t in ("task_started", "turn_started"):
+            self._start(None, ts).parts.append(["other", {"kind": t, "raw": p, "line": "event_msg"}])
+        else:
+            self._neutral(Part.other(str(t), p, line="event_msg"), ts)
+
+    def _line(self, obj: dict[str, Any], ts: int | None) -> None:
+        t, p, st = obj.get("type"), obj.get("payload"), self.st
+        if isinstance(t, str) and isinstance(p, dict):
+            st["era"] = "envelope"
+            if t == "session_meta":
+                self._meta(p, ts)
+            elif t == "response_item":
+                self._item(p, ts)
+            elif t == "event_msg":
+                self._event(p, ts)
+            elif t == "turn_context":
+                h = hashlib.sha1(self.raw[self.raw.find(b'"payload"'):]).hexdigest()
+                if h != st.get("tc"):  # identical repeats are dropped
+                    self._neutral(Part.other("turn_context", p, line="turn_context"), ts)
+                st["tc"] = h
+                st["model"] = p.get("model") or st.get("model")
+                st["cwd"] = st.get("cwd") or p.get("cwd")
+            elif t == "compacted":
+                c = self._want("compaction", ts)
+                extra = {k: v for k, v in p.items() if k != "message"}
+                c.parts.append(["compaction", dict(Part.compaction(str(p.get("message") or ""),
+                                                                   **extra).data)])
+            else:
+                raw = {k: v for k, v in obj.items() if k != "timestamp"}
+                self._neutral(Part.other(t, raw, line="*"), ts)
+        elif "record_type" in obj:
+            self._neutral(Part.other(f"record_type:{obj['record_type']}", obj, line="bare"), ts)
+        elif isinstance(t, str) and "payload" not in obj:
+            self._item(obj, ts)
+            if st.get("cwd") is None and self.cur is not None and self.cur.item_text:
+                m = _CWD.search(self.cur.item_text)
+                st["cwd"] = m.group(1).strip() if m else None
+        elif "id" in obj and "timestamp" in obj and "sid" not in st:
+            self._meta(obj, ts)
+        else:
+            raw = {k: v for k, v in obj.items() if k != "timestamp"}
+            self._neutral(Part.other(str(t or "unknown"), raw, line="*"), ts)
+
+    def run(self, offset: int) -> Iterator[Event]:
+        st = self.st
+        if self.path.suffix == ".json":
+            yield from self._run_json(offset)
+            return
+        with self.path.open("rb") as f:
+            f.seek(offset)
+            self.off = offset
+            self.resumed_at = offset if offset else -1
+            for raw in f:
+                if not raw.endswith(b"\n"):
+                    break  # a line still being written: not consumed
+                if raw.strip():
+                    self.raw = raw
+                    obj = _loads(raw)
+                    if not isinstance(obj, dict):
+                        self.out.append(Problem(st["line"] + 1, "not JSON, skipped"))
+                    else:
+                        ts = _iso(obj.get("timestamp")) or st.get("ts")
+                        self._line(obj, ts)
+                        if ts is not None:
+                            st["ts"] = st["updated"] = ts
+                self.off += len(raw)
+                st["line"] += 1  # state mutations of a line come after the message it opens
+                if self.out:
+                    yield from self.out
+                    self.out.clear()
+        self._close()
+        if "sid" in st:
+            self._emit_session()
+        if self.off != self.resumed_at:
+            self.out.append(Resumable(self.off, dict(st)))
+        yield from self.out
+        self.out.clear()
+
+    def _run_json(self, offset: int) -> Iterator[Event]:
+        """TS era: one JSON document, rewritten in place; restart skips messages already emitted."""
+        data = self.path.read_bytes()
+        skip = int(self.st.pop("emitted", 0)) if offset else 0
+        self.st = {"line": 0}
+        try:
+            doc = json.loads(data)
+        except ValueError:
+            yield Problem(None, "not JSON, skipped")
+            return
+        session = doc.get("session") if isinstance(doc, dict) else None
+        ts = from_iso((session or {}).get("timestamp"))
+        self._meta(session if isinstance(session, dict) else {}, ts)
+        for item in doc.get("items") or [] if isinstance(doc, dict) else []:
+            if isinstance(item, dict):
+                self._line(item, ts)
+        self._close()
+        self._emit_session()
+        n = 0
+        for ev in self.out:
+            if isinstance(ev, FoundMessage):
+                n += 1
+                if n <= skip:
+                    continue
+            if not isinstance(ev, Resumable):
+                yield ev
+        yield Resumable(len(data), {**self.st, "emitted": n})
+
+
+def _raw_content(c: _Open) -> list[Any]:
+    out: list[Any] = []
+    for t, d in c.parts:
+        if t == "text":
+            out.append({"type": "input_text", "text": d["text"]})
+        elif t == "image":
+            out.append({"type": "input_image", "image_url": d.get("url")})
+        elif d.get("line") == "content":
+            out.append(d["raw"])
+    return out
