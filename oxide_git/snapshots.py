@@ -157,8 +157,12 @@ def take(
     text: str = "",
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
     status: status_mod.Status | None = None,
+    keep: bool = True,
 ) -> Checkpoint:
-    """Snapshot the worktree into a new checkpoint commit and ref; returns it."""
+    """Snapshot the worktree into a new checkpoint commit and ref; returns it.
+
+    With ``keep=False`` no ref is written (a dry run: the commit is left for git gc to drop).
+    """
     if status is None:
         status = status_mod.run(repo.workdir)
     git = repo.git
@@ -199,7 +203,8 @@ def take(
     sig = pygit2.Signature(*IDENTITY, now_ms // 1000, 0)
     oid = git.create_commit(None, sig, sig, body, tree, [head.id] if head else [])
     ref = refs.checkpoint_ref(session_id or "manual", str(oid))
-    refs.update(git, {ref: (None, oid)}, f"oxide: {kind} checkpoint")
+    if keep:
+        refs.update(git, {ref: (None, oid)}, f"oxide: {kind} checkpoint")
     return Checkpoint(
         id=str(oid), ref=ref, kind=kind, session_id=session_id, message_id=message_id,
         worktree=repo.worktree_id, worktree_path=str(repo.workdir), branch=branch,

@@ -103,7 +103,8 @@ def make_context() -> Any:
     return Context(find_repo(Path.cwd()), now_ms, dict(os.environ))
 
 
-from . import (
-    core,  # noqa: F401  (registers the commands)
-    sessions,  # noqa: F401
-)
+# The command modules register themselves on `main`; one line each.
+from . import core  # noqa: E402,F401,I001
+from . import sessions  # noqa: E402,F401
+from . import imports  # noqa: E402,F401
+from . import history  # noqa: E402,F401

@@ -1,0 +1,176 @@
+"""Going back: resume, fork, rewind, undo."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+from ..agents import AGENT_NAMES
+from ..errors import OxideError
+from . import main
+from . import make_context
+from .output import emit_json
+from .output import short
+from .output import status
+
+
+def _confirm(summary: str, yes: bool) -> None:
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise OxideError("refusing to change files without confirmation",
+                         hint="add --yes (or look first with --dry-run)")
+    click.echo(summary, err=True)
+    if not click.confirm("Go ahead?", default=False, err=True):
+        raise OxideError("aborted; nothing was changed")
+
+
+def _files_summary(files: dict[str, list[str]], dropped: int = 0) -> str:
+    lines = []
+    for label, key in (("add", "added"), ("modify", "modified"), ("delete", "deleted")):
+        for p in files.get(key, []):
+            lines.append(f"  {label:6} {p}")
+    if dropped:
+        lines.append(f"  drop   {dropped} message(s) from the conversation")
+    return "\n".join(lines) or "  (no change)"
+
+
+@main.command()
+@click.argument("session", required=False)
+@click.option("--last", is_flag=True, help="The most recent session of this worktree (else of the project).")
+@click.option("--into", "agent", type=click.Choice(AGENT_NAMES), help="Hand the session to this agent.")
+@click.option("--exec", "run", is_flag=True, help="With --into: run the agent's resume command.")
+@click.option("--format", "fmt", type=click.Choice(["json", "markdown"]),
+              help="Print the model context (from the last compaction, summary first).")
+@click.option("--full", is_flag=True, help="With --format: ignore compaction, give every message.")
+@click.option("--all", "all_", is_flag=True, help="Picker: sessions of every worktree.")
+@click.option("--json", "as_json", is_flag=True, help="With --into: print the result as JSON.")
+def resume(session: str | None, last: bool, agent: str | None, run: bool, fmt: str | None,
+           full: bool, all_: bool, as_json: bool) -> None:
+    """Resume a session: in an agent (--into), or as model context (--format).
+
+    Without SESSION or --last, an interactive picker is shown on a terminal.
+    """
+    from .. import resume as ops
+
+    ctx = make_context()
+    if last:
+        session = ops.last_session(ctx)
+    if session is None:
+        from .picker import pick
+
+        session = pick(ctx, all_worktrees=all_)
+        if session is None:
+            return
+    if fmt:
+        from ..browse import message_json
+        from ..browse import session_json
+
+        s, messages = ops.context(ctx, session, full=full)
+        if fmt == "json":
+            out = sys.stdout
+            out.write('{"session": ' + json.dumps(session_json(s), ensure_ascii=False) + ', "messages": [')
+            for i, (seq, m) in enumerate(messages):
+                out.write(("," if i else "") + "\n" + json.dumps(message_json(seq, m), ensure_ascii=False,
+                                                                 default=str))
+            out.write("\n]}\n")
+        else:
+            from ..render import markdown_message
+
+            click.echo(f"# {s.title or s.id}\n")
+            for seq, m in messages:
+                click.echo(markdown_message(seq, m))
+        return
+    if agent is None:
+        click.echo(session)
+        status("hint: add --into AGENT to continue it in an agent, or --format json for its context")
+        return
+    res = ops.into(ctx, session, agent)
+    if as_json:
+        emit_json(res.to_dict())
+    else:
+        for p in res.written:
+            status(f"wrote {p}")
+        for p in res.kept:
+            status(f"kept {p} (the agent's own copy is as new or newer)")
+        for line in res.lost:
+            status(f"warning: {line}")
+        click.echo(" ".join(res.command) if not res.cwd else f"cd {res.cwd} && {' '.join(res.command)}")
+    if run:
+        os.chdir(res.cwd or ".")
+        try:
+            os.execvp(res.command[0], list(res.command))
+        except OSError as e:
+            raise OxideError(f"cannot run {res.command[0]}: {e.strerror}",
+                             hint=f"is {res.command[0]} installed and on PATH?") from e
+
+
+@main.command()
+@click.argument("session")
+@click.option("--at", "at", default=None, help="Fork before this message (id prefix or seq number).")
+@click.option("--title", default=None, help="Title of the new session.")
+@click.option("--json", "as_json", is_flag=True, help="Print the new session as JSON.")
+def fork(session: str, at: str | None, title: str | None, as_json: bool) -> None:
+    """Start a new session from SESSION's history before a message; prints its id."""
+    from ..fork import fork as do_fork
+
+    res = do_fork(make_context(), session, at=at, title=title)
+    if as_json:
+        emit_json(res.to_dict())
+        return
+    click.echo(res.id)
+    status(f"Forked {short(res.parent_id)} at message {res.fork_seq} as {short(res.id)}"
+           + (f"; its code checkpoint is {short(res.fork_checkpoint)}" if res.fork_checkpoint else ""))
+
+
+@main.command()
+@click.argument("checkpoint")
+@click.option("--code", "mode", flag_value="code", help="Restore the files only.")
+@click.option("--conversation", "mode", flag_value="conversation", help="Move the conversation back only.")
+@click.option("--both", "mode", flag_value="both", default=True, help="Both (the default).")
+@click.option("-n", "--dry-run", is_flag=True, help="Show what would change; change nothing.")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--only-mine", is_flag=True, help="Leave paths other sessions changed since then alone.")
+@click.option("-f", "--force", is_flag=True, help="Restore even over other sessions' changes or worktrees.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def rewind(checkpoint: str, mode: str, dry_run: bool, yes: bool, only_mine: bool, force: bool,
+           as_json: bool) -> None:
+    """Put the files and/or the conversation back to CHECKPOINT (undo with `git oxide undo`)."""
+    from ..rewind import rewind as do_rewind
+
+    ctx = make_context()
+    kw = {"code": mode in ("code", "both"), "conversation": mode in ("conversation", "both"),
+          "force": force, "only_mine": only_mine}
+    if not dry_run and not yes:
+        preview = do_rewind(ctx, checkpoint, dry_run=True, **kw)
+        _confirm(f"Rewind to {short(checkpoint)} will:\n" +
+                 _files_summary(preview.files, preview.messages_dropped), yes or as_json)
+    res = do_rewind(ctx, checkpoint, dry_run=dry_run, **kw)
+    if as_json:
+        emit_json(res.to_dict())
+        return
+    click.echo(_files_summary(res.files, res.messages_dropped))
+    for p in res.skipped:
+        status(f"left alone (changed by another session): {p}")
+    if not dry_run:
+        status(f"Rewound to {short(checkpoint)}; the state before is checkpoint "
+               f"{short(res.before_checkpoint)} (`git oxide undo` to go back)")
+
+
+@main.command()
+@click.option("-n", "--dry-run", is_flag=True, help="Show what would be undone.")
+@click.option("-f", "--force", is_flag=True, help="Undo even if the refs moved since.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def undo(dry_run: bool, force: bool, as_json: bool) -> None:
+    """Undo the last rewind, fork, rm or pull of this worktree (run again to redo)."""
+    from ..undo import undo as do_undo
+
+    res = do_undo(make_context(), dry_run=dry_run, force=force)
+    if as_json:
+        emit_json(res.__dict__)
+        return
+    click.echo(_files_summary(res.files))
+    status(("Would undo: " if dry_run else "Undid: ") + res.undone["summary"])

@@ -1,0 +1,101 @@
+"""The undo journal: what each destructive operation moved, so `git oxide undo` can move it back.
+
+One JSON line per operation in ``<git-common-dir>/oxide/worktrees/<id>/journal.jsonl``: the refs it
+changed (before, after) and the worktree state before and after it, as checkpoint ids. Undo applies
+the reverse and journals that too, so a second undo is a redo. Everything a record names stays
+reachable (refs removed by undo go to the trash namespace), so nothing undo needs can be gc'd.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+
+import pygit2
+
+from . import refs
+from .context import Context
+from .errors import NotFound
+from .errors import Refused
+
+
+@dataclass
+class Entry:
+    op: str
+    at: int
+    summary: str
+    refs: dict[str, list[str | None]] = field(default_factory=dict)  # name -> [before, after]
+    files_before: str | None = None  # checkpoint id of the worktree before the operation
+    files_after: str | None = None  # tree-ish the worktree was set to (None: files untouched)
+
+    def to_json(self) -> str:
+        return json.dumps(self.__dict__, sort_keys=True)
+
+
+def _path(ctx: Context) -> os.PathLike[str]:
+    return ctx.repo.worktree_dir / "journal.jsonl"
+
+
+def record(ctx: Context, entry: Entry) -> None:
+    ctx.repo.worktree_dir.mkdir(parents=True, exist_ok=True)
+    with open(_path(ctx), "a") as f:
+        f.write(entry.to_json() + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def entries(ctx: Context) -> list[Entry]:
+    try:
+        lines = open(_path(ctx)).read().splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        try:
+            out.append(Entry(**json.loads(line)))
+        except (ValueError, TypeError):
+            continue  # a torn last line from a crash: the operation never finished journaling
+    return out
+
+
+def last(ctx: Context) -> Entry:
+    es = entries(ctx)
+    if not es:
+        raise NotFound("nothing to undo in this worktree",
+                       hint="undo reverts the last rewind, fork, rm or pull made here")
+    return es[-1]
+
+
+def trash_name(name: str, at: int) -> str:
+    return f"{refs.TRASH}{at}/{name.removeprefix('refs/oxide/')}"
+
+
+def move_refs(
+    ctx: Context, changes: dict[str, tuple[str | None, str | None]], message: str, *, force: bool = False
+) -> None:
+    """Set refs from ``before`` to ``after`` atomically; a ref that goes away is kept in the trash."""
+    git = ctx.repo.git
+    update: dict[str, tuple[pygit2.Oid | None, pygit2.Oid | None]] = {}
+    for name, (before, after) in changes.items():
+        current = refs.read(git, name)
+        expect = pygit2.Oid(hex=before) if before else None
+        if current != expect:
+            if not force:
+                raise Refused(
+                    f"{name} moved since ({str(current)[:12] if current else 'deleted'}), undo would lose that",
+                    hint="run `git oxide undo --force` to undo anyway (the newer state goes to the trash)")
+            expect = current
+            if current is not None and after is None:
+                update[trash_name(name, ctx.now_ms)] = (None, current)
+        update[name] = (expect, pygit2.Oid(hex=after) if after else None)
+        if after is None and before is not None and not name.startswith(refs.TRASH):
+            update[trash_name(name, ctx.now_ms)] = (None, pygit2.Oid(hex=before))
+    refs.update(git, update, message)
+
+
+def summary(entry: Entry) -> dict[str, Any]:
+    return {"op": entry.op, "summary": entry.summary, "refs": entry.refs,
+            "files_before": entry.files_before, "files_after": entry.files_after}

@@ -1,0 +1,147 @@
+"""Make a worktree's files match a tree, writing only the files that differ.
+
+Trees may come from a remote, so every path is checked before anything is written: no ``..``,
+no absolute path, no ``.git`` in any spelling git itself refuses (case, trailing dots or spaces,
+NTFS short names, HFS ignorable characters), and no write through a symlinked folder.
+"""
+
+from __future__ import annotations
+
+import os
+import stat as statmod
+import unicodedata
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+
+import pygit2
+
+from .errors import Refused
+from .errors import UntrustedTree
+
+_LINK = pygit2.enums.FileMode.LINK
+_EXEC = pygit2.enums.FileMode.BLOB_EXECUTABLE
+_GITLINK = pygit2.enums.FileMode.COMMIT
+_HFS_IGNORABLE = dict.fromkeys(map(ord, "\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+                                        "\u206a\u206b\u206c\u206d\u206e\u206f\ufeff"))
+MAX_BLOB = 1 << 30
+
+
+@dataclass
+class FilePlan:
+    added: list[str] = field(default_factory=list)
+    modified: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    writes: dict[str, tuple[pygit2.Oid, int]] = field(default_factory=dict)
+
+    @property
+    def paths(self) -> list[str]:
+        return sorted(self.added + self.modified + self.deleted)
+
+    def to_dict(self) -> dict[str, list[str]]:
+        return {"added": self.added, "modified": self.modified, "deleted": self.deleted}
+
+
+def _is_dotgit(component: str) -> bool:
+    c = unicodedata.normalize("NFC", component.translate(_HFS_IGNORABLE)).rstrip(". ").lower()
+    return c == ".git" or c.startswith("git~") or c == ".git::$index_allocation"
+
+
+def check_path(path: str) -> None:
+    """Refuse a tree path that would write outside the worktree or into git's own folder."""
+    if not path or path.startswith("/") or "\\" in path or "\0" in path or ":" in path.split("/")[0][1:2]:
+        raise UntrustedTree(f"refusing unsafe path {path!r} in checkpoint tree",
+                            hint="this checkpoint did not come from git oxide; do not restore it")
+    for comp in path.split("/"):
+        if comp in ("", ".", "..") or _is_dotgit(comp):
+            raise UntrustedTree(f"refusing unsafe path {path!r} in checkpoint tree",
+                                hint="this checkpoint did not come from git oxide; do not restore it")
+
+
+def plan(
+    git: pygit2.Repository, current: pygit2.Tree, target: pygit2.Tree,
+    *, exclude: set[str] = frozenset(),  # type: ignore[assignment]
+) -> FilePlan:
+    """What must change so that a worktree whose snapshot is ``current`` matches ``target``."""
+    out = FilePlan()
+    diff = current.diff_to_tree(target)
+    for delta in diff.deltas:
+        old, new = delta.old_file, delta.new_file
+        path = new.path if delta.status != pygit2.enums.DeltaStatus.DELETED else old.path
+        check_path(path)
+        if path in exclude:
+            continue
+        if delta.status == pygit2.enums.DeltaStatus.DELETED:
+            out.deleted.append(path)
+            continue
+        if new.mode == _GITLINK:
+            continue  # submodules are not ours to rewrite
+        (out.added if delta.status == pygit2.enums.DeltaStatus.ADDED else out.modified).append(path)
+        out.writes[path] = (new.id, new.mode)
+    return out
+
+
+def _safe_parent(workdir: Path, path: str) -> Path:
+    """The folder for ``path``, created as needed; refuses to go through a symlink."""
+    parent = workdir
+    for comp in path.split("/")[:-1]:
+        parent = parent / comp
+        try:
+            st = os.lstat(parent)
+        except FileNotFoundError:
+            os.mkdir(parent)
+            continue
+        if statmod.S_ISLNK(st.st_mode):
+            raise UntrustedTree(f"refusing to write {path}: {parent.relative_to(workdir)} is a symlink",
+                                hint="a symlinked folder could lead outside the worktree")
+        if not statmod.S_ISDIR(st.st_mode):
+            os.unlink(parent)  # a file where the target has a folder (its deletion is in the plan)
+            os.mkdir(parent)
+    return parent
+
+
+def _remove_empty_parents(workdir: Path, path: str) -> None:
+    p = (workdir / path).parent
+    while p != workdir:
+        try:
+            p.rmdir()
+        except OSError:
+            return
+        p = p.parent
+
+
+def apply(git: pygit2.Repository, workdir: Path, fp: FilePlan) -> int:
+    """Write the plan into the worktree: deletions first, then each file atomically. Returns writes."""
+    for path in fp.deleted:
+        full = workdir / path
+        _safe_parent(workdir, path)
+        try:
+            if full.is_dir() and not full.is_symlink():
+                continue
+            os.unlink(full)
+        except FileNotFoundError:
+            pass
+        _remove_empty_parents(workdir, path)
+    written = 0
+    for path, (oid, mode) in sorted(fp.writes.items()):
+        parent = _safe_parent(workdir, path)
+        full = parent / path.rsplit("/", 1)[-1]
+        blob = git[oid]
+        if not isinstance(blob, pygit2.Blob) or blob.size > MAX_BLOB:
+            raise UntrustedTree(f"refusing {path}: not a blob or larger than {MAX_BLOB} bytes")
+        if full.is_dir() and not full.is_symlink():
+            try:
+                full.rmdir()
+            except OSError as e:
+                raise Refused(f"cannot restore {path}: a folder with other files is in the way",
+                              hint=f"move {path}/ away and run the command again") from e
+        tmp = parent / f".{full.name}.oxide-tmp-{os.getpid()}"
+        if mode == _LINK:
+            os.symlink(os.fsdecode(blob.data), tmp)
+        else:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o777 if mode == _EXEC else 0o666)
+            with os.fdopen(fd, "wb") as f:
+                f.write(blob.data)
+        os.replace(tmp, full)
+        written += 1
+    return written

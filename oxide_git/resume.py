@@ -1,0 +1,105 @@
+"""`git oxide resume`: a session's model context, or the session handed to an agent to continue.
+
+The context is streamed from the last compaction boundary (its summary first), tool results
+included; ``full`` ignores compaction since the originals are kept. Handing a session to an agent
+writes it in that agent's own format into that agent's own store and says how to continue it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from . import sessionlog
+from .agents import registry
+from .context import Context
+from .errors import NotFound
+from .importing import agent_env
+from .model import Message
+from .model import Session
+
+
+@dataclass
+class IntoResult:
+    agent: str
+    native_id: str
+    command: list[str]
+    cwd: str
+    written: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)  # native files newer than ours, left alone
+    lost: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def last_session(ctx: Context) -> str:
+    """The most recently updated session of this worktree, else of the whole project."""
+    for worktree in (ctx.repo.worktree_id, None):
+        rows = ctx.index.session_rows(worktree=worktree)
+        if rows:
+            return str(rows[0]["id"])
+    raise NotFound("there is no session to resume", hint="run `git oxide import` first")
+
+
+def context(ctx: Context, ref: str, *, full: bool = False) -> tuple[Session, Iterator[tuple[int, Message]]]:
+    sid = ctx.index.resolve_session(ref)
+    git = ctx.repo.git
+    log = sessionlog.load(git, sid)
+    if log is None:
+        raise NotFound(f"session {ref} has no log in git", hint="run `git oxide reindex`")
+    start = 0
+    if not full:
+        rows = ctx.index.query(
+            "SELECT max(seq) FROM messages WHERE session_id=? AND is_compaction=1", (sid,))
+        start = rows[0][0] or 0
+    return log.session, sessionlog.iter_messages(git, log.commit.tree, start)
+
+
+def _write(path: Path, data: bytes, append: bool, res: IntoResult) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if append:
+        existing = path.read_bytes() if path.exists() else b""
+        if data in existing:
+            res.kept.append(str(path))
+            return
+        with open(path, "ab") as f:
+            f.write(data)
+        res.written.append(str(path))
+        return
+    if path.exists():
+        existing = path.read_bytes()
+        if existing == data:
+            res.kept.append(str(path))
+            return
+        if len(existing) > len(data):
+            # The agent's own file has more than we know of: it is newer; never overwrite it.
+            res.kept.append(str(path))
+            return
+        path.with_name(path.name + ".oxide-bak").write_bytes(existing)
+    tmp = path.with_name(f".{path.name}.oxide-tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+    res.written.append(str(path))
+
+
+def into(ctx: Context, ref: str, agent: str) -> IntoResult:
+    """Write the session into ``agent``'s store; return the command that continues it there."""
+    sid = ctx.index.resolve_session(ref)
+    git = ctx.repo.git
+    log = sessionlog.load(git, sid)
+    if log is None:
+        raise NotFound(f"session {ref} has no log in git", hint="run `git oxide reindex`")
+    messages = [m for _, m in sessionlog.iter_messages(git, log.commit.tree)]
+    session = log.session
+    if not session.cwd:
+        session = replace(session, cwd=str(ctx.repo.workdir))
+    exp = registry()[agent].export(session, messages, agent_env(ctx))
+    res = IntoResult(agent, exp.native_id, list(exp.command), exp.cwd, lost=list(exp.lost))
+    for path, data in exp.files.items():
+        _write(Path(path), data, append=(agent == "aider"), res=res)
+    return res

@@ -1,0 +1,147 @@
+"""`git oxide rewind`: put the code and/or the conversation back to a checkpoint, losing nothing.
+
+Before anything is written the current worktree is checkpointed (kind ``before-rewind``) and the
+operation is journaled, so `git oxide undo` restores it. Paths that another session changed since
+the checkpoint are not overwritten unless asked (``only_mine`` skips them, ``force`` takes them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+
+import pygit2
+
+from . import journal
+from . import restore
+from . import sessionlog
+from . import snapshots
+from . import store
+from .context import Context
+from .errors import NotFound
+from .errors import OxideError
+from .errors import Refused
+
+
+@dataclass
+class RewindResult:
+    checkpoint: dict[str, Any]
+    files: dict[str, list[str]]
+    messages_dropped: int
+    session_id: str | None
+    before_checkpoint: str | None
+    dry_run: bool
+    written: int = 0
+    skipped: list[str] = field(default_factory=list)  # paths left alone (other sessions' changes)
+    conflicts: dict[str, list[str]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def load_checkpoint(ctx: Context, ref: str) -> tuple[snapshots.Checkpoint, pygit2.Commit]:
+    cid = ctx.index.resolve_checkpoint(ref)
+    row = next(r for r in ctx.index.checkpoint_rows() if r["id"] == cid)
+    try:
+        commit = ctx.repo.git[cid]
+    except (KeyError, ValueError):
+        commit = None
+    if not isinstance(commit, pygit2.Commit):
+        raise NotFound(f"checkpoint {ref} has expired: its commit is no longer in the repository",
+                       hint="it was removed by `git oxide gc`; pin checkpoints you want to keep")
+    return snapshots.parse_commit(commit, row["ref"]), commit
+
+
+def _others_changes(ctx: Context, cp: snapshots.Checkpoint, session_id: str | None) -> dict[str, set[str]]:
+    """Paths each other session of this worktree changed after ``cp``, from its own checkpoints."""
+    git = ctx.repo.git
+    by_session: dict[str, list[dict[str, Any]]] = {}
+    for r in ctx.index.checkpoint_rows():
+        if r["session_id"] and r["session_id"] != session_id and r["worktree"] == cp.worktree:
+            by_session.setdefault(r["session_id"], []).append(r)
+    out: dict[str, set[str]] = {}
+    for sid, rows in by_session.items():
+        rows.sort(key=lambda r: r["created_at"])
+        after = [r for r in rows if r["created_at"] > cp.created_at]
+        if not after:
+            continue
+        before = [r for r in rows if r["created_at"] <= cp.created_at]
+        base = git[(before[-1] if before else after[0])["tree"]]
+        changed: set[str] = set()
+        for r in after if before else after[1:]:
+            diff = base.diff_to_tree(git[r["tree"]])
+            changed |= {d.new_file.path for d in diff.deltas} | {d.old_file.path for d in diff.deltas}
+        if changed:
+            out[sid] = changed
+    return out
+
+
+def _conversation_cut(ctx: Context, cp: snapshots.Checkpoint) -> tuple[sessionlog.Log, int] | None:
+    if not cp.session_id or not cp.message_id:
+        return None
+    log = sessionlog.load(ctx.repo.git, cp.session_id)
+    if log is None:
+        return None
+    seq = ctx.index.message_seq(cp.session_id, cp.message_id)
+    # A prompt checkpoint is the state before its prompt was worked on: the prompt goes too.
+    return log, (seq if cp.kind == "prompt" else seq + 1)
+
+
+def rewind(
+    ctx: Context, ref: str, *, code: bool = True, conversation: bool = True, dry_run: bool = False,
+    force: bool = False, only_mine: bool = False,
+) -> RewindResult:
+    cp, commit = load_checkpoint(ctx, ref)
+    repo = ctx.repo
+    if code and not force and (cp.worktree != repo.worktree_id or cp.branch != repo.branch()):
+        raise Refused(
+            f"checkpoint {cp.id[:12]} was made in worktree {cp.worktree} on branch {cp.branch}, "
+            f"this is {repo.worktree_id} on {repo.branch()}",
+            hint="run it in that worktree, or add --force to restore it here anyway")
+    if code and not repo.workdir.is_dir():
+        raise OxideError(f"the worktree {repo.workdir} no longer exists")
+    cut = _conversation_cut(ctx, cp) if conversation else None
+    # The safety checkpoint comes first: it is also what the plan is computed against.
+    current = snapshots.take(repo, kind="before-rewind", now_ms=ctx.now_ms, session_id=cp.session_id,
+                             text=f"before rewind to {cp.id[:12]}", keep=not dry_run)
+    if not dry_run:
+        store.record_checkpoint(ctx, current)
+    git = repo.git
+    fp = restore.FilePlan()
+    conflicts: dict[str, list[str]] = {}
+    skipped: list[str] = []
+    if code:
+        fp = restore.plan(git, git[current.tree], commit.tree)
+        touched = set(fp.paths)
+        for sid, paths in _others_changes(ctx, cp, cp.session_id).items():
+            hit = sorted(touched & paths)
+            if hit:
+                conflicts[sid] = hit
+        if conflicts and not force:
+            if not only_mine:
+                first = next(iter(conflicts))
+                raise Refused(
+                    f"session {first[:12]} changed {', '.join(conflicts[first][:5])} after this "
+                    f"checkpoint; rewinding would overwrite its work",
+                    hint="add --only-mine to restore only the other paths, or --force to overwrite")
+            skipped = sorted({p for ps in conflicts.values() for p in ps})
+            fp = restore.plan(git, git[current.tree], commit.tree, exclude=set(skipped))
+    dropped = (cut[0].count - cut[1]) if cut else 0
+    result = RewindResult(cp.to_dict(), fp.to_dict(), max(dropped, 0), cp.session_id, None,
+                          dry_run, skipped=skipped, conflicts=conflicts)
+    if dry_run:
+        return result
+    result.before_checkpoint = current.id
+    entry = journal.Entry("rewind", ctx.now_ms, f"rewind to {cp.id[:12]}",
+                          files_before=current.id if code else None,
+                          files_after=cp.id if code else None)
+    if cut and dropped > 0:
+        log, at = cut
+        oid, _ = store.save(ctx, log.session, {}, summary=f"rewind to {cp.id[:12]}", truncate_at=at)
+        if oid is not None:
+            entry.refs[f"refs/oxide/sessions/{log.session.id}"] = [str(log.tip), str(oid)]
+    journal.record(ctx, entry)
+    if code:
+        result.written = restore.apply(git, repo.workdir, fp)
+    return result

@@ -1,0 +1,56 @@
+"""`git oxide undo`: revert the last rewind, fork, rm or pull of this worktree; again to redo."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pygit2
+
+from . import journal
+from . import restore
+from . import snapshots
+from . import store
+from .context import Context
+from .errors import NotFound
+from .reindex import reindex
+
+
+@dataclass
+class UndoResult:
+    undone: dict[str, Any]
+    files: dict[str, list[str]]
+    refs: dict[str, list[str | None]]
+    dry_run: bool
+
+
+def undo(ctx: Context, *, dry_run: bool = False, force: bool = False) -> UndoResult:
+    entry = journal.last(ctx)
+    git = ctx.repo.git
+    files: dict[str, list[str]] = {}
+    reverse = journal.Entry("undo", ctx.now_ms, f"undo {entry.summary}")
+    fp = None
+    if entry.files_before:
+        target = git.get(entry.files_before)
+        if not isinstance(target, pygit2.Commit):
+            raise NotFound(f"the state before '{entry.summary}' is gone (checkpoint "
+                           f"{entry.files_before[:12]} was garbage-collected)")
+        current = snapshots.take(ctx.repo, kind="before-rewind", now_ms=ctx.now_ms,
+                                 text=f"before undo of {entry.summary}", keep=not dry_run)
+        fp = restore.plan(git, git[current.tree], target.tree)
+        files = fp.to_dict()
+        if not dry_run:
+            store.record_checkpoint(ctx, current)
+        reverse.files_before, reverse.files_after = current.id, entry.files_before
+    reverse.refs = {name: [after, before] for name, (before, after) in entry.refs.items()}
+    if dry_run:
+        return UndoResult(journal.summary(entry), files, reverse.refs, True)
+    if reverse.refs:
+        journal.move_refs(ctx, {k: (v[0], v[1]) for k, v in reverse.refs.items()},
+                          f"oxide: {reverse.summary}", force=force)
+    journal.record(ctx, reverse)
+    if fp is not None:
+        restore.apply(git, ctx.repo.workdir, fp)
+    if reverse.refs:
+        reindex(ctx)
+    return UndoResult(journal.summary(entry), files, reverse.refs, False)
