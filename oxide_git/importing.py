@@ -110,7 +110,7 @@ class _Writer:
         repo = self.ctx.repo
         s = replace(
             s, project_id=s.project_id or repo.project_id(),
-            worktree=s.worktree or repo.worktree_of(s.cwd), source={**s.source},
+            worktree=repo.worktree_of(s.cwd), source={**s.source},
         )
         old = self.sessions.get(s.id) or self._stored(s.id)
         if old is not None:
