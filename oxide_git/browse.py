@@ -18,7 +18,9 @@ def _iso(row: dict[str, Any]) -> dict[str, Any]:
     return {k: (to_iso(v) if k in _TIME_FIELDS and isinstance(v, int) else v) for k, v in row.items()}
 
 
-def list_sessions(ctx: Context, *, all_worktrees: bool = False, agent: str | None = None) -> list[dict[str, Any]]:
+def list_sessions(
+    ctx: Context, *, all_worktrees: bool = False, agent: str | None = None
+) -> list[dict[str, Any]]:
     """Sessions, newest first: this worktree's, or every one in the store with ``all_worktrees``."""
     rows = ctx.index.session_rows(
         worktree=None if all_worktrees else ctx.repo.worktree_id, agent=agent)

@@ -24,7 +24,7 @@ _MESSAGE_FIELDS = [f.name for f in dataclasses.fields(Message) if f.name not in 
 
 
 def _pack(d: dict[str, Any]) -> bytes:
-    return msgpack.packb(d, use_bin_type=True)  # type: ignore[no-any-return]
+    return bytes(msgpack.packb(d, use_bin_type=True))
 
 
 def _unpack(data: bytes, what: str) -> dict[str, Any]:

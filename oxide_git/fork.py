@@ -7,13 +7,10 @@ source's message buckets, so no message is copied. The source is never changed.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
-from . import journal
-from . import refs
-from . import sessionlog
+from . import journal, refs, sessionlog
 from .context import Context
 from .errors import NotFound
 from .model import new_session_id

@@ -31,7 +31,7 @@ _SESSION_COLS = (
 def _create_schema(path: Path) -> None:
     import sqlite_utils
 
-    db = sqlite_utils.Database(str(path))
+    db: Any = sqlite_utils.Database(str(path))  # partly typed: tables are Table | View
     db.enable_wal()
     db["sessions"].create(
         {**{c: str for c in _SESSION_COLS}, "created_at": int, "updated_at": int,
@@ -218,7 +218,8 @@ class Index:
             raise NotFound(f"session {prefix} not found",
                            hint="run `git oxide list --all` to see sessions")
         if len(ids) > 1:
-            raise Ambiguous(f"session id {prefix} is ambiguous: it matches {', '.join(i[:12] for i in ids[:5])}",
+            some = ", ".join(i[:12] for i in ids[:5])
+            raise Ambiguous(f"session id {prefix} is ambiguous: it matches {some}",
                             hint="give more characters of the id")
         return str(ids[0])
 
@@ -253,7 +254,7 @@ class Index:
                      tuple(d.values()))
 
     def checkpoint_rows(self, session_id: str | None = None) -> list[dict[str, Any]]:
-        sql, args = "SELECT * FROM checkpoints", ()
+        sql, args = "SELECT * FROM checkpoints", tuple[str, ...]()
         if session_id:
             sql, args = sql + " WHERE session_id=?", (session_id,)
         rows = self.query(sql + " ORDER BY created_at DESC, id", args)

@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
 import pygit2
 
 from . import refs
 from .context import Context
-from .errors import NotFound
-from .errors import Refused
+from .errors import NotFound, Refused
 
 
 @dataclass
@@ -49,7 +47,8 @@ def record(ctx: Context, entry: Entry) -> None:
 
 def entries(ctx: Context) -> list[Entry]:
     try:
-        lines = open(_path(ctx)).read().splitlines()
+        with open(_path(ctx)) as f:
+            lines = f.read().splitlines()
     except OSError:
         return []
     out = []
@@ -84,8 +83,9 @@ def move_refs(
         expect = pygit2.Oid(hex=before) if before else None
         if current != expect:
             if not force:
+                now = str(current)[:12] if current else "deleted"
                 raise Refused(
-                    f"{name} moved since ({str(current)[:12] if current else 'deleted'}), undo would lose that",
+                    f"{name} moved since (now {now}), undo would lose that",
                     hint="run `git oxide undo --force` to undo anyway (the newer state goes to the trash)")
             expect = current
             if current is not None and after is None:

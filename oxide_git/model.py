@@ -3,7 +3,8 @@
 Encoding decisions, made once here:
 - timestamps are integers, milliseconds since the epoch, UTC (``None`` when the agent did not record one);
 - repository-relative paths are POSIX ``str``;
-- a part is a type name plus a flat mapping of fields, so fields this build does not know survive a round trip;
+- a part is a type name plus a flat mapping of fields, so fields this build does not know
+  survive a round trip;
 - ``extra`` on sessions and messages keeps the agent's native fields that have no column of their own.
 """
 

@@ -79,7 +79,7 @@ def reindex(ctx: Context, *, full: bool = False) -> ReindexResult:
         res.sessions_removed = len(gone)
     known = index.checkpoint_ids()
     live: set[str] = set()
-    new_cps = []
+    new_cps: list[snapshots.Checkpoint] = []
     for name, oid in refs.iter_refs(git, refs.CHECKPOINTS):
         live.add(str(oid))
         if str(oid) in known:

@@ -10,14 +10,12 @@ from __future__ import annotations
 import os
 import stat as statmod
 import unicodedata
-from dataclasses import dataclass
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pygit2
 
-from .errors import Refused
-from .errors import UntrustedTree
+from .errors import Refused, UntrustedTree
 
 _LINK = pygit2.enums.FileMode.LINK
 _EXEC = pygit2.enums.FileMode.BLOB_EXECUTABLE

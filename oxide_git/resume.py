@@ -8,9 +8,7 @@ writes it in that agent's own format into that agent's own store and says how to
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from dataclasses import field
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +17,7 @@ from .agents import registry
 from .context import Context
 from .errors import NotFound
 from .importing import agent_env
-from .model import Message
-from .model import Session
+from .model import Message, Session
 
 
 @dataclass

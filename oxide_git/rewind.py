@@ -7,21 +7,14 @@ the checkpoint are not overwritten unless asked (``only_mine`` skips them, ``for
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
 import pygit2
 
-from . import journal
-from . import restore
-from . import sessionlog
-from . import snapshots
-from . import store
+from . import journal, restore, sessionlog, snapshots, store
 from .context import Context
-from .errors import NotFound
-from .errors import OxideError
-from .errors import Refused
+from .errors import NotFound, OxideError, Refused
 
 
 @dataclass
@@ -67,10 +60,10 @@ def _others_changes(ctx: Context, cp: snapshots.Checkpoint, session_id: str | No
         if not after:
             continue
         before = [r for r in rows if r["created_at"] <= cp.created_at]
-        base = git[(before[-1] if before else after[0])["tree"]]
+        base = git[(before[-1] if before else after[0])["tree"]].peel(pygit2.Tree)
         changed: set[str] = set()
         for r in after if before else after[1:]:
-            diff = base.diff_to_tree(git[r["tree"]])
+            diff = base.diff_to_tree(git[r["tree"]].peel(pygit2.Tree))
             changed |= {d.new_file.path for d in diff.deltas} | {d.old_file.path for d in diff.deltas}
         if changed:
             out[sid] = changed
@@ -112,7 +105,7 @@ def rewind(
     conflicts: dict[str, list[str]] = {}
     skipped: list[str] = []
     if code:
-        fp = restore.plan(git, git[current.tree], commit.tree)
+        fp = restore.plan(git, git[current.tree].peel(pygit2.Tree), commit.tree)
         touched = set(fp.paths)
         for sid, paths in _others_changes(ctx, cp, cp.session_id).items():
             hit = sorted(touched & paths)
@@ -126,7 +119,7 @@ def rewind(
                     f"checkpoint; rewinding would overwrite its work",
                     hint="add --only-mine to restore only the other paths, or --force to overwrite")
             skipped = sorted({p for ps in conflicts.values() for p in ps})
-            fp = restore.plan(git, git[current.tree], commit.tree, exclude=set(skipped))
+            fp = restore.plan(git, git[current.tree].peel(pygit2.Tree), commit.tree, exclude=set(skipped))
     dropped = (cut[0].count - cut[1]) if cut else 0
     result = RewindResult(cp.to_dict(), fp.to_dict(), max(dropped, 0), cp.session_id, None,
                           dry_run, skipped=skipped, conflicts=conflicts)

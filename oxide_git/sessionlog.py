@@ -50,6 +50,13 @@ def _signature(now_ms: int) -> pygit2.Signature:
     return pygit2.Signature(*IDENTITY, now_ms // 1000, 0)
 
 
+def _blob(repo: pygit2.Repository, oid: pygit2.Oid) -> bytes:
+    obj = repo[oid]
+    if not isinstance(obj, pygit2.Blob):
+        raise OxideError(f"session log entry {oid} is not a blob")
+    return obj.data
+
+
 def load(repo: pygit2.Repository, session_id: str) -> Log | None:
     """The session's log at its ref's tip, or None if there is no such session."""
     oid = refs.read(repo, refs.session_ref(session_id))
@@ -63,7 +70,7 @@ def load_commit(repo: pygit2.Repository, oid: pygit2.Oid) -> Log:
     tree = commit.tree
     if SESSION_FILE not in tree:
         raise OxideError(f"session log {oid} has no {SESSION_FILE}")
-    session = codec.decode_session(repo[tree[SESSION_FILE].id].data)
+    session = codec.decode_session(_blob(repo, tree[SESSION_FILE].id))
     return Log(session, commit, count_messages(repo, tree))
 
 
@@ -105,7 +112,7 @@ def iter_messages(
                 continue
             if stop is not None and seq >= stop:
                 return
-            yield seq, codec.decode_message(repo[entry.id].data)
+            yield seq, codec.decode_message(_blob(repo, entry.id))
 
 
 def message_at(repo: pygit2.Repository, tree: pygit2.Tree, seq: int) -> Message | None:
@@ -114,7 +121,7 @@ def message_at(repo: pygit2.Repository, tree: pygit2.Tree, seq: int) -> Message 
         entry = tree[path]
     except KeyError:
         return None
-    return codec.decode_message(repo[entry.id].data)
+    return codec.decode_message(_blob(repo, entry.id))
 
 
 def build_tree(
@@ -142,11 +149,12 @@ def build_tree(
                 by_bucket.setdefault(name, {})
     for name, items in sorted(by_bucket.items()):
         existing = mb.get(name)
-        bt = repo.TreeBuilder(repo[existing.id]) if existing is not None else repo.TreeBuilder()
+        old = repo[existing.id].peel(pygit2.Tree) if existing is not None else None
+        bt = repo.TreeBuilder(old) if old is not None else repo.TreeBuilder()
         if truncate_at is not None and name == bucket_name(truncate_at) and existing is not None:
-            for entry in repo[existing.id]:
+            for entry in old or []:
                 if int((entry.name or "0").split(".")[0]) >= truncate_at:
-                    bt.remove(entry.name)
+                    bt.remove(entry.name or "")
         for seq, m in items.items():
             bt.insert(entry_name(seq), repo.create_blob(codec.encode_message(m)), _BLOB)
         if len(bt) == 0:

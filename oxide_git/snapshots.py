@@ -158,10 +158,13 @@ def take(
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
     status: status_mod.Status | None = None,
     keep: bool = True,
+    parent: str | None = None,
 ) -> Checkpoint:
     """Snapshot the worktree into a new checkpoint commit and ref; returns it.
 
     With ``keep=False`` no ref is written (a dry run: the commit is left for git gc to drop).
+    ``parent`` (default: HEAD now) is the commit the snapshot is shown against, e.g. the HEAD a
+    pre-commit hook saw; the tree is still built from the current HEAD and ``status``.
     """
     if status is None:
         status = status_mod.run(repo.workdir)
@@ -176,10 +179,10 @@ def take(
     changes: dict[str, Entry] = {}
     now_ns = now_ms * 1_000_000
     for path in sorted(status.paths - status.submodules):
-        e = _entry_for(git, repo, path, path in status.untracked, max_file_size, cache,
-                       new_cache, now_ns, skipped)
-        if e != "keep":
-            changes[path] = e  # type: ignore[assignment]
+        entry = _entry_for(git, repo, path, path in status.untracked, max_file_size, cache,
+                           new_cache, now_ns, skipped)
+        if not isinstance(entry, str):
+            changes[path] = entry
     base = head.tree if head is not None else None
     tree = apply_changes(git, base, changes) if changes else (base.id if base else None)
     if tree is None:
@@ -201,14 +204,15 @@ def take(
     title = text.strip().splitlines()[0] if text.strip() else f"{kind} checkpoint"
     body = f"oxide: {title}\n\n" + "".join(f"{k}: {v}\n" for k, v in trailers)
     sig = pygit2.Signature(*IDENTITY, now_ms // 1000, 0)
-    oid = git.create_commit(None, sig, sig, body, tree, [head.id] if head else [])
+    shown = git[parent].peel(pygit2.Commit) if parent else head
+    oid = git.create_commit(None, sig, sig, body, tree, [shown.id] if shown else [])
     ref = refs.checkpoint_ref(session_id or "manual", str(oid))
     if keep:
         refs.update(git, {ref: (None, oid)}, f"oxide: {kind} checkpoint")
     return Checkpoint(
         id=str(oid), ref=ref, kind=kind, session_id=session_id, message_id=message_id,
         worktree=repo.worktree_id, worktree_path=str(repo.workdir), branch=branch,
-        head=str(head.id) if head else None, tree=str(tree), files_changed=len(changes),
+        head=str(shown.id) if shown else None, tree=str(tree), files_changed=len(changes),
         created_at=now_ms, text=text, skipped=skipped,
     )
 

@@ -7,10 +7,7 @@ from typing import Any
 
 import pygit2
 
-from . import journal
-from . import restore
-from . import snapshots
-from . import store
+from . import journal, restore, snapshots, store
 from .context import Context
 from .errors import NotFound
 from .reindex import reindex
@@ -37,7 +34,7 @@ def undo(ctx: Context, *, dry_run: bool = False, force: bool = False) -> UndoRes
                            f"{entry.files_before[:12]} was garbage-collected)")
         current = snapshots.take(ctx.repo, kind="before-rewind", now_ms=ctx.now_ms,
                                  text=f"before undo of {entry.summary}", keep=not dry_run)
-        fp = restore.plan(git, git[current.tree], target.tree)
+        fp = restore.plan(git, git[current.tree].peel(pygit2.Tree), target.tree)
         files = fp.to_dict()
         if not dry_run:
             store.record_checkpoint(ctx, current)

@@ -10,24 +10,16 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from oxide_git import sessionlog
-from oxide_git import store
+from oxide_git import sessionlog, store
 from oxide_git.checkpoint import checkpoint
-from oxide_git.errors import Refused
-from oxide_git.errors import UntrustedTree
+from oxide_git.errors import Refused, UntrustedTree
 from oxide_git.fork import fork
-from oxide_git.model import Message
-from oxide_git.model import Part
-from oxide_git.model import Session
+from oxide_git.model import Message, Part, Session
 from oxide_git.resume import context
 from oxide_git.rewind import rewind
 from oxide_git.undo import undo
 
-from .conftest import fsck_clean
-from .conftest import git
-from .conftest import NOW_MS
-from .conftest import make_ctx
-from .conftest import oxide
+from .conftest import NOW_MS, fsck_clean, git, make_ctx, oxide
 
 
 def snapshot_files(root: Path) -> dict[str, tuple[str, bytes | str, int]]:

@@ -7,13 +7,10 @@ from pathlib import Path
 import pytest
 
 from oxide_git import sessionlog
-from oxide_git.importing import expand
-from oxide_git.importing import import_sessions
+from oxide_git.importing import expand, import_sessions
 from oxide_git.resume import into
 
-from .conftest import FIXTURES
-from .conftest import make_ctx
-from .conftest import oxide
+from .conftest import FIXTURES, make_ctx, oxide
 
 CASES = {
     "claude": FIXTURES / "claude" / "split_response.jsonl",

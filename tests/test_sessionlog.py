@@ -1,25 +1,17 @@
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from oxide_git import sessionlog
-from oxide_git import store
-from oxide_git.errors import Ambiguous
-from oxide_git.errors import NotFound
-from oxide_git.model import Message
-from oxide_git.model import Part
-from oxide_git.model import Session
+from oxide_git import sessionlog, store
+from oxide_git.errors import Ambiguous, NotFound
+from oxide_git.model import Message, Part, Session
 
-from .conftest import fsck_clean
-from .conftest import git
-from .conftest import make_ctx
-from .conftest import oxide
+from .conftest import fsck_clean, git, make_ctx, oxide
 
 
 def _msg(i: int, role: str = "user") -> Message:

@@ -7,15 +7,11 @@ import pygit2
 import pytest
 
 from oxide_git.checkpoint import checkpoint
-from oxide_git.errors import BareRepository
-from oxide_git.errors import NotInGitRepository
+from oxide_git.errors import BareRepository, NotInGitRepository
 from oxide_git.repo import find_repo
 from oxide_git.snapshots import take
 
-from .conftest import fsck_clean
-from .conftest import git
-from .conftest import make_ctx
-from .conftest import user_state
+from .conftest import fsck_clean, git, make_ctx, user_state
 
 
 def tree_files(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = "") -> dict[str, tuple[int, bytes]]:

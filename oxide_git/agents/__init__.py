@@ -115,7 +115,7 @@ def registry() -> dict[str, Agent]:
     """Agent name -> module. Imported on demand: hooks and checkpoints never pay for parsers."""
     from . import aider, claude, codex, opencode
 
-    return {"claude": claude, "codex": codex, "opencode": opencode, "aider": aider}  # type: ignore[dict-item]
+    return {"claude": claude, "codex": codex, "opencode": opencode, "aider": aider}
 
 
 AGENT_NAMES = ("claude", "codex", "opencode", "aider")

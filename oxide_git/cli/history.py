@@ -10,11 +10,8 @@ import click
 
 from ..agents import AGENT_NAMES
 from ..errors import OxideError
-from . import main
-from . import make_context
-from .output import emit_json
-from .output import short
-from .output import status
+from . import main, make_context
+from .output import emit_json, short, status
 
 
 def _confirm(summary: str, yes: bool) -> None:
@@ -66,8 +63,7 @@ def resume(session: str | None, last: bool, agent: str | None, run: bool, fmt: s
         if session is None:
             return
     if fmt:
-        from ..browse import message_json
-        from ..browse import session_json
+        from ..browse import message_json, session_json
 
         s, messages = ops.context(ctx, session, full=full)
         if fmt == "json":

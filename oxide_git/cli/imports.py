@@ -11,11 +11,8 @@ import click
 
 from ..agents import AGENT_NAMES
 from ..errors import OxideError
-from . import main
-from . import make_context
-from .output import emit_json
-from .output import status
-from .output import table
+from . import main, make_context
+from .output import emit_json, status, table
 
 
 class _Progress:
@@ -55,9 +52,7 @@ def import_(paths: tuple[Path, ...], agent: str | None, dry_run: bool, quiet: bo
     directory is a worktree of this repository. Importing again reads only what
     was appended since; a session already imported is never duplicated.
     """
-    from ..importing import discover
-    from ..importing import expand
-    from ..importing import import_sessions
+    from ..importing import discover, expand, import_sessions
 
     ctx = make_context()
     if paths and not agent:

@@ -13,9 +13,7 @@ from typing import Any
 
 import click
 
-from .output import ago
-from .output import clip
-from .output import short
+from .output import ago, clip, short
 
 
 def _render(rows: list[dict[str, Any]], now_ms: int, sort: str) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import click
 
 from . import main, make_context
@@ -52,7 +55,8 @@ def show(session: str, as_json: bool, full: bool) -> None:
         out.write(', "checkpoints": ' + jsonlib.dumps(shown.checkpoints, default=str))
         out.write(', "messages": [')
         for i, (seq, m) in enumerate(shown.messages):
-            out.write(("," if i else "") + "\n" + jsonlib.dumps(message_json(seq, m), ensure_ascii=False, default=str))
+            line = jsonlib.dumps(message_json(seq, m), ensure_ascii=False, default=str)
+            out.write(("," if i else "") + "\n" + line)
         out.write("\n]}\n")
         return
     s = shown.session
@@ -75,7 +79,7 @@ def show(session: str, as_json: bool, full: bool) -> None:
             click.echo("  " + _render_part(p.type, p.data, width))
 
 
-def _render_part(kind: str, d: dict, width: int) -> str:  # type: ignore[type-arg]
+def _render_part(kind: str, d: Mapping[str, Any], width: int) -> str:
     if kind in ("text", "reasoning"):
         label = "" if kind == "text" else "(reasoning) "
         return label + clip(d.get("text"), width)
