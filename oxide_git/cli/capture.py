@@ -1,0 +1,120 @@
+"""Capture commands: `hooks install|uninstall|status`, `watch`, and the hidden `hook-impl`."""
+
+from __future__ import annotations
+
+import click
+
+from . import main, make_context
+from .output import emit_json, status
+
+
+@main.group()
+def hooks() -> None:
+    """Install, remove or inspect git oxide's git hooks (they chain the hooks already there)."""
+
+
+def _print_report(report: object, as_json: bool) -> None:
+    d = report.to_dict()  # type: ignore[attr-defined]
+    if as_json:
+        emit_json(d)
+        return
+    for a in d["actions"]:
+        status(a)
+
+
+@hooks.command("install")
+@click.option("--json", "as_json", is_flag=True, help="Print what was done as JSON.")
+def hooks_install(as_json: bool) -> None:
+    """Install the hook shims where git looks for hooks (core.hooksPath included).
+
+    A hook already there is moved to <hook>.pre-oxide and run first; its exit
+    code still decides. The shims call this Python by absolute path.
+    """
+    from ..checkpoint import init
+    from ..hooks import install
+
+    ctx = make_context()
+    init(ctx)
+    report = install(ctx.repo)
+    _print_report(report, as_json)
+    if not as_json:
+        status(f"Installed git oxide hooks in {report.hooks_dir}")
+
+
+@hooks.command("uninstall")
+@click.option("--json", "as_json", is_flag=True, help="Print what was done as JSON.")
+def hooks_uninstall(as_json: bool) -> None:
+    """Remove the shims and put back the hooks they chained, exactly as they were."""
+    from ..hooks import uninstall
+
+    _print_report(uninstall(make_context().repo), as_json)
+
+
+@hooks.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print the state as JSON.")
+def hooks_status(as_json: bool) -> None:
+    """Show which hooks are installed, chained, and whether oxide is enabled."""
+    from ..hooks import status as hook_status
+
+    d = hook_status(make_context().repo).to_dict()
+    if as_json:
+        emit_json(d)
+        return
+    click.echo(f"hooks folder: {d['hooks_dir']}")
+    click.echo(f"oxide: {'enabled' if d['enabled'] else 'disabled (oxide.enabled=false)'}"
+               f"{'' if d['initialised'] else ', not initialised (run `git oxide init`)'}")
+    for h in d["hooks"]:  # type: ignore[attr-defined]
+        extra = f" (runs {h['chained']} first)" if h["chained"] else ""
+        click.echo(f"  {h['hook']:<20} {h['state']}{extra}")
+    if d["pending_jobs"]:
+        click.echo(f"{d['pending_jobs']} hook job(s) queued")
+
+
+@main.command()
+@click.option("--daemon", is_flag=True, help="Run in the background (pid file under .git/oxide/).")
+@click.option("--stop", is_flag=True, help="Stop the background watcher.")
+@click.option("--json", "as_json", is_flag=True, help="With --daemon/--stop: print the result as JSON.")
+def watch(daemon: bool, stop: bool, as_json: bool) -> None:
+    """Import agent sessions as they grow, checkpoint each new prompt, journal changed files.
+
+    In the foreground until ^C, or --daemon; `git oxide watch --stop` stops it.
+    """
+    from .. import watch as w
+
+    ctx = make_context()
+    if stop:
+        res = w.stop(ctx.repo)
+    elif daemon:
+        res = w.start_daemon(ctx.repo)
+    else:
+        status("Watching (^C to stop)")
+        w.run(ctx)
+        return
+    if as_json:
+        emit_json(res)
+    else:
+        status(res["message"])
+
+
+@main.command("hook-impl", hidden=True, context_settings={"ignore_unknown_options": True})
+@click.option("--hook-type", default=None)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def hook_impl(hook_type: str | None, args: tuple[str, ...]) -> None:
+    """Called by the hook shims (they call `python -m oxide_git.hook_impl` directly)."""
+    from ..hook_impl import main as impl
+
+    raise SystemExit(impl(([hook_type] if hook_type else []) + [a for a in args if a != "--"]))
+
+
+def init_capture(hooks: bool, agent_hooks: tuple[str, ...], remove: bool) -> None:
+    """The capture part of `git oxide init --hooks / --agent-hooks AGENT [--remove]`."""
+    from ..agent_hooks import configure
+    from ..hooks import install, uninstall
+
+    ctx = make_context()
+    if hooks:
+        report = (uninstall if remove else install)(ctx.repo)
+        _print_report(report, False)
+    for agent in agent_hooks:
+        for line in configure(ctx, agent, remove=remove):
+            status(line)

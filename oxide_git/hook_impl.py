@@ -1,0 +1,359 @@
+"""What the git hook shims run: ``python -m oxide_git.hook_impl drain|prepare-commit-msg|push``.
+
+Shims only append a line to ``<git-common-dir>/oxide/hooks.queue`` and start ``drain`` in the
+background, which runs the queued jobs in order under a lock. Nothing here ever fails git: every
+error is logged to ``<git-common-dir>/oxide/log``. Stdlib only at import time (hot path).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+NOTES_REF = "refs/notes/oxide"
+PENDING = "pre-commit.json"
+
+
+def log(oxide_dir: Path, text: str) -> None:
+    try:
+        with open(oxide_dir / "log", "a") as f:
+            f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} [{os.getpid()}] {text.rstrip()}\n")
+    except OSError:
+        pass
+
+
+def _clean_env() -> None:
+    for k in ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_PREFIX", "GIT_COMMON_DIR"):
+        os.environ.pop(k, None)
+
+
+def _ctx(worktree: str) -> Any:
+    from .context import Context
+    from .repo import find_repo
+
+    return Context(find_repo(Path(worktree), environ={}), int(time.time() * 1000), dict(os.environ))
+
+
+# notes ---------------------------------------------------------------------------------------
+
+
+def read_note(git: Any, commit: str) -> dict[str, Any]:
+    try:
+        note = git.lookup_note(commit, NOTES_REF)
+    except (KeyError, ValueError, Exception):  # pygit2 raises KeyError or GitError
+        return {}
+    try:
+        data = json.loads(note.message)
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def merge_notes(*notes: dict[str, Any]) -> dict[str, Any]:
+    """The union of notes (sessions and checkpoints kept in first-seen order)."""
+    out: dict[str, Any] = {"oxide": 1, "sessions": [], "checkpoints": []}
+    for n in notes:
+        for key in ("sessions", "checkpoints"):
+            for v in n.get(key, []):
+                if v and v not in out[key]:
+                    out[key].append(v)
+        for k, v in n.items():
+            if k not in ("sessions", "checkpoints"):
+                out[k] = v  # a later note's fields win
+    return out
+
+
+def write_note(ctx: Any, commit: str, note: dict[str, Any]) -> dict[str, Any]:
+    """Merge ``note`` into the commit's note on refs/notes/oxide and the index's links."""
+    import pygit2
+
+    from .sessionlog import IDENTITY
+
+    git = ctx.repo.git
+    merged = merge_notes(read_note(git, commit), note)
+    if not merged["sessions"] and not merged["checkpoints"]:
+        return merged
+    sig = pygit2.Signature(*IDENTITY, ctx.now_ms // 1000, 0)
+    git.create_note(json.dumps(merged, sort_keys=True) + "\n", sig, sig, commit, NOTES_REF, True)
+    put_links(ctx, commit, merged)
+    return merged
+
+
+def put_links(ctx: Any, commit: str, note: dict[str, Any]) -> None:
+    rows = [(commit, s, c) for s in note["sessions"] or [""] for c in note["checkpoints"] or [""]]
+    with ctx.index.write() as conn:
+        conn.executemany("INSERT OR IGNORE INTO links VALUES (?,?,?)", rows)
+
+
+def rebuild_links(ctx: Any) -> int:
+    """Refill the index's ``links`` table from refs/notes/oxide (the truth); returns the count."""
+    git = ctx.repo.git
+    n = 0
+    try:
+        notes = list(git.notes(NOTES_REF))
+    except Exception:
+        return 0
+    for note in notes:
+        try:
+            data = json.loads(note.message)
+        except ValueError:
+            continue
+        put_links(ctx, str(note.annotated_id), merge_notes(data))
+        n += 1
+    return n
+
+
+# jobs ----------------------------------------------------------------------------------------
+
+
+def job_pre_commit(worktree: str, current: str, head: str = "") -> None:
+    """A checkpoint (kind pre-commit) of the worktree, tied to the session that was current when
+    the hook ran, kept pending for post-commit."""
+    from . import snapshots, store
+
+    ctx = _ctx(worktree)
+    sessions = [current] if current else []
+    pending = ctx.repo.worktree_dir / PENDING
+    if not sessions:
+        pending.unlink(missing_ok=True)
+        return
+    sid = sessions[0]
+    rows = ctx.index.query(
+        "SELECT id FROM messages WHERE session_id=? ORDER BY seq DESC LIMIT 1", (sid,))
+    cp = snapshots.take(
+        ctx.repo, kind="pre-commit", now_ms=ctx.now_ms, session_id=sid,
+        message_id=rows[0][0] if rows else None, parent=head or None,
+        max_file_size=ctx.config_size("oxide.maxFileSize", snapshots.DEFAULT_MAX_FILE_SIZE),
+    )
+    store.record_checkpoint(ctx, cp)
+    pending.write_text(json.dumps({"head": head, "checkpoint": cp.id, "sessions": sessions}))
+
+
+def _parent(git: Any, oid: str) -> str | None:
+    try:
+        c = git.get(oid)
+        return str(c.parent_ids[0]) if c is not None and c.parent_ids else None
+    except ValueError:
+        return None
+
+
+def job_post_commit(worktree: str, current: str, commit: str, seq: str = "", source: str = "") -> None:
+    """Note the commit with the sessions and checkpoints that led to it."""
+    ctx = _ctx(worktree)
+    git = ctx.repo.git
+    note: dict[str, Any] = {"sessions": [current] if current else [], "checkpoints": [],
+                            "worktree": ctx.repo.worktree_id, "branch": ctx.repo.branch()}
+    pending = ctx.repo.worktree_dir / PENDING
+    try:
+        pend = json.loads(pending.read_text())
+        pending.unlink()
+    except (OSError, ValueError):
+        pend = None
+    if pend and not seq:
+        parent, head = _parent(git, commit), pend.get("head") or None
+        # a plain commit (head is its parent) or an amend (head shares its parent)
+        if head == parent or (head and _parent(git, head) == parent):
+            note["sessions"] = pend["sessions"] + note["sessions"]
+            note["checkpoints"].append(pend["checkpoint"])
+    older = [read_note(git, source)] if seq == "cherry-pick" and source else []
+    write_note(ctx, commit, merge_notes(*older, note))
+    if note["sessions"]:
+        _remember_branch(ctx, ctx.repo.branch(), note["sessions"][0])
+
+
+def job_rewrite(worktree: str, kind: str, pairs: list[tuple[str, str]]) -> None:
+    """Carry notes from rewritten commits to their rewrites (squash: the union)."""
+    ctx = _ctx(worktree)
+    git = ctx.repo.git
+    by_new: dict[str, list[str]] = {}
+    for old, new in pairs:
+        by_new.setdefault(new, []).append(old)
+    for new, olds in by_new.items():
+        notes = [n for n in (read_note(git, o) for o in olds) if n]
+        if notes:
+            write_note(ctx, new, merge_notes(*notes, {"rewritten": kind}))
+
+
+def _remember_branch(ctx: Any, branch: str, sid: str) -> None:
+    path = ctx.repo.worktree_dir / "branch-sessions.json"
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        data = {}
+    if data.get(branch) != sid:
+        data[branch] = sid
+        path.write_text(json.dumps(data, sort_keys=True))
+
+
+def job_post_checkout(worktree: str, current: str, prev: str, new: str, head_line: str,
+                      old_branch: str = "") -> None:
+    """Record the branch switch; make the session last used on the new branch current."""
+    from . import store
+
+    ctx = _ctx(worktree)
+    wdir = ctx.repo.worktree_dir
+    wdir.mkdir(parents=True, exist_ok=True)
+    branch = head_line[5:].strip().removeprefix("refs/heads/") if head_line.startswith("ref:") \
+        else "(detached)"
+    if current and old_branch:
+        _remember_branch(ctx, old_branch, current)
+    try:
+        target = json.loads((wdir / "branch-sessions.json").read_text()).get(branch)
+    except (OSError, ValueError):
+        target = None
+    if target and target != current and ctx.index.query("SELECT 1 FROM sessions WHERE id=?", (target,)):
+        store.set_current_session(ctx, target)
+    with open(wdir / "checkouts.jsonl", "a") as f:
+        f.write(json.dumps({"at": ctx.now_ms, "from": prev, "to": new, "from_branch": old_branch,
+                            "branch": branch, "sessions": [current] if current else [],
+                            "current": store.current_session(ctx)}) + "\n")
+
+
+def run_jobs(lines: list[str], oxide_dir: Path) -> None:
+    rewrites: dict[tuple[str, str], list[tuple[str, str]]] = {}
+
+    def flush_rewrites() -> None:
+        for (wt, kind), pairs in rewrites.items():
+            job_rewrite(wt, kind, pairs)
+        rewrites.clear()
+
+    for line in lines:
+        f = line.rstrip("\n").split("\t")
+        try:
+            if f[0] == "rewrite":
+                rewrites.setdefault((f[1], f[2]), []).append((f[3], f[4]))
+                continue
+            flush_rewrites()
+            if f[0] == "pre-commit":
+                job_pre_commit(*f[1:4])
+            elif f[0] == "post-commit":
+                job_post_commit(*f[1:6])
+            elif f[0] == "post-checkout":
+                job_post_checkout(*f[1:7])
+        except Exception:
+            log(oxide_dir, f"hook job {line.strip()!r} failed:\n{traceback.format_exc()}")
+    try:
+        flush_rewrites()
+    except Exception:
+        log(oxide_dir, f"rewrite jobs failed:\n{traceback.format_exc()}")
+
+
+def drain(common_dir: str) -> None:
+    """Run every queued job, in order; one drainer at a time (the others wait, then find less)."""
+    oxide_dir = Path(common_dir) / "oxide"
+    queue, work = oxide_dir / "hooks.queue", oxide_dir / "hooks.queue.work"
+    with open(oxide_dir / "hooks.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        while True:
+            if not work.exists():
+                try:
+                    os.rename(queue, work)
+                except FileNotFoundError:
+                    return
+            run_jobs(work.read_text().splitlines(), oxide_dir)
+            work.unlink()
+
+
+def wait_idle(common_dir: Path, timeout: float = 30.0) -> bool:
+    """Wait until the queue is empty and no drainer runs (for tests, bench and `hooks status`)."""
+    oxide_dir = common_dir / "oxide"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not (oxide_dir / "hooks.queue").exists() and not (oxide_dir / "hooks.queue.work").exists():
+            with open(oxide_dir / "hooks.lock", "a") as lock:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    time.sleep(0.02)
+                    continue
+                if not (oxide_dir / "hooks.queue").exists():
+                    return True
+        time.sleep(0.02)
+    return False
+
+
+# synchronous hooks ---------------------------------------------------------------------------
+
+
+def prepare_commit_msg(worktree: str, msg_file: str, *_: str) -> None:
+    """Add ``Oxide-Session:`` trailers for the worktree's current session (oxide.trailers)."""
+    from .repo import clean_git_env, find_repo
+
+    repo = find_repo(Path(worktree), environ={})
+    try:
+        sid = (repo.worktree_dir / "current-session").read_text().strip()
+    except OSError:
+        return
+    if not sid:
+        return
+    subprocess.run(["git", "interpret-trailers", "--in-place", "--if-exists", "addIfDifferent",
+                    "--trailer", f"Oxide-Session: {sid}", msg_file],
+                   cwd=worktree, check=True, capture_output=True, env=clean_git_env())
+
+
+def push(worktree: str, remote: str) -> None:
+    """Push sessions and notes (and checkpoints with oxide.pushCheckpoints) within a budget."""
+    from .context import Context
+    from .repo import clean_git_env, find_repo
+
+    repo = find_repo(Path(worktree), environ={})
+    ctx = Context(repo, int(time.time() * 1000), {})
+    specs = ["refs/oxide/sessions/*:refs/oxide/sessions/*"]
+    if (repo.common_dir / NOTES_REF).exists() or _has_packed(repo.common_dir, NOTES_REF):
+        specs.append(f"{NOTES_REF}:{NOTES_REF}")
+    if ctx.config_bool("oxide.pushCheckpoints", False):
+        specs.append("refs/oxide/checkpoints/*:refs/oxide/checkpoints/*")
+    budget = float(ctx.config("oxide.pushTimeout", "60") or 60)
+    err_file = repo.oxide_dir / "push-error"
+    try:
+        r = subprocess.run(["git", "push", "--no-verify", "--quiet", remote, *specs], cwd=worktree,
+                           capture_output=True, text=True, timeout=budget, env=clean_git_env())
+        error = r.stderr.strip() if r.returncode else ""
+    except subprocess.TimeoutExpired:
+        error = f"git push {remote} took longer than {budget:g} s (oxide.pushTimeout)"
+    if error:
+        err_file.write_text(error + "\n")
+        log(repo.oxide_dir, f"background push to {remote} failed: {error}")
+    else:
+        err_file.unlink(missing_ok=True)
+
+
+def _has_packed(common: Path, ref: str) -> bool:
+    try:
+        return any(line.endswith(" " + ref) for line in (common / "packed-refs").read_text().splitlines())
+    except OSError:
+        return False
+
+
+def main(argv: list[str]) -> int:
+    """Never raises, always 0: a hook must not fail the user's git command."""
+    _clean_env()
+    cmd, args = (argv[0], argv[1:]) if argv else ("", [])
+    try:
+        if cmd == "drain":
+            drain(*args[:1])
+        elif cmd == "prepare-commit-msg":
+            prepare_commit_msg(*args)
+        elif cmd == "push":
+            push(*args[:2])
+        else:
+            raise ValueError(f"unknown hook command {cmd!r}")
+    except Exception:
+        where = Path(args[0]) if cmd == "drain" and args else None
+        text = f"hook-impl {argv!r} failed:\n{traceback.format_exc()}"
+        if where is not None:
+            log(where / "oxide", text)
+        else:
+            sys.stderr.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
