@@ -93,9 +93,12 @@ def into(ctx: Context, ref: str, agent: str) -> IntoResult:
         raise NotFound(f"session {ref} has no log in git", hint="run `git oxide reindex`")
     messages = [m for _, m in sessionlog.iter_messages(git, log.commit.tree)]
     session = log.session
-    if not session.cwd:
+    env = agent_env(ctx)
+    if not env.belongs(session.cwd):
+        # Continue where the code is: a session recorded elsewhere (another clone, a moved
+        # folder) is resumed in this worktree, never in a folder outside the repository.
         session = replace(session, cwd=str(ctx.repo.workdir))
-    exp = registry()[agent].export(session, messages, agent_env(ctx))
+    exp = registry()[agent].export(session, messages, env)
     res = IntoResult(agent, exp.native_id, list(exp.command), exp.cwd, lost=list(exp.lost))
     for path, data in exp.files.items():
         _write(Path(path), data, append=(agent == "aider"), res=res)
