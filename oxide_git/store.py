@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import pygit2
 
-from . import refs, sessionlog
+from . import redact, refs, sessionlog
 from .context import Context
 from .model import Message, Session, message_id_for
 from .snapshots import Checkpoint
@@ -28,19 +28,20 @@ def save(
     """Place messages at their seqs (replacing or appending) on the session's current tip."""
     git = ctx.repo.git
 
-    def attempt() -> tuple[pygit2.Oid | None, dict[int, Message], sessionlog.Log | None]:
+    def attempt() -> tuple[pygit2.Oid | None, dict[int, Message], Session]:
         log = sessionlog.load(git, session.id)
         placed = {
             q: m if m.id else replace(m, id=message_id_for(session.id, q, m.created_at))
             for q, m in puts.items()
         }
+        s, placed = redact.for_write(ctx, log, session, placed, truncate_at)  # secrets never reach git
         oid = sessionlog.commit(
-            git, session, placed, now_ms=ctx.now_ms, summary=summary, truncate_at=truncate_at,
+            git, s, placed, now_ms=ctx.now_ms, summary=summary, truncate_at=truncate_at,
             base=log.commit if log else None, expected=log.tip if log else None,
         )
-        return oid, placed, log
+        return oid, placed, s
 
-    oid, placed, _log = refs.retry_on_move(attempt)
+    oid, placed, session = refs.retry_on_move(attempt)
     if oid is not None:
         count = sessionlog.count_messages(git, git[oid].peel(pygit2.Tree))
         with ctx.index.write() as conn:
@@ -52,7 +53,16 @@ def save(
 def append(ctx: Context, session: Session, messages: list[Message]) -> dict[int, Message]:
     """Append messages at the end of the session (creating it); returns them by seq."""
     git = ctx.repo.git
-    oid, puts = sessionlog.append(git, session, messages, ctx.now_ms)
+
+    def attempt() -> tuple[pygit2.Oid | None, dict[int, Message], Session]:
+        log = sessionlog.load(git, session.id)
+        puts = sessionlog.with_ids(session.id, log.count if log else 0, messages)
+        s, puts = redact.for_write(ctx, log, session, puts)  # secrets never reach git
+        oid = sessionlog.commit(git, s, puts, now_ms=ctx.now_ms, summary=f"append {len(messages)} message(s)",
+                                base=log.commit if log else None, expected=log.tip if log else None)
+        return oid, puts, s
+
+    oid, puts, session = refs.retry_on_move(attempt)
     if oid is not None:
         count = max(puts) + 1 if puts else sessionlog.count_messages(git, git[oid].peel(pygit2.Tree))
         with ctx.index.write() as conn:

@@ -1,0 +1,339 @@
+"""Secret redaction: every hit of a rule becomes ``[REDACTED:<kind>]`` and is counted per kind.
+
+Rules are data (``RULES``); each has cheap literal hints so that a string holding none of them is
+never scanned by a regex. The allowlist and ``git config oxide.redact`` are read per repository.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from .model import Message, PartType, Session
+
+ALLOWLIST_FILE = ".oxideallow"
+MARK = "[REDACTED:{}]"
+COUNTS_KEY = "redactions"  # Message.extra[COUNTS_KEY]: this message's hits per kind
+FIELDS_KEY = "redacted_fields"  # Session.extra[FIELDS_KEY]: hits in the session's own fields
+
+# Names whose values are secrets: in `NAME=value`, `NAME: value`, `"name": "value"` and dict keys.
+_PASSWORD_WORD = r"(?:passw(?:or)?d|passphrase|pwd)"
+_SECRET_WORD = r"(?:secret|token|api[_-]?key|access[_-]?key|private[_-]?key|auth[_-]?key|credential)"
+_VALUE = r"""(?P<secret>[^\s"'`,;()\[\]{}<>]{%d,})(?=$|[\s"'`,;)\]}])"""
+_ASSIGN = r"""%s[A-Za-z0-9_.-]*["']?\s*(?:=|:=|:)\s*["']?"""
+_PLACEHOLDER = re.compile(
+    r"^(?i:[$<%{*]|\[REDACTED|x{4,}|null$|none$|true$|false$|undefined$|example|\.\.\.)"
+    r"|^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$|^[A-Z][A-Z0-9_]*$")
+
+
+def entropy(s: str) -> float:
+    """Shannon entropy of ``s`` in bits per character."""
+    if not s:
+        return 0.0
+    n = len(s)
+    return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
+
+
+def high_entropy(s: str) -> bool:
+    """Looks random: long enough, mixed, and at least 3 bits of entropy per character."""
+    if len(s) < 12 or _PLACEHOLDER.match(s):
+        return False
+    has_digit = any(c.isdigit() for c in s)
+    has_alpha = any(c.isalpha() for c in s)
+    return has_alpha and (has_digit or len(s) >= 24) and entropy(s) >= 3.0
+
+
+def mixed(s: str) -> bool:
+    """Letters and digits both present (tells a key from an English word with a prefix)."""
+    return any(c.isdigit() for c in s) and any(c.isalpha() for c in s)
+
+
+def not_placeholder(s: str) -> bool:
+    return not _PLACEHOLDER.match(s)
+
+
+_W = "A-Za-z0-9_-"  # characters that may not precede a token (it would be part of a longer word)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """``regex`` finds a hit (its ``secret`` group, or the whole match, is replaced); ``check`` must
+    accept the replaced text; ``before``: characters that may not precede the match; ``hints``:
+    lowercase literals one of which must occur in the lowercased string; ``lower``: the regex is
+    lowercase too and runs on the lowercased string.
+    """
+
+    kind: str
+    regex: str
+    hints: tuple[str, ...]
+    check: Callable[[str], bool] | None = None
+    lower: bool = False
+    before: str = ""
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("private_key", r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[ A-Z0-9]*"
+         r"PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\]*)", ("private",)),
+    Rule("url_credentials", r"://(?P<secret>[^\s:/@\[\]]+:[^\s/@\[\]]+)@(?=[A-Za-z0-9.\[-])", ("://",)),
+    Rule("anthropic_key", r"sk-ant-[A-Za-z0-9_-]{20,}", ("sk-",), before=_W),
+    Rule("openai_key", r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", ("sk-",), mixed, before=_W),
+    Rule("google_api_key", r"AIza[0-9A-Za-z_-]{35}", ("aiza",), before=_W),
+    Rule("aws_access_key_id", r"(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])", ("akia", "asia"), before=_W),
+    Rule("aws_secret_access_key", r"aws[a-z0-9_.-]*secret[a-z0-9_.-]*[\"']?\s*(?:=|:)\s*[\"']?"
+         r"(?P<secret>[a-z0-9/+]{40})(?![a-z0-9/+])", ("aws",), lower=True),
+    Rule("github_token", r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
+         ("gh",), before=_W),
+    Rule("gitlab_token", r"glpat-[A-Za-z0-9_-]{20,}", ("glpat-",), before=_W),
+    Rule("slack_token", r"xox[abprs]-[A-Za-z0-9-]{10,}", ("xox",), before=_W),
+    Rule("stripe_key", r"[sr]k_live_[A-Za-z0-9]{16,}", ("_live_",), before=_W),
+    Rule("jwt", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", ("eyj",), before=_W),
+    Rule("bearer_token", r"bearer\s+(?P<secret>[a-z0-9._~+/-]{16,}=*)", ("bearer",), high_entropy,
+         lower=True, before=_W),
+    Rule("password", _ASSIGN % _PASSWORD_WORD + _VALUE % 4, ("passw", "passp", "pwd"),
+         not_placeholder, lower=True),
+    Rule("secret", _ASSIGN % _SECRET_WORD + _VALUE % 8, ("secret", "token", "key", "credential"),
+         high_entropy, lower=True),
+)
+
+_BEFORE = {_W: frozenset(_W.replace("A-Z", "ABCDEFGHIJKLMNOPQRSTUVWXYZ").replace(
+    "a-z", "abcdefghijklmnopqrstuvwxyz").replace("0-9", "0123456789"))}
+
+# A dict entry whose key names a secret is judged like an assignment of that name.
+_KEY_RULES = ((re.compile(rf"[A-Za-z0-9_.-]*{_PASSWORD_WORD}[A-Za-z0-9_.-]*", re.I), "password",
+               not_placeholder, 4),
+              (re.compile(rf"[A-Za-z0-9_.-]*{_SECRET_WORD}[A-Za-z0-9_.-]*", re.I), "secret", high_entropy, 8))
+
+
+class Redactor:
+    """The compiled rules plus an allowlist; ``text``/``value`` return the redacted copy and count."""
+
+    def __init__(self, allow: Iterable[str] = (), rules: Iterable[Rule] = RULES) -> None:
+        rules = list(rules)
+        # A lowercase rule's regex runs on the lowercased string; re.I is the fallback for the rare
+        # string whose lowercase form has another length (positions would not line up).
+        self.rules = [(r, re.compile(r.regex), re.compile(r.regex, re.I) if r.lower else None,
+                       "secret" in r.regex) for r in rules]
+        self.allow: list[re.Pattern[str]] = []
+        for line in allow:
+            try:
+                self.allow.append(re.compile(line))
+            except re.error:
+                self.allow.append(re.compile(re.escape(line)))
+        # Hints are looked for in the lowercased string (``in`` is far faster than any regex);
+        # only the rules whose hints occur then run.
+        self._gate = tuple(sorted({h for r in rules for h in r.hints}))
+        self._hints = [frozenset(r.hints) for r in rules]
+
+    def allowed(self, hit: str) -> bool:
+        return any(p.search(hit) for p in self.allow)
+
+    def text(self, s: str, counts: Counter[str]) -> str:
+        """``s`` with every hit replaced; hits are added to ``counts``."""
+        if len(s) < 8:
+            return s
+        low: str | None = s.lower()
+        found = {h for h in self._gate if h in low}  # type: ignore[operator]
+        if not found:
+            return s
+        for (rule, rx, rx_i, grouped), hints in zip(self.rules, self._hints, strict=True):
+            if found.isdisjoint(hints):
+                continue
+            if rule.lower:
+                if low is None:
+                    low = s.lower()
+                same = len(low) == len(s)
+                out = self._apply(rule, rx if same else rx_i, grouped, s, low if same else s,  # type: ignore[arg-type]
+                                  counts)
+            else:
+                out = self._apply(rule, rx, grouped, s, s, counts)
+            if out is not s:
+                s, low = out, None
+        return s
+
+    def _apply(self, rule: Rule, rx: re.Pattern[str], grouped: bool, s: str, target: str,
+               counts: Counter[str]) -> str:
+        pieces: list[str] = []
+        last = 0
+        for m in rx.finditer(target):
+            if rule.before and m.start() > 0 and s[m.start() - 1] in _BEFORE[rule.before]:
+                continue
+            a, b = m.span("secret") if grouped else m.span()
+            if a < 0:
+                continue
+            hit = s[a:b]
+            if (rule.check is not None and not rule.check(hit)) or self.allowed(hit):
+                continue
+            counts[rule.kind] += 1
+            pieces += [s[last:a], MARK.format(rule.kind)]
+            last = b
+        if not pieces:
+            return s
+        pieces.append(s[last:])
+        return "".join(pieces)
+
+    def value(self, v: Any, counts: Counter[str], key: str | None = None) -> Any:
+        """Any JSON-like value with every string in it redacted (dict keys naming secrets too)."""
+        if isinstance(v, str):
+            if key is not None and len(v) >= 4 and not v.startswith("[REDACTED:"):
+                for rx, kind, check, n in _KEY_RULES:
+                    if len(v) >= n and rx.fullmatch(key) and check(v) and not self.allowed(v):
+                        counts[kind] += 1
+                        return MARK.format(kind)
+            return self.text(v, counts)
+        if isinstance(v, Mapping):
+            out = {k: self.value(x, counts, k if isinstance(k, str) else None) for k, x in v.items()}
+            return v if all(out[k] is v[k] for k in v) else out
+        if isinstance(v, list | tuple):
+            items = [self.value(x, counts) for x in v]
+            return v if all(a is b for a, b in zip(items, v, strict=True)) else type(v)(items)
+        return v
+
+    def message(self, m: Message) -> tuple[Message, Counter[str]]:
+        """The message with every string of every part, ``extra`` and ``unknown`` redacted."""
+        counts: Counter[str] = Counter()
+        parts = []
+        for p in m.parts:
+            data = p.data
+            if p.type == PartType.IMAGE and "data" in data:  # base64 pixels: nothing to read
+                rest_in = {k: x for k, x in data.items() if k != "data"}
+                rest = self.value(rest_in, counts)
+                data = data if rest is rest_in else {**rest, "data": data["data"]}
+            else:
+                data = self.value(data, counts)
+            parts.append(p if data is p.data else replace(p, data=data))
+        extra = {k: x for k, x in m.extra.items() if k != COUNTS_KEY}
+        extra = self.value(extra, counts)
+        unknown = self.value(m.unknown, counts)
+        if not counts:
+            return m, counts
+        extra = {**extra, COUNTS_KEY: dict(sorted((message_counts(m) + counts).items()))}
+        return replace(m, parts=tuple(parts), extra=extra, unknown=unknown), counts
+
+    def session(self, s: Session) -> Session:
+        """The session's own fields (title, extra, unknown) redacted; their hits in extra."""
+        counts: Counter[str] = Counter()
+        title = self.text(s.title, counts) if s.title else s.title
+        extra = self.value({k: x for k, x in s.extra.items() if k != FIELDS_KEY}, counts)
+        unknown = self.value(s.unknown, counts)
+        if not counts:
+            return s
+        return replace(s, title=title, unknown=unknown,
+                       extra={**extra, FIELDS_KEY: dict(sorted(counts.items()))})
+
+
+def message_counts(m: Message) -> Counter[str]:
+    c = m.extra.get(COUNTS_KEY)
+    return Counter({str(k): int(v) for k, v in c.items() if isinstance(v, int)}) if isinstance(
+        c, Mapping) else Counter()
+
+
+def _field_counts(s: Session) -> Counter[str]:
+    c = s.extra.get(FIELDS_KEY)
+    return Counter({str(k): int(v) for k, v in c.items() if isinstance(v, int)}) if isinstance(
+        c, Mapping) else Counter()
+
+
+def session_total(messages_total: Counter[str], s: Session) -> dict[str, int]:
+    total = messages_total + _field_counts(s)
+    return {k: v for k, v in sorted(total.items()) if v > 0}
+
+
+def read_allowlist(paths: Iterable[Path]) -> list[str]:
+    """Lines of the allowlist files: one regex (or literal, if not a valid regex) per line;
+    blank lines and lines starting with ``#`` are ignored."""
+    out: list[str] = []
+    for p in paths:
+        try:
+            text = p.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        out += [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    return out
+
+
+_CACHE: dict[tuple[Any, ...], Redactor] = {}
+
+
+def redactor_for(ctx: Any) -> Redactor | None:
+    """The repository's redactor (``None`` when ``git config oxide.redact`` is false)."""
+    if not ctx.config_bool("oxide.redact", True):
+        return None
+    paths = [ctx.repo.workdir / ALLOWLIST_FILE, ctx.repo.oxide_dir / "allowlist"]
+    key = tuple((str(p), p.stat().st_mtime_ns if p.exists() else None) for p in paths)
+    if key not in _CACHE:
+        _CACHE.clear()
+        _CACHE[key] = Redactor(read_allowlist(paths))
+    return _CACHE[key]
+
+
+def redact_message(message: Message, redactor: Redactor | None = None) -> tuple[Message, dict[str, int]]:
+    """The message redacted with the default rules (or ``redactor``) and its hits per kind."""
+    m, counts = (redactor or _default()).message(message)
+    return m, dict(sorted(counts.items()))
+
+
+def redact_session(session: Session, messages: Iterable[Message], redactor: Redactor | None = None
+                   ) -> tuple[Session, list[Message]]:
+    """A whole session redacted; ``session.redactions`` = the sum over its messages and fields."""
+    r = redactor or _default()
+    out, total = [], Counter[str]()
+    for m in messages:
+        m2, _ = r.message(m)
+        total += message_counts(m2)
+        out.append(m2)
+    s = r.session(session)
+    return replace(s, redactions=session_total(total, s)), out
+
+
+_DEFAULT: list[Redactor] = []
+
+
+def _default() -> Redactor:
+    if not _DEFAULT:
+        _DEFAULT.append(Redactor())
+    return _DEFAULT[0]
+
+
+def for_write(ctx: Any, log: Any, session: Session, puts: Mapping[int, Message],
+              truncate_at: int | None = None) -> tuple[Session, dict[int, Message]]:
+    """Redact what ``store`` is about to write on the log ``log`` (None: a new session).
+
+    Each message keeps its own hits in ``extra["redactions"]``; the session's ``redactions`` is the
+    sum over the messages stored after this write plus its own fields' hits. It is kept up to date
+    incrementally (the stored total, minus the messages this write replaces or drops, plus the new
+    ones), so writing the same messages again never counts them twice and costs O(written).
+    """
+    from . import sessionlog
+
+    r = redactor_for(ctx)
+    out = {q: (r.message(m)[0] if r else m) for q, m in puts.items()}
+    total: Counter[str] = Counter()
+    if log is not None:
+        total = Counter(dict(log.session.redactions)) - _field_counts(log.session)
+        tree, git = log.commit.tree, ctx.repo.git
+        gone = {q for q in out if q < log.count}
+        if truncate_at is not None:
+            gone.update(range(truncate_at, log.count))
+        for q in sorted(gone):
+            entry = _entry(tree, q)
+            if entry is not None and b"redactions" in git[entry].data:
+                old = sessionlog.message_at(git, tree, q)
+                total -= message_counts(old) if old is not None else Counter()
+    for m in out.values():
+        total += message_counts(m)
+    s = r.session(session) if r else session
+    return replace(s, redactions=session_total(total, s)), out
+
+
+def _entry(tree: Any, seq: int) -> Any:
+    from .sessionlog import MESSAGES_DIR, bucket_name, entry_name
+
+    try:
+        return tree[f"{MESSAGES_DIR}/{bucket_name(seq)}/{entry_name(seq)}"].id
+    except KeyError:
+        return None
