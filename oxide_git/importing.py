@@ -267,7 +267,23 @@ def import_sessions(
         done += _size(path)
         if progress:
             progress(done, total)
+    if not dry_run:
+        _follow_latest(ctx, {s for f in report.files for s in f.sessions})
     return report
+
+
+def _follow_latest(ctx: Context, imported: set[str]) -> None:
+    """This worktree's current session becomes the newest session just imported into it."""
+    if not imported:
+        return
+    rows = [r for r in ctx.index.session_rows(worktree=ctx.repo.worktree_id) if r["id"] in imported]
+    if not rows:
+        return
+    current = store.current_session(ctx)
+    latest = rows[0]
+    cur_rows = ctx.index.session_rows(ids=[current]) if current else []
+    if not cur_rows or (latest["updated_at"] or 0) >= (cur_rows[0]["updated_at"] or 0):
+        store.set_current_session(ctx, latest["id"])
 
 
 def _size(p: Path) -> int:

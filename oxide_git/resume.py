@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from . import sessionlog
+from . import store
 from .agents import registry
 from .context import Context
 from .errors import NotFound
@@ -102,4 +103,5 @@ def into(ctx: Context, ref: str, agent: str) -> IntoResult:
     res = IntoResult(agent, exp.native_id, list(exp.command), exp.cwd, lost=list(exp.lost))
     for path, data in exp.files.items():
         _write(Path(path), data, append=(agent == "aider"), res=res)
+    store.set_current_session(ctx, sid)
     return res
