@@ -1,0 +1,50 @@
+"""The benchmark runner: its table and target reading (fast), and `python -m bench --quick` (bench)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.__main__ import met, table
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_met_reads_ratio_and_time_targets() -> None:
+    assert met({"ratio": 1.2, "median_s": 0.1, "target": "≤ 1.5× git status"}) is True
+    assert met({"ratio": 3.5, "median_s": 0.1, "target": "< 3x git status"}) is False
+    assert met({"ratio": None, "median_s": 0.12, "target": "< 150 ms wall"}) is True
+    assert met({"ratio": None, "median_s": 2.5, "target": "<= 2 s"}) is False
+    assert met({"median_s": 0.1, "target": "info"}) is None
+    assert met({"median_s": 0.1, "target": "anything", "met": False}) is False
+    assert met({"median_s": None, "target": "< 1 s", "error": "boom"}) is False
+
+
+def test_table_has_one_line_per_row() -> None:
+    rows: list[dict[str, Any]] = [
+        {"name": "a", "median_s": 0.012, "baseline_s": 0.01, "ratio": 1.2, "target": "≤ 1.5×"},
+        {"name": "b", "median_s": None, "baseline_s": None, "ratio": None, "target": "≥ 40 MB/s",
+         "met": False, "value": "12.0 MB/s"},
+    ]
+    lines = table(rows).splitlines()
+    assert lines[0].split(" | ")[0].strip() == "name"
+    assert "12.0 ms" in lines[2] and "yes" in lines[2]
+    assert "12.0 MB/s" in lines[3] and "NO" in lines[3]
+
+
+@pytest.mark.bench
+def test_quick_bench_runs_green(tmp_path: Path) -> None:
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    p = subprocess.run([sys.executable, "-m", "bench", "--quick", "--only", "store,importing",
+                        "--json", str(tmp_path / "results.json")],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    rows = json.loads((tmp_path / "results.json").read_text())
+    assert rows and not [r for r in rows if r.get("error")], rows
