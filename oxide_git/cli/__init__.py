@@ -108,3 +108,4 @@ from . import core  # noqa: E402,F401,I001
 from . import sessions  # noqa: E402,F401
 from . import imports  # noqa: E402,F401
 from . import history  # noqa: E402,F401
+from . import capture  # noqa: E402,F401

@@ -10,11 +10,22 @@ from .output import ago, clip, emit_json, short, status, table
 
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def init(as_json: bool) -> None:
-    """Create <git-common-dir>/oxide/ and the index (nothing else is touched)."""
+@click.option("--hooks", is_flag=True, help="Also install the git hooks (see `git oxide hooks`).")
+@click.option("--agent-hooks", multiple=True, type=click.Choice(["claude", "codex"]),
+              help="Also configure this agent's own hooks to capture into git oxide.")
+@click.option("--remove", is_flag=True, help="With --hooks/--agent-hooks: remove them instead.")
+def init(as_json: bool, hooks: bool, agent_hooks: tuple[str, ...], remove: bool) -> None:
+    """Create <git-common-dir>/oxide/ and the index (nothing else is touched).
+
+    With --hooks and --agent-hooks, also set up automatic capture.
+    """
     from ..checkpoint import init as do_init
 
     res = do_init(make_context())
+    if hooks or agent_hooks:
+        from .capture import init_capture
+
+        init_capture(hooks, agent_hooks, remove)
     if as_json:
         emit_json(res.__dict__)
     else:

@@ -1,0 +1,218 @@
+"""Agents' own hooks: Claude Code's ``.claude/settings.json`` hooks, Codex's ``notify`` command.
+
+``configure`` writes (or, with ``remove``, takes out) our entries, merging with what is there.
+``main`` is what those entries run: ``python -m oxide_git.agent_hooks claude|codex EVENT``. It reads
+the agent's JSON, prints nothing on stdout, always exits 0, and logs errors to the oxide log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from .errors import OxideError
+
+MODULE = "oxide_git.agent_hooks"
+CLAUDE_EVENTS = {"UserPromptSubmit": "prompt", "Stop": "stop", "SubagentStop": "stop"}
+
+
+def _command(python: str, *args: str) -> str:
+    import shlex
+
+    return " ".join(shlex.quote(a) for a in (python, "-m", MODULE, *args))
+
+
+def _is_ours(entry: Any) -> bool:
+    return isinstance(entry, dict) and any(
+        MODULE in str(h.get("command", "")) for h in entry.get("hooks", []) if isinstance(h, dict))
+
+
+def configure_claude(workdir: Path, *, remove: bool = False, python: str | None = None) -> list[str]:
+    """Merge our hooks into ``<worktree>/.claude/settings.json`` (other hooks are kept)."""
+    path = workdir / ".claude" / "settings.json"
+    try:
+        settings = json.loads(path.read_text()) if path.exists() else {}
+    except ValueError as e:
+        raise OxideError(f"{path} is not valid JSON: {e}", hint="fix it, then run this again")
+    hooks = settings.setdefault("hooks", {})
+    done = []
+    for event, action in CLAUDE_EVENTS.items():
+        entries = [e for e in hooks.get(event, []) if not _is_ours(e)]
+        if not remove:
+            entries.append({"hooks": [{"type": "command", "timeout": 10,
+                                       "command": _command(python or sys.executable, "claude", action)}]})
+        if entries:
+            hooks[event] = entries
+        else:
+            hooks.pop(event, None)
+        done.append(f"{'removed' if remove else 'set'} Claude Code {event} hook in {path}")
+    if not hooks:
+        settings.pop("hooks")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(settings, indent=2) + "\n")
+    return done
+
+
+def _codex_config(environ: dict[str, str], home: Path) -> Path:
+    return Path(environ.get("CODEX_HOME") or home / ".codex") / "config.toml"
+
+
+def _notify_span(lines: list[str]) -> tuple[int, int] | None:
+    """Lines [start, end) of the top-level ``notify = [...]`` entry, if any."""
+    for i, line in enumerate(lines):
+        s = line.strip()
+        if s.startswith("["):
+            return None
+        if s.startswith("notify") and s[6:].lstrip().startswith("="):
+            depth, j = 0, i
+            while j < len(lines):
+                depth += lines[j].count("[") - lines[j].count("]")
+                j += 1
+                if depth <= 0:
+                    break
+            return i, j
+    return None
+
+
+def configure_codex(environ: dict[str, str], home: Path, *, remove: bool = False,
+                    python: str | None = None) -> list[str]:
+    """Set Codex's top-level ``notify``; a notify already there is chained (run after ours)."""
+    import tomllib
+
+    path = _codex_config(environ, home)
+    text = path.read_text() if path.exists() else ""
+    try:
+        current = tomllib.loads(text).get("notify")
+    except tomllib.TOMLDecodeError as e:
+        raise OxideError(f"{path} is not valid TOML: {e}")
+    lines = text.splitlines()
+    span = _notify_span(lines)
+    ours = isinstance(current, list) and MODULE in current
+    chained: list[str] = []
+    if ours:
+        chained = current[current.index("--") + 1:] if "--" in current else []
+    elif isinstance(current, list):
+        chained = [str(a) for a in current]
+    if remove:
+        new = chained
+    else:
+        new = [python or sys.executable, "-m", MODULE, "codex", "notify"]
+        new += ["--", *chained] if chained else []
+    new_lines = [f"notify = {json.dumps(new)}"] if new else []
+    if span:
+        lines[span[0]:span[1]] = new_lines
+    else:
+        lines[0:0] = new_lines
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    verb = "removed" if remove else "set"
+    chain = f" (chaining {chained[0]})" if chained and not remove else ""
+    return [f"{verb} Codex notify in {path}{chain}"]
+
+
+def configure(ctx: Any, agent: str, *, remove: bool = False) -> list[str]:
+    if agent == "claude":
+        return configure_claude(ctx.repo.workdir, remove=remove)
+    if agent == "codex":
+        return configure_codex(dict(ctx.environ), ctx.home, remove=remove)
+    raise OxideError(f"no agent hooks for {agent}", hint="agents with hooks: claude, codex")
+
+
+# what the hooks run ---------------------------------------------------------------------------
+
+
+def _context(cwd: str | None) -> Any:
+    from .context import Context
+    from .repo import find_repo
+
+    repo = find_repo(Path(cwd or os.getcwd()), environ={})
+    if not repo.initialised:
+        return None
+    return Context(repo, int(time.time() * 1000), dict(os.environ))
+
+
+def _session_of(ctx: Any, agent: str, native_id: str | None) -> str | None:
+    if not native_id:
+        return None
+    rows = ctx.index.query("SELECT id FROM sessions WHERE agent=? AND native_id=?", (agent, native_id))
+    return rows[0][0] if rows else None
+
+
+def claude(action: str, payload: dict[str, Any]) -> None:
+    from . import importing, store
+
+    ctx = _context(payload.get("cwd"))
+    if ctx is None:
+        return
+    paths = [payload.get(k) for k in ("transcript_path", "agent_transcript_path")]
+    for p in paths:
+        if p and Path(p).is_file():
+            importing.import_file(ctx, "claude", Path(p))
+    sid = _session_of(ctx, "claude", payload.get("session_id"))
+    if sid:
+        store.set_current_session(ctx, sid)
+    if action == "prompt":
+        from .checkpoint import checkpoint
+
+        prompt = str(payload.get("prompt") or "")
+        checkpoint(ctx, text=prompt.strip()[:200] or "prompt", kind="prompt", session=sid)
+
+
+def codex(payload: dict[str, Any]) -> None:
+    from . import importing, store
+
+    ctx = _context(payload.get("cwd"))
+    if ctx is None:
+        return
+    report = importing.import_sessions(ctx, importing.discover(ctx, ["codex"]))
+    sid = _session_of(ctx, "codex", payload.get("thread-id") or payload.get("session-id"))
+    if sid is None:
+        grown = [s for f in report.files if f.state in ("new", "grown", "changed") for s in f.sessions]
+        sid = grown[-1] if grown else None
+    if sid:
+        store.set_current_session(ctx, sid)
+
+
+def main(argv: list[str]) -> int:
+    """Never blocks the agent: no stdout, exit 0, errors to the oxide log."""
+    for k in ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE"):
+        os.environ.pop(k, None)
+    payload: dict[str, Any] = {}
+    try:
+        if argv[:1] == ["claude"]:
+            payload = json.loads(sys.stdin.read() or "{}")
+            claude(argv[1], payload)
+        elif argv[:2] == ["codex", "notify"]:
+            rest = argv[2:]  # [-- CHAINED...] JSON: Codex appends the JSON as the last argument
+            raw = rest[-1] if rest and rest[-1].lstrip().startswith("{") else "{}"
+            body = rest[:-1] if raw != "{}" else rest
+            chained = body[body.index("--") + 1:] if "--" in body else []
+            payload = json.loads(raw)
+            if chained:
+                import subprocess
+
+                subprocess.Popen([*chained, raw], stdin=subprocess.DEVNULL, start_new_session=True)
+            if payload.get("type", "agent-turn-complete") == "agent-turn-complete":
+                codex(payload)
+    except Exception:
+        _log(payload.get("cwd"), f"agent hook {argv!r} failed:\n{traceback.format_exc()}")
+    return 0
+
+
+def _log(cwd: str | None, text: str) -> None:
+    try:
+        from .hook_impl import log
+        from .repo import find_repo
+
+        log(find_repo(Path(cwd or os.getcwd()), environ={}).oxide_dir, text)
+    except Exception:
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
