@@ -101,8 +101,10 @@ def message_json(seq: int, m: Message) -> dict[str, Any]:
 
 
 def list_checkpoints(ctx: Context, session: str | None = None) -> list[dict[str, Any]]:
+    from .retention import annotate
+
     sid = ctx.index.resolve_session(session) if session else None
-    return [_iso(r) for r in ctx.index.checkpoint_rows(sid)]
+    return [_iso(r) for r in annotate(ctx, ctx.index.checkpoint_rows(sid))]
 
 
 def search(ctx: Context, query: str, limit: int = 50) -> list[dict[str, Any]]:

@@ -109,3 +109,4 @@ from . import sessions  # noqa: E402,F401
 from . import imports  # noqa: E402,F401
 from . import history  # noqa: E402,F401
 from . import capture  # noqa: E402,F401
+from . import store_admin  # noqa: E402,F401

@@ -74,10 +74,10 @@ def checkpoints(session: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(rows)
         return
-    table(["ID", "SESSION", "KIND", "WORKTREE", "BRANCH", "HEAD", "FILES", "CREATED", "MESSAGE"],
+    table(["ID", "SESSION", "KIND", "WORKTREE", "BRANCH", "HEAD", "FILES", "CREATED", "EXPIRY", "MESSAGE"],
           [[short(r["id"]), short(r["session_id"]), r["kind"], r["worktree"], r["branch"],
             short(r["head"], 8), r["files_changed"], ago(r["created_at"], ctx.now_ms),
-            clip(r["message"], 40)] for r in rows])
+            r.get("expiry", ""), clip(r["message"], 40)] for r in rows])
 
 
 @main.command()

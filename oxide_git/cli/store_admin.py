@@ -1,0 +1,103 @@
+"""Store upkeep: gc, pin, unpin, rm."""
+
+from __future__ import annotations
+
+import click
+
+from . import main, make_context
+from .output import emit_json, short, status
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return str(n)
+
+
+@main.command()
+@click.option("-n", "--dry-run", is_flag=True, help="Show what would be removed; remove nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def gc(dry_run: bool, as_json: bool) -> None:
+    """Remove expired checkpoints, empty old trash and thin the watch oplog.
+
+    Never removes pinned checkpoints, checkpoints linked from a commit a branch
+    reaches, or anything younger than its TTL (oxide.checkpointTTL, default 30d;
+    oxide.trashTTL, default 14d). Afterwards `git gc --prune=now` frees the space.
+    """
+    from ..gc import gc as do_gc
+
+    res = do_gc(make_context(), dry_run=dry_run)
+    if as_json:
+        emit_json(res.to_dict())
+        return
+    verb = "would remove" if dry_run else "removed"
+    for c in res.checkpoints:
+        click.echo(f"{verb} checkpoint {short(c['id'])} ({c['kind']}, session {short(c['session_id'])})")
+    for name in res.trash:
+        click.echo(f"{verb} trash {name}")
+    for name in res.oplog:
+        click.echo(f"{verb} oplog snapshot {name}")
+    for why, n in sorted(res.kept.items()):
+        status(f"kept {n} checkpoint(s) past their TTL: {why}")
+    status(f"{'Would free' if dry_run else 'Freed'} {res.removed} ref(s), about {_size(res.freed_bytes)}"
+           + ("" if dry_run or not res.removed else "; run `git gc --prune=now` to reclaim the space"))
+
+
+def _pin(checkpoint: str, on: bool, as_json: bool) -> None:
+    from ..retention import pin as do_pin
+
+    res = do_pin(make_context(), checkpoint, on=on)
+    if as_json:
+        emit_json(res)
+        return
+    word = "Pinned" if on else "Unpinned"
+    status(f"{word} checkpoint {short(res['id'])}" + ("" if res["changed"] else " (it already was)"))
+
+
+@main.command()
+@click.argument("checkpoint")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def pin(checkpoint: str, as_json: bool) -> None:
+    """Keep CHECKPOINT forever (gc never removes a pinned checkpoint)."""
+    _pin(checkpoint, True, as_json)
+
+
+@main.command()
+@click.argument("checkpoint")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def unpin(checkpoint: str, as_json: bool) -> None:
+    """Let CHECKPOINT expire again with oxide.checkpointTTL."""
+    _pin(checkpoint, False, as_json)
+
+
+@main.command()
+@click.argument("session")
+@click.option("-r", "--recursive", is_flag=True, help="Remove its forks too.")
+@click.option("--keep-forks", is_flag=True, help="Keep its forks (their history stays complete).")
+@click.option("-n", "--dry-run", is_flag=True, help="Show what would be removed.")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def rm(session: str, recursive: bool, keep_forks: bool, dry_run: bool, yes: bool, as_json: bool) -> None:
+    """Remove SESSION (to the trash: `git oxide undo` brings it back until gc empties it).
+
+    Its checkpoints stay and expire with oxide.checkpointTTL.
+    """
+    from ..rm import rm as do_rm
+    from .history import _confirm
+
+    ctx = make_context()
+    if not dry_run and not yes:
+        preview = do_rm(ctx, session, recursive=recursive, keep_forks=keep_forks, dry_run=True)
+        _confirm("This removes:\n" + "\n".join(f"  session {s}" for s in preview.sessions), yes)
+    res = do_rm(ctx, session, recursive=recursive, keep_forks=keep_forks, dry_run=dry_run)
+    if as_json:
+        emit_json(res.to_dict())
+        return
+    for s in res.sessions:
+        click.echo(f"{'would remove' if dry_run else 'removed'} session {s}")
+    for s in res.kept_forks:
+        status(f"kept fork {short(s)} (now a root session)")
+    if not dry_run:
+        status("Moved to the trash; `git oxide undo` brings it back until `git oxide gc` empties it")

@@ -1,0 +1,123 @@
+"""Retention: expiry with an injected clock, pins, linked checkpoints, gc, then git gc and fsck."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from oxide_git import refs, retention
+from oxide_git.browse import list_checkpoints
+from oxide_git.checkpoint import checkpoint
+from oxide_git.gc import DAY, HOUR, gc, thin
+
+from .conftest import NOW_MS, fsck_clean, git, make_ctx, oxide
+
+
+def test_parse_duration() -> None:
+    assert retention.parse_duration("90s") == 90_000
+    assert retention.parse_duration("12h") == 12 * HOUR
+    assert retention.parse_duration("30d") == 30 * DAY
+    assert retention.parse_duration("never") is None
+    with pytest.raises(retention.BadDuration):
+        retention.parse_duration("soon")
+
+
+def _refs(repo: Path, prefix: str) -> list[str]:
+    return git(repo, "for-each-ref", "--format=%(refname)", prefix).split()
+
+
+def test_expiry_pin_link_and_gc_then_git_gc(repo: Path) -> None:
+    git(repo, "config", "oxide.checkpointTTL", "2d")
+    ctx = make_ctx(repo)
+    (repo / "a.txt").write_text("only in the expiring checkpoint\n" * 50)
+    old = checkpoint(ctx, text="old")
+    (repo / "a.txt").write_text("pinned version\n")
+    pinned = checkpoint(make_ctx(repo, NOW_MS + 1), text="pinned")
+    (repo / "a.txt").write_text("linked version\n")
+    linked = checkpoint(make_ctx(repo, NOW_MS + 2), text="linked")
+    # a note on the (reachable) HEAD commit names the linked checkpoint, as the hooks write it
+    head = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "notes", "--ref", "refs/notes/oxide", "add", "-m",
+        json.dumps({"sessions": [], "checkpoints": [linked.id]}), head)
+    retention.pin(ctx, pinned.id[:10])
+
+    rows = {r["id"]: r for r in list_checkpoints(make_ctx(repo, NOW_MS + DAY))}
+    assert rows[old.id]["expiry"] == "expires in 1 day"
+    assert rows[pinned.id]["pinned"] and rows[pinned.id]["expiry"] == "pinned"
+    assert rows[linked.id]["linked"]
+
+    # one day in: nothing is old enough
+    assert gc(make_ctx(repo, NOW_MS + DAY)).removed == 0
+    later = make_ctx(repo, NOW_MS + 3 * DAY)
+    rows = {r["id"]: r for r in list_checkpoints(later)}
+    assert rows[old.id]["expiry"] == "expired: code rewind no longer possible"
+    assert not rows[pinned.id]["expired"] and not rows[linked.id]["expired"]
+    out = oxide(repo, "checkpoints", check=True).stdout
+    assert "EXPIRY" in out
+
+    dry = gc(later, dry_run=True)
+    assert [c["id"] for c in dry.checkpoints] == [old.id] and dry.freed_bytes > 0
+    assert old.ref in _refs(repo, refs.CHECKPOINTS)
+    res = gc(make_ctx(repo, NOW_MS + 3 * DAY))
+    assert [c["id"] for c in res.checkpoints] == [old.id]
+    assert res.kept == {"pinned": 1, "linked": 1}
+    left = _refs(repo, refs.CHECKPOINTS)
+    assert old.ref not in left and pinned.ref in left and linked.ref in left
+    assert old.id not in {r["id"] for r in list_checkpoints(make_ctx(repo, NOW_MS + 3 * DAY))}
+
+    git(repo, "gc", "--prune=now", "-q")
+    fsck_clean(repo)
+    g = pygit2.Repository(str(repo))
+    assert g.get(old.id) is None
+    assert g.get(pinned.id) is not None and g.get(linked.id) is not None
+
+    # unpinned, the pinned one expires too; the linked one stays while HEAD reaches its commit
+    retention.pin(ctx, pinned.id, on=False)
+    res = gc(make_ctx(repo, NOW_MS + 3 * DAY))
+    assert [c["id"] for c in res.checkpoints] == [pinned.id]
+    assert _refs(repo, refs.CHECKPOINTS) == [linked.ref]
+
+
+def test_never_ttl_and_cli(repo: Path) -> None:
+    git(repo, "config", "oxide.checkpointTTL", "never")
+    cp = checkpoint(make_ctx(repo))
+    assert gc(make_ctx(repo, NOW_MS + 1000 * DAY)).removed == 0
+    r = oxide(repo, "pin", cp.id[:8], "--json")
+    assert json.loads(r.stdout)["pinned"] is True
+    r = oxide(repo, "gc", "--dry-run", "--json")
+    assert json.loads(r.stdout)["checkpoints"] == []
+    oxide(repo, "unpin", cp.id[:8])
+    assert _refs(repo, retention.PINS) == []
+
+
+def test_trash_emptied_after_its_ttl(repo: Path) -> None:
+    ctx = make_ctx(repo)
+    cp = checkpoint(ctx)
+    g = ctx.repo.git
+    refs.update(g, {f"{refs.TRASH}{NOW_MS}/sessions/x": (None, pygit2.Oid(hex=cp.id))}, "t")
+    refs.update(g, {f"{refs.TRASH}{NOW_MS + 10 * DAY}/sessions/y": (None, pygit2.Oid(hex=cp.id))}, "t")
+    res = gc(make_ctx(repo, NOW_MS + 15 * DAY))
+    assert res.trash == [f"{refs.TRASH}{NOW_MS}/sessions/x"]
+    assert _refs(repo, refs.TRASH) == [f"{refs.TRASH}{NOW_MS + 10 * DAY}/sessions/y"]
+
+
+def test_oplog_thinning_rule() -> None:
+    now = 100 * DAY
+    snaps = [
+        ("a", now - 10 * 60_000, "p1"), ("b", now - 20 * 60_000, "p1"),  # same hour, same prompt
+        ("c", now - 30 * 60_000, "p2"),  # same hour, another prompt: kept for its prompt
+        ("d", now - 5 * HOUR + 120_000, None), ("e", now - 5 * HOUR + 60_000, None),
+        ("f", now - 2 * DAY - HOUR, None), ("g", now - 2 * DAY - 2 * HOUR, None),
+        ("h", now - 10 * DAY, None),
+    ]
+    assert thin(snaps, now) == {"b", "e", "g", "h"}
+    assert thin([], now) == set()
+    assert thin([("only", 0, None)], now) == set()  # the newest always stays
+
+
+def test_gc_with_empty_oplog_and_empty_store(repo: Path) -> None:
+    res = gc(make_ctx(repo))
+    assert res.removed == 0 and res.freed_bytes == 0
