@@ -19,7 +19,10 @@ def main() -> None:
 
         try:
             repo = find_repo(Path.cwd())
-            PREFETCHED["status"] = (repo.workdir, status.start(repo.workdir))
+            from .journal import active
+
+            if not active(repo):  # with `watch` running, its journal replaces git status
+                PREFETCHED["status"] = (repo.workdir, status.start(repo.workdir))
         except (OxideError, OSError):
             pass
     from .cli import main as cli_main

@@ -1,0 +1,290 @@
+"""`git oxide watch`: a watchdog observer on the agents' stores and every worktree.
+
+The observer only forwards paths (``_Forward``); ``capture_plan.Plan`` decides; this loop imports
+what is due, checkpoints each new user prompt, keeps the worktree journals (``journal``), and
+re-schedules stores and worktrees that vanish or appear. Errors are logged, never fatal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+import traceback
+import uuid
+from pathlib import Path
+from typing import Any
+
+from . import journal
+from .capture_plan import Plan
+from .context import Context
+from .hook_impl import log
+from .repo import Repo, find_repo
+
+JOURNAL_MAX_BYTES = 4 * 1024 * 1024  # past this the journal is dropped (full status) and rebuilt
+RESCAN_S = 1.0
+
+
+def store_roots(ctx: Context) -> dict[str, str]:
+    """The folders the agents write their sessions into (existing or not) -> agent name."""
+    from .agents import claude
+
+    env = dict(ctx.environ)
+    out = {str(r / "projects"): "claude" for r in claude.roots(_agent_env(ctx))}
+    codex = Path(env.get("CODEX_HOME") or ctx.home / ".codex")
+    out[str(codex / "sessions")] = "codex"
+    data = Path(env.get("XDG_DATA_HOME") or ctx.home / ".local" / "share")
+    out[str(data / "opencode")] = "opencode"
+    return out
+
+
+def _agent_env(ctx: Context) -> Any:
+    from .importing import agent_env
+
+    return agent_env(ctx)
+
+
+class Watcher:
+    def __init__(self, ctx: Context, token: str) -> None:
+        from watchdog.events import FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        self.ctx, self.token = ctx, token
+        self.events: queue.Queue[str] = queue.Queue()
+        events = self.events
+
+        class _Forward(FileSystemEventHandler):  # the thin adapter: paths only
+            def on_any_event(self, event: Any) -> None:
+                if event.is_directory and event.event_type in ("modified", "opened", "closed_no_write"):
+                    return
+                if event.event_type in ("opened", "closed_no_write"):
+                    return
+                events.put(os.fsdecode(event.src_path))
+                if getattr(event, "dest_path", ""):
+                    events.put(os.fsdecode(event.dest_path))
+
+        self.handler = _Forward()
+        self.observer = Observer()
+        self.watches: dict[str, Any] = {}
+        self.repos: dict[str, Repo] = {}
+        self.heads: dict[str, str | None] = {}
+        self.known: dict[str, str] | None = None  # discovered agent files -> agent (None: not yet)
+        self.stop = threading.Event()
+        self.plan = Plan(store_roots(ctx), {})
+
+    def log(self, text: str) -> None:
+        log(self.ctx.repo.oxide_dir, f"watch: {text}")
+
+    # scheduling --------------------------------------------------------------------------
+
+    def _schedule(self, path: str) -> bool:
+        """Watch ``path`` if it exists (True when newly watched); forget it when it is gone."""
+        if path in self.watches:
+            if os.path.isdir(path):
+                return False
+            try:
+                self.observer.unschedule(self.watches.pop(path))
+            except Exception:
+                pass
+            self.log(f"{path} is gone; watching for it to come back")
+            return False
+        if os.path.isdir(path):
+            try:
+                self.watches[path] = self.observer.schedule(self.handler, path, recursive=True)
+                return True
+            except Exception as e:
+                self.log(f"cannot watch {path}: {e}")
+        return False
+
+    def rescan(self) -> None:
+        """(Re)schedule stores and worktrees; rebuild journals whose HEAD moved."""
+        tops = {str(top): wid for top, wid in self.ctx.repo.worktree_ids() if top.is_dir()}
+        self.plan.worktrees = tops
+        for gone in set(self.repos) - set(tops):
+            self.repos.pop(gone, None)
+        appeared = [p for p in [*self.plan.stores, *tops, *self.watches] if self._schedule(p)]
+        if self.known is not None and set(appeared) & set(self.plan.stores):
+            # a store that (re)appeared may already hold files written before we watched it
+            self.known = {str(p): a for a, p in _safe_discover(self)}
+            self.import_due(sorted((a, p) for p, a in self.known.items()), prompts=True)
+        for top in tops:
+            try:
+                repo = self.repos.get(top) or find_repo(Path(top), environ={})
+            except Exception as e:
+                self.log(f"worktree {top}: {e}")
+                continue
+            self.repos[top] = repo
+            head = journal.head_oid(repo)
+            if top not in self.heads or self.heads[top] != head or journal.size(repo) > JOURNAL_MAX_BYTES \
+                    or journal.read(repo) is None:
+                self.baseline(repo)
+                self.heads[top] = head
+
+    def baseline(self, repo: Repo) -> None:
+        from . import status
+
+        try:
+            st = status.run(repo.workdir)
+            journal.write_baseline(repo, self.token, st.paths)
+        except Exception as e:
+            journal.drop(repo)
+            self.log(f"journal of {repo.workdir} dropped: {e}")
+
+    # work --------------------------------------------------------------------------------
+
+    def import_due(self, paths: list[tuple[str, str]], prompts: bool) -> None:
+        known = self.known or {}
+        if any(p not in known for _a, p in paths):
+            known = self.known = {str(p): a for a, p in _safe_discover(self)}
+        for _agent, path in paths:
+            if path in known:
+                self.import_one(known[path], path, prompts)
+
+    def import_one(self, agent: str, path: str, prompts: bool) -> None:
+        from .importing import import_file
+
+        ctx = self.ctx
+        try:
+            before = {r[0]: r[1] for r in ctx.index.query("SELECT id, message_count FROM sessions")}
+            report = import_file(ctx, agent, Path(path))
+        except Exception:
+            self.log(f"import of {path} failed:\n{traceback.format_exc()}")
+            return
+        for p in report.problems:
+            self.log(p)
+        for sid in report.sessions:
+            try:
+                self.after_import(sid, before.get(sid, 0), prompts)
+            except Exception:
+                self.log(f"after importing {sid}:\n{traceback.format_exc()}")
+
+    def after_import(self, sid: str, seen: int, prompts: bool) -> None:
+        """Make the session current in its worktree; checkpoint its newest new user prompt."""
+        from . import store
+        from .checkpoint import checkpoint
+
+        row = self.ctx.index.query("SELECT worktree FROM sessions WHERE id=?", (sid,))
+        wid = row[0][0] if row else None
+        top = next((t for t, w in self.plan.worktrees.items() if w == wid), None)
+        repo = self.repos.get(top) if top else None
+        if repo is None:
+            return
+        wctx = Context(repo, int(time.time() * 1000), self.ctx.environ, self.ctx._index)
+        store.set_current_session(wctx, sid)
+        if not prompts:
+            return
+        rows = self.ctx.index.query(
+            "SELECT m.id, m.text FROM messages m WHERE m.session_id=? AND m.seq>=? AND m.role='user' "
+            "AND m.text!='' AND NOT EXISTS (SELECT 1 FROM parts p WHERE p.session_id=m.session_id "
+            "AND p.seq=m.seq AND p.type='tool_result') ORDER BY m.seq DESC LIMIT 1", (sid, seen))
+        if rows:
+            checkpoint(wctx, kind="prompt", session=sid, message_id=rows[0][0],
+                       text=(rows[0][1] or "").strip()[:200], status=journal.status_from_journal(repo))
+
+    def run(self, ready: threading.Event | None = None) -> None:
+        self.observer.start()
+        try:
+            self.rescan()
+            self.known = {str(p): a for a, p in _safe_discover(self)}
+            self.import_due(sorted((a, p) for p, a in self.known.items()), prompts=False)
+            if ready:
+                ready.set()
+            last_scan = time.monotonic()
+            while not self.stop.is_set():
+                paths = []
+                try:
+                    paths.append(self.events.get(timeout=0.05))
+                    while True:
+                        paths.append(self.events.get_nowait())
+                except queue.Empty:
+                    pass
+                now = time.monotonic()
+                for j in self.plan.feed(paths, now):
+                    repo = next((r for t, r in self.repos.items()
+                                 if self.plan.worktrees.get(t) == j.worktree), None)
+                    if repo is not None:
+                        try:
+                            journal.append(repo, list(j.paths))
+                        except OSError as e:
+                            self.log(f"journal of {repo.workdir}: {e}")
+                due = self.plan.due(now)
+                if due:
+                    self.import_due([(d.agent, d.path) for d in due], prompts=True)
+                if now - last_scan > RESCAN_S:
+                    self.rescan()
+                    last_scan = now
+        finally:
+            self.observer.stop()
+            self.observer.join(timeout=5)
+
+
+def _safe_discover(w: Watcher) -> list[tuple[str, Path]]:
+    from .importing import discover
+
+    try:
+        return discover(w.ctx)
+    except Exception:
+        w.log(f"discover failed:\n{traceback.format_exc()}")
+        return []
+
+
+def run(ctx: Context, ready: threading.Event | None = None) -> None:
+    """Watch in this process until SIGTERM/SIGINT (writes and removes the pid file)."""
+    ctx.repo.oxide_dir.mkdir(parents=True, exist_ok=True)
+    token = uuid.uuid4().hex
+    pid_file = ctx.repo.oxide_dir / journal.PID_FILE
+    w = Watcher(ctx, token)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, lambda *_: w.stop.set())
+        signal.signal(signal.SIGINT, lambda *_: w.stop.set())
+    pid_file.write_text(json.dumps({"pid": os.getpid(), "token": token, "started": ctx.now_ms}))
+    try:
+        w.run(ready)
+    finally:
+        try:
+            if json.loads(pid_file.read_text()).get("token") == token:
+                pid_file.unlink()
+        except (OSError, ValueError):
+            pass
+
+
+def start_daemon(repo: Repo, timeout: float = 15.0) -> dict[str, Any]:
+    running = journal.watcher(repo)
+    if running:
+        return {"pid": running["pid"], "started": False,
+                "message": f"git oxide watch is already running (pid {running['pid']})"}
+    repo.oxide_dir.mkdir(parents=True, exist_ok=True)
+    with open(repo.oxide_dir / "log", "a") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "oxide_git", "watch"], cwd=repo.workdir,
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        w = journal.watcher(repo)
+        if w and w["pid"] == proc.pid:
+            return {"pid": proc.pid, "started": True, "message": f"git oxide watch started (pid {proc.pid})"}
+        if proc.poll() is not None:
+            break
+        time.sleep(0.02)
+    from .errors import OxideError
+
+    raise OxideError("git oxide watch did not start", hint=f"see {repo.oxide_dir / 'log'}")
+
+
+def stop(repo: Repo, timeout: float = 15.0) -> dict[str, Any]:
+    w = journal.watcher(repo)
+    if not w:
+        return {"pid": None, "stopped": False, "message": "git oxide watch is not running"}
+    pid = int(w["pid"])
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and journal.watcher(repo):
+        time.sleep(0.02)
+    if journal.watcher(repo):
+        os.kill(pid, signal.SIGKILL)
+        (repo.oxide_dir / journal.PID_FILE).unlink(missing_ok=True)
+    return {"pid": pid, "stopped": True, "message": f"git oxide watch stopped (pid {pid})"}

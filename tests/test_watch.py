@@ -1,0 +1,146 @@
+"""Live capture: the pure plan, the journal fast path, and the real daemon on a real agent store."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from oxide_git.capture_plan import Import, Journal, Plan
+from tests.conftest import git, make_ctx, oxide
+from tests.test_hooks import SID_NATIVE, claude_line
+
+
+def plan() -> Plan:
+    return Plan({"/h/.claude/projects": "claude"}, {"/r": "main", "/r/wt": "wt"}, debounce=0.1, max_wait=0.5)
+
+
+def test_plan_classifies_and_journals() -> None:
+    p = plan()
+    out = p.feed(["/r/a.py", "/r/.git/index", "/r/wt/b.py", "/r/a.py", "/elsewhere/x",
+                  "/r/.aider.chat.history.md", "/r/src/c.py"], now=0.0)
+    assert sorted(out, key=lambda j: j.worktree) == [Journal("main", ("a.py", "src/c.py")),
+                                                      Journal("wt", ("b.py",))]
+    assert p.due(0.2) == [Import("aider", "/r/.aider.chat.history.md")]
+
+
+def test_plan_debounces_and_caps_latency() -> None:
+    p = plan()
+    f = "/h/.claude/projects/x/s.jsonl"
+    p.feed([f], now=0.0)
+    assert p.due(0.05) == []
+    p.feed([f], now=0.08)
+    assert p.due(0.15) == []  # still changing
+    assert p.due(0.2) == [Import("claude", f)]
+    assert p.due(0.3) == []
+    for t in (1.0, 1.09, 1.18, 1.27, 1.36, 1.45):  # a file that never goes quiet
+        p.feed([f], now=t)
+        assert p.due(t) == []
+    p.feed([f], now=1.5)
+    assert p.due(1.5) == [Import("claude", f)]
+
+
+def fake_watcher(repo: Path) -> None:
+    """A journal written as a running watcher would (this process stands in for it)."""
+    from oxide_git import journal, status
+
+    r = make_ctx(repo).repo
+    (r.oxide_dir).mkdir(parents=True, exist_ok=True)
+    (r.oxide_dir / journal.PID_FILE).write_text(json.dumps({"pid": os.getpid(), "token": "t"}))
+    journal.write_baseline(r, "t", status.run(repo).paths)
+
+
+def test_journal_status_matches_git_status(repo: Path) -> None:
+    from oxide_git import journal, snapshots, status
+
+    (repo / "pre.txt").write_text("dirty before watch\n")
+    fake_watcher(repo)
+    r = make_ctx(repo).repo
+    (repo / "README.md").write_text("changed\n")
+    (repo / "build").mkdir()
+    (repo / "build" / "out.bin").write_text("ignored\n")
+    (repo / "x.log").write_text("ignored\n")
+    (repo / "newdir" / "deep").mkdir(parents=True)
+    (repo / "newdir" / "deep" / "n.txt").write_text("n\n")
+    (repo / "src" / "app.py").unlink()
+    (repo / "src").rmdir()
+    journal.append(r, ["README.md", "build/out.bin", "x.log", "newdir", "src"])
+    assert journal.active(r)
+    fast = journal.status_from_journal(r)
+    assert fast is not None
+    full = status.run(repo)
+    assert fast.untracked == full.untracked == {"pre.txt", "newdir/deep/n.txt"}
+    assert fast.paths >= full.paths
+    a = snapshots.take(r, kind="watch", now_ms=1, status=fast)
+    b = snapshots.take(r, kind="watch", now_ms=1, status=full)
+    assert a.tree == b.tree
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "move HEAD")
+    assert not journal.active(r) and journal.status_from_journal(r) is None  # HEAD moved: full status
+
+
+def wait_for(fn, timeout: float = 20.0):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = fn()
+        if got:
+            return got
+        time.sleep(0.05)
+    raise AssertionError("timed out")
+
+
+def test_daemon_imports_checkpoints_prompts_and_stops(repo: Path) -> None:
+    oxide(repo, "init")
+    store = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "p"
+    res = json.loads(oxide(repo, "watch", "--daemon", "--json").stdout)
+    pid = res["pid"]
+    try:
+        store.mkdir(parents=True)  # the store appears after the watcher started
+        transcript = store / f"{SID_NATIVE.format(7)}.jsonl"
+        transcript.write_text(claude_line(repo, 7, "first prompt"))
+
+        def session() -> tuple[str, int] | None:
+            rows = make_ctx(repo).index.query("SELECT id, message_count FROM sessions")
+            return (rows[0][0], rows[0][1]) if rows else None
+
+        t0 = time.monotonic()
+        sid, _ = wait_for(session)
+        first_latency = time.monotonic() - t0
+        (repo / "README.md").write_text("edited while watching\n")
+        with transcript.open("a") as f:
+            f.write(claude_line(repo, 7, "an answer", role="assistant"))
+            f.write(claude_line(repo, 7, "second prompt"))
+        t0 = time.monotonic()
+        wait_for(lambda: (session() or ("", 0))[1] == 3)
+        append_latency = time.monotonic() - t0
+        cps = wait_for(lambda: [c for c in make_ctx(repo).index.checkpoint_rows(sid)
+                                if c["message"] == "second prompt"])
+        assert {c["kind"] for c in make_ctx(repo).index.checkpoint_rows(sid)} == {"prompt"}
+        assert git(repo, "show", f"{cps[0]['id']}:README.md") == "edited while watching\n"
+        assert (make_ctx(repo).repo.worktree_dir / "current-session").read_text().strip() == sid
+        assert first_latency < 5 and append_latency < 3, (first_latency, append_latency)
+        # a checkpoint now uses the journal, and sees the change
+        from oxide_git import journal
+
+        wait_for(lambda: journal.active(make_ctx(repo).repo))
+        (repo / "late.txt").write_text("late\n")
+        wait_for(lambda: "late.txt" in (journal.read(make_ctx(repo).repo) or ({}, set()))[1])
+        cp = json.loads(oxide(repo, "checkpoint", "--json").stdout)
+        assert git(repo, "show", f"{cp['id']}:late.txt") == "late\n"
+        # a store that is deleted does not stop the watcher
+        import shutil
+
+        shutil.rmtree(store.parent)
+        time.sleep(1.2)
+        assert json.loads(oxide(repo, "watch", "--daemon", "--json").stdout)["started"] is False
+    finally:
+        out = json.loads(oxide(repo, "watch", "--stop", "--json").stdout)
+    assert out["stopped"] and out["pid"] == pid
+    assert not (make_ctx(repo).repo.oxide_dir / "watch.pid").exists()
+    with pytest.raises(OSError):
+        wait_for(lambda: os.kill(pid, 0), timeout=5)
+    log = make_ctx(repo).repo.oxide_dir / "log"
+    assert "Traceback" not in (log.read_text() if log.exists() else "")
