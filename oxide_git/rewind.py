@@ -13,6 +13,7 @@ from typing import Any
 import pygit2
 
 from . import journal, restore, sessionlog, snapshots, store
+from . import memory as memory_mod
 from .context import Context
 from .errors import NotFound, OxideError, Refused
 
@@ -28,6 +29,8 @@ class RewindResult:
     written: int = 0
     skipped: list[str] = field(default_factory=list)  # paths left alone (other sessions' changes)
     conflicts: dict[str, list[str]] = field(default_factory=dict)
+    memory_writes: list[dict[str, Any]] = field(default_factory=list)  # made after the checkpoint
+    memory_reverted: str | None = None  # the memory commit that reverted them (``memory=True``)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -83,7 +86,7 @@ def _conversation_cut(ctx: Context, cp: snapshots.Checkpoint) -> tuple[sessionlo
 
 def rewind(
     ctx: Context, ref: str, *, code: bool = True, conversation: bool = True, dry_run: bool = False,
-    force: bool = False, only_mine: bool = False,
+    force: bool = False, only_mine: bool = False, memory: bool = False,
 ) -> RewindResult:
     cp, commit = load_checkpoint(ctx, ref)
     repo = ctx.repo
@@ -123,6 +126,8 @@ def rewind(
     dropped = (cut[0].count - cut[1]) if cut else 0
     result = RewindResult(cp.to_dict(), fp.to_dict(), max(dropped, 0), cp.session_id, None,
                           dry_run, skipped=skipped, conflicts=conflicts)
+    writes = memory_mod.writes_after(ctx, cp.created_at, cp.session_id) if cut else []
+    result.memory_writes = [w.to_dict() for w in writes]
     if dry_run:
         return result
     result.before_checkpoint = current.id
@@ -134,6 +139,11 @@ def rewind(
         oid, _ = store.save(ctx, log.session, {}, summary=f"rewind to {cp.id[:12]}", truncate_at=at)
         if oid is not None:
             entry.refs[f"refs/oxide/sessions/{log.session.id}"] = [str(log.tip), str(oid)]
+    if memory and writes:
+        moved = memory_mod.revert(ctx, writes, f"revert {len(writes)} write(s): rewind to {cp.id[:12]}")
+        if moved is not None:
+            entry.refs[memory_mod.refs.MEMORY] = [moved[0], moved[1]]
+            result.memory_reverted = moved[1]
     journal.record(ctx, entry)
     if code:
         result.written = restore.apply(git, repo.workdir, fp)

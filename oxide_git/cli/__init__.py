@@ -110,3 +110,4 @@ from . import imports  # noqa: E402,F401
 from . import history  # noqa: E402,F401
 from . import capture  # noqa: E402,F401
 from . import store_admin  # noqa: E402,F401
+from . import memory  # noqa: E402,F401

@@ -44,9 +44,10 @@ def _files_summary(files: dict[str, list[str]], dropped: int = 0) -> str:
               help="Print the model context (from the last compaction, summary first).")
 @click.option("--full", is_flag=True, help="With --format: ignore compaction, give every message.")
 @click.option("--all", "all_", is_flag=True, help="Picker: sessions of every worktree.")
+@click.option("--with-memory", is_flag=True, help="With --format json: MEMORY.md first, as a system part.")
 @click.option("--json", "as_json", is_flag=True, help="With --into: print the result as JSON.")
 def resume(session: str | None, last: bool, agent: str | None, run: bool, fmt: str | None,
-           full: bool, all_: bool, as_json: bool) -> None:
+           full: bool, all_: bool, with_memory: bool, as_json: bool) -> None:
     """Resume a session: in an agent (--into), or as model context (--format).
 
     Without SESSION or --last, an interactive picker is shown on a terminal.
@@ -64,14 +65,18 @@ def resume(session: str | None, last: bool, agent: str | None, run: bool, fmt: s
             return
     if fmt:
         from ..browse import message_json, session_json
+        from ..memory import context_message as memory_context
 
         s, messages = ops.context(ctx, session, full=full)
         if fmt == "json":
             out = sys.stdout
             out.write('{"session": ' + json.dumps(session_json(s), ensure_ascii=False) + ', "messages": [')
+            head = memory_context(ctx) if with_memory else None
+            if head:
+                out.write("\n" + json.dumps(head, ensure_ascii=False))
             for i, (seq, m) in enumerate(messages):
-                out.write(("," if i else "") + "\n" + json.dumps(message_json(seq, m), ensure_ascii=False,
-                                                                 default=str))
+                out.write(("," if i or head else "") + "\n" + json.dumps(message_json(seq, m),
+                                                                         ensure_ascii=False, default=str))
             out.write("\n]}\n")
         else:
             from ..render import markdown_message
@@ -131,19 +136,22 @@ def fork(session: str, at: str | None, title: str | None, as_json: bool) -> None
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--only-mine", is_flag=True, help="Leave paths other sessions changed since then alone.")
 @click.option("-f", "--force", is_flag=True, help="Restore even over other sessions' changes or worktrees.")
+@click.option("--memory", is_flag=True, help="Also revert the memory writes made after CHECKPOINT.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def rewind(checkpoint: str, mode: str, dry_run: bool, yes: bool, only_mine: bool, force: bool,
-           as_json: bool) -> None:
+           memory: bool, as_json: bool) -> None:
     """Put the files and/or the conversation back to CHECKPOINT (undo with `git oxide undo`)."""
     from ..rewind import rewind as do_rewind
 
     ctx = make_context()
     kw = {"code": mode in ("code", "both"), "conversation": mode in ("conversation", "both"),
-          "force": force, "only_mine": only_mine}
+          "force": force, "only_mine": only_mine, "memory": memory}
     if not dry_run and not yes:
         preview = do_rewind(ctx, checkpoint, dry_run=True, **kw)
         _confirm(f"Rewind to {short(checkpoint)} will:\n" +
-                 _files_summary(preview.files, preview.messages_dropped), yes or as_json)
+                 _files_summary(preview.files, preview.messages_dropped) +
+                 "".join(f"\n  {'revert' if memory else 'keep':6} memory write {short(w['id'])} "
+                         f"{w['summary']}" for w in preview.memory_writes), yes or as_json)
     res = do_rewind(ctx, checkpoint, dry_run=dry_run, **kw)
     if as_json:
         emit_json(res.to_dict())
@@ -151,6 +159,12 @@ def rewind(checkpoint: str, mode: str, dry_run: bool, yes: bool, only_mine: bool
     click.echo(_files_summary(res.files, res.messages_dropped))
     for p in res.skipped:
         status(f"left alone (changed by another session): {p}")
+    for w in res.memory_writes:
+        status(f"memory write after the checkpoint: {short(w['id'])} {w['summary']}")
+    if res.memory_reverted:
+        status(f"Reverted {len(res.memory_writes)} memory write(s) in {short(res.memory_reverted)}")
+    elif res.memory_writes:
+        status("Memory keeps these writes (add --memory to revert them)")
     if not dry_run:
         status(f"Rewound to {short(checkpoint)}; the state before is checkpoint "
                f"{short(res.before_checkpoint)} (`git oxide undo` to go back)")
