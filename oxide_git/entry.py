@@ -19,7 +19,7 @@ def main() -> None:
 
         try:
             repo = find_repo(Path.cwd())
-            from .journal import active
+            from .watch_journal import active
 
             if not active(repo):  # with `watch` running, its journal replaces git status
                 PREFETCHED["status"] = (repo.workdir, status.start(repo.workdir))

@@ -1,162 +1,101 @@
-"""The watch journal: the paths of a worktree that may differ from HEAD, kept by `watch`.
+"""The undo journal: what each destructive operation moved, so `git oxide undo` can move it back.
 
-``<git-common-dir>/oxide/worktrees/<id>/journal`` is a JSON header line (the watcher's token and
-the HEAD it was based on) then NUL-terminated paths: a full ``git status`` at the start, then every
-path the file watcher saw change. A checkpoint hashes only these paths when the journal is valid
-(its watcher alive, HEAD unchanged); otherwise it falls back to a full ``git status``.
+One JSON line per operation in ``<git-common-dir>/oxide/worktrees/<id>/journal.jsonl``: the refs it
+changed (before, after) and the worktree state before and after it, as checkpoint ids. Undo applies
+the reverse and journals that too, so a second undo is a redo. Everything a record names stays
+reachable (refs removed by undo go to the trash namespace), so nothing undo needs can be gc'd.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
-from . import status as status_mod
-from .repo import Repo, clean_git_env
+import pygit2
 
-PID_FILE = "watch.pid"
+from . import refs
+from .context import Context
+from .errors import NotFound, Refused
 
 
-def watcher(repo: Repo) -> dict[str, Any] | None:
-    """The running watcher's pid file, if its process is alive."""
+@dataclass
+class Entry:
+    op: str
+    at: int
+    summary: str
+    refs: dict[str, list[str | None]] = field(default_factory=dict)  # name -> [before, after]
+    files_before: str | None = None  # checkpoint id of the worktree before the operation
+    files_after: str | None = None  # tree-ish the worktree was set to (None: files untouched)
+
+    def to_json(self) -> str:
+        return json.dumps(self.__dict__, sort_keys=True)
+
+
+def _path(ctx: Context) -> os.PathLike[str]:
+    return ctx.repo.worktree_dir / "journal.jsonl"
+
+
+def record(ctx: Context, entry: Entry) -> None:
+    ctx.repo.worktree_dir.mkdir(parents=True, exist_ok=True)
+    with open(_path(ctx), "a") as f:
+        f.write(entry.to_json() + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def entries(ctx: Context) -> list[Entry]:
     try:
-        info = json.loads((repo.oxide_dir / PID_FILE).read_text())
-        os.kill(int(info["pid"]), 0)
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return info if isinstance(info, dict) else None
-
-
-def head_oid(repo: Repo) -> str | None:
-    """HEAD's commit id from the files (no git process): None when unborn."""
-    try:
-        text = (repo.git_dir / "HEAD").read_text().strip()
+        with open(_path(ctx)) as f:
+            lines = f.read().splitlines()
     except OSError:
-        return None
-    if not text.startswith("ref:"):
-        return text
-    ref = text[4:].strip()
-    for base in (repo.git_dir, repo.common_dir):
-        try:
-            return (base / ref).read_text().strip()
-        except OSError:
-            continue
-    try:
-        for line in (repo.common_dir / "packed-refs").read_text().splitlines():
-            if line.endswith(" " + ref):
-                return line.split(" ", 1)[0]
-    except OSError:
-        pass
-    return None
-
-
-def _path(repo: Repo) -> Path:
-    return repo.worktree_dir / "journal"
-
-
-def write_baseline(repo: Repo, token: str, paths: set[str]) -> None:
-    repo.worktree_dir.mkdir(parents=True, exist_ok=True)
-    tmp = _path(repo).with_name("journal.tmp")
-    header = json.dumps({"token": token, "head": head_oid(repo)})
-    tmp.write_bytes(header.encode() + b"\n" + b"".join(os.fsencode(p) + b"\0" for p in sorted(paths)))
-    os.replace(tmp, _path(repo))
-
-
-def append(repo: Repo, paths: list[str]) -> None:
-    with open(_path(repo), "ab") as f:
-        f.write(b"".join(os.fsencode(p) + b"\0" for p in paths))
-
-
-def drop(repo: Repo) -> None:
-    _path(repo).unlink(missing_ok=True)
-
-
-def read(repo: Repo) -> tuple[dict[str, Any], set[str]] | None:
-    try:
-        data = _path(repo).read_bytes()
-    except OSError:
-        return None
-    head, _, rest = data.partition(b"\n")
-    try:
-        header = json.loads(head)
-    except ValueError:
-        return None
-    return header, {os.fsdecode(p) for p in rest.split(b"\0") if p}
-
-
-def size(repo: Repo) -> int:
-    try:
-        return _path(repo).stat().st_size
-    except OSError:
-        return 0
-
-
-def active(repo: Repo) -> bool:
-    """True when a checkpoint can use the journal (cheap: two small file reads and a kill(0))."""
-    w = watcher(repo)
-    if w is None:
-        return False
-    got = read(repo)
-    return got is not None and got[0].get("token") == w.get("token") and got[0].get("head") == head_oid(repo)
-
-
-def status_from_journal(repo: Repo) -> status_mod.Status | None:
-    """A Status made of the journal's paths (ignored ones dropped), or None to run git status."""
-    if not active(repo):
-        return None
-    got = read(repo)
-    if got is None:
-        return None
-    import pygit2
-
-    git = repo.git
-    tree = None if git.head_is_unborn else git.head.peel(pygit2.Commit).tree
-    paths: set[str] = set()
-    for p in got[1]:
-        full = repo.workdir / p
-        if full.is_dir() and not full.is_symlink():
-            for d, dirs, files in os.walk(full):
-                dirs[:] = [x for x in dirs if x != ".git"]
-                rel = os.path.relpath(d, repo.workdir).replace(os.sep, "/")
-                paths.update(f"{rel}/{f}" for f in files)
-        else:
-            paths.add(p)
-        obj = _lookup(git, tree, p)
-        if isinstance(obj, pygit2.Tree):  # a tracked folder: every file in it may have gone
-            paths.update(f"{p}/{sub}" for sub in _blobs(git, obj))
-    st = status_mod.Status()
-    new = {p for p in paths if _lookup(git, tree, p) is None}
-    st.changed = paths - new
-    st.untracked = new - _ignored(repo, sorted(new))
-    return st
-
-
-def _lookup(git: Any, tree: Any, path: str) -> Any:
-    if tree is None:
-        return None
-    try:
-        return git[tree[path].id]
-    except (KeyError, ValueError):
-        return None
-
-
-def _blobs(git: Any, tree: Any, prefix: str = "") -> list[str]:
+        return []
     out = []
-    for e in tree:
-        if e.type_str == "tree":
-            out += _blobs(git, git[e.id], f"{prefix}{e.name}/")
-        else:
-            out.append(prefix + e.name)
+    for line in lines:
+        try:
+            out.append(Entry(**json.loads(line)))
+        except (ValueError, TypeError):
+            continue  # a torn last line from a crash: the operation never finished journaling
     return out
 
 
-def _ignored(repo: Repo, paths: list[str]) -> set[str]:
-    if not paths:
-        return set()
-    r = subprocess.run(["git", "check-ignore", "--stdin", "-z"], cwd=repo.workdir,
-                       input=b"".join(os.fsencode(p) + b"\0" for p in paths),
-                       capture_output=True, env=clean_git_env())
-    return {os.fsdecode(p) for p in r.stdout.split(b"\0") if p}
+def last(ctx: Context) -> Entry:
+    es = entries(ctx)
+    if not es:
+        raise NotFound("nothing to undo in this worktree",
+                       hint="undo reverts the last rewind, fork, rm or pull made here")
+    return es[-1]
+
+
+def trash_name(name: str, at: int) -> str:
+    return f"{refs.TRASH}{at}/{name.removeprefix('refs/oxide/')}"
+
+
+def move_refs(
+    ctx: Context, changes: dict[str, tuple[str | None, str | None]], message: str, *, force: bool = False
+) -> None:
+    """Set refs from ``before`` to ``after`` atomically; a ref that goes away is kept in the trash."""
+    git = ctx.repo.git
+    update: dict[str, tuple[pygit2.Oid | None, pygit2.Oid | None]] = {}
+    for name, (before, after) in changes.items():
+        current = refs.read(git, name)
+        expect = pygit2.Oid(hex=before) if before else None
+        if current != expect:
+            if not force:
+                now = str(current)[:12] if current else "deleted"
+                raise Refused(
+                    f"{name} moved since (now {now}), undo would lose that",
+                    hint="run `git oxide undo --force` to undo anyway (the newer state goes to the trash)")
+            expect = current
+            if current is not None and after is None:
+                update[trash_name(name, ctx.now_ms)] = (None, current)
+        update[name] = (expect, pygit2.Oid(hex=after) if after else None)
+        if after is None and before is not None and not name.startswith(refs.TRASH):
+            update[trash_name(name, ctx.now_ms)] = (None, pygit2.Oid(hex=before))
+    refs.update(git, update, message)
+
+
+def summary(entry: Entry) -> dict[str, Any]:
+    return {"op": entry.op, "summary": entry.summary, "refs": entry.refs,
+            "files_before": entry.files_before, "files_after": entry.files_after}

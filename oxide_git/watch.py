@@ -20,7 +20,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from . import journal
+from . import watch_journal as journal
 from .capture_plan import Plan
 from .context import Context
 from .hook_impl import log

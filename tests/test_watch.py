@@ -45,7 +45,8 @@ def test_plan_debounces_and_caps_latency() -> None:
 
 def fake_watcher(repo: Path) -> None:
     """A journal written as a running watcher would (this process stands in for it)."""
-    from oxide_git import journal, status
+    from oxide_git import status
+    from oxide_git import watch_journal as journal
 
     r = make_ctx(repo).repo
     (r.oxide_dir).mkdir(parents=True, exist_ok=True)
@@ -54,7 +55,8 @@ def fake_watcher(repo: Path) -> None:
 
 
 def test_journal_status_matches_git_status(repo: Path) -> None:
-    from oxide_git import journal, snapshots, status
+    from oxide_git import snapshots, status
+    from oxide_git import watch_journal as journal
 
     (repo / "pre.txt").write_text("dirty before watch\n")
     fake_watcher(repo)
@@ -123,7 +125,7 @@ def test_daemon_imports_checkpoints_prompts_and_stops(repo: Path) -> None:
         assert (make_ctx(repo).repo.worktree_dir / "current-session").read_text().strip() == sid
         assert first_latency < 5 and append_latency < 3, (first_latency, append_latency)
         # a checkpoint now uses the journal, and sees the change
-        from oxide_git import journal
+        from oxide_git import watch_journal as journal
 
         wait_for(lambda: journal.active(make_ctx(repo).repo))
         (repo / "late.txt").write_text("late\n")

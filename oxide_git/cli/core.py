@@ -52,7 +52,7 @@ def checkpoint(message: str, session: str | None, kind: str, as_json: bool) -> N
     pre = PREFETCHED.pop("status", None)
     st = collect(pre[1]) if pre and pre[0] == ctx.repo.workdir else None  # type: ignore[index]
     if st is None:
-        from ..journal import status_from_journal
+        from ..watch_journal import status_from_journal
 
         st = status_from_journal(ctx.repo)  # `watch` running: only the paths it saw change
     cp = take(ctx, text=message, kind=kind, session=session, status=st)

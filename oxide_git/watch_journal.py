@@ -1,0 +1,162 @@
+"""The watch journal: the paths of a worktree that may differ from HEAD, kept by `watch`.
+
+``<git-common-dir>/oxide/worktrees/<id>/watch-journal`` is a JSON header line (the watcher's token and
+the HEAD it was based on) then NUL-terminated paths: a full ``git status`` at the start, then every
+path the file watcher saw change. A checkpoint hashes only these paths when the journal is valid
+(its watcher alive, HEAD unchanged); otherwise it falls back to a full ``git status``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from . import status as status_mod
+from .repo import Repo, clean_git_env
+
+PID_FILE = "watch.pid"
+
+
+def watcher(repo: Repo) -> dict[str, Any] | None:
+    """The running watcher's pid file, if its process is alive."""
+    try:
+        info = json.loads((repo.oxide_dir / PID_FILE).read_text())
+        os.kill(int(info["pid"]), 0)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return info if isinstance(info, dict) else None
+
+
+def head_oid(repo: Repo) -> str | None:
+    """HEAD's commit id from the files (no git process): None when unborn."""
+    try:
+        text = (repo.git_dir / "HEAD").read_text().strip()
+    except OSError:
+        return None
+    if not text.startswith("ref:"):
+        return text
+    ref = text[4:].strip()
+    for base in (repo.git_dir, repo.common_dir):
+        try:
+            return (base / ref).read_text().strip()
+        except OSError:
+            continue
+    try:
+        for line in (repo.common_dir / "packed-refs").read_text().splitlines():
+            if line.endswith(" " + ref):
+                return line.split(" ", 1)[0]
+    except OSError:
+        pass
+    return None
+
+
+def _path(repo: Repo) -> Path:
+    return repo.worktree_dir / "watch-journal"
+
+
+def write_baseline(repo: Repo, token: str, paths: set[str]) -> None:
+    repo.worktree_dir.mkdir(parents=True, exist_ok=True)
+    tmp = _path(repo).with_name("watch-journal.tmp")
+    header = json.dumps({"token": token, "head": head_oid(repo)})
+    tmp.write_bytes(header.encode() + b"\n" + b"".join(os.fsencode(p) + b"\0" for p in sorted(paths)))
+    os.replace(tmp, _path(repo))
+
+
+def append(repo: Repo, paths: list[str]) -> None:
+    with open(_path(repo), "ab") as f:
+        f.write(b"".join(os.fsencode(p) + b"\0" for p in paths))
+
+
+def drop(repo: Repo) -> None:
+    _path(repo).unlink(missing_ok=True)
+
+
+def read(repo: Repo) -> tuple[dict[str, Any], set[str]] | None:
+    try:
+        data = _path(repo).read_bytes()
+    except OSError:
+        return None
+    head, _, rest = data.partition(b"\n")
+    try:
+        header = json.loads(head)
+    except ValueError:
+        return None
+    return header, {os.fsdecode(p) for p in rest.split(b"\0") if p}
+
+
+def size(repo: Repo) -> int:
+    try:
+        return _path(repo).stat().st_size
+    except OSError:
+        return 0
+
+
+def active(repo: Repo) -> bool:
+    """True when a checkpoint can use the journal (cheap: two small file reads and a kill(0))."""
+    w = watcher(repo)
+    if w is None:
+        return False
+    got = read(repo)
+    return got is not None and got[0].get("token") == w.get("token") and got[0].get("head") == head_oid(repo)
+
+
+def status_from_journal(repo: Repo) -> status_mod.Status | None:
+    """A Status made of the journal's paths (ignored ones dropped), or None to run git status."""
+    if not active(repo):
+        return None
+    got = read(repo)
+    if got is None:
+        return None
+    import pygit2
+
+    git = repo.git
+    tree = None if git.head_is_unborn else git.head.peel(pygit2.Commit).tree
+    paths: set[str] = set()
+    for p in got[1]:
+        full = repo.workdir / p
+        if full.is_dir() and not full.is_symlink():
+            for d, dirs, files in os.walk(full):
+                dirs[:] = [x for x in dirs if x != ".git"]
+                rel = os.path.relpath(d, repo.workdir).replace(os.sep, "/")
+                paths.update(f"{rel}/{f}" for f in files)
+        else:
+            paths.add(p)
+        obj = _lookup(git, tree, p)
+        if isinstance(obj, pygit2.Tree):  # a tracked folder: every file in it may have gone
+            paths.update(f"{p}/{sub}" for sub in _blobs(git, obj))
+    st = status_mod.Status()
+    new = {p for p in paths if _lookup(git, tree, p) is None}
+    st.changed = paths - new
+    st.untracked = new - _ignored(repo, sorted(new))
+    return st
+
+
+def _lookup(git: Any, tree: Any, path: str) -> Any:
+    if tree is None:
+        return None
+    try:
+        return git[tree[path].id]
+    except (KeyError, ValueError):
+        return None
+
+
+def _blobs(git: Any, tree: Any, prefix: str = "") -> list[str]:
+    out = []
+    for e in tree:
+        if e.type_str == "tree":
+            out += _blobs(git, git[e.id], f"{prefix}{e.name}/")
+        else:
+            out.append(prefix + e.name)
+    return out
+
+
+def _ignored(repo: Repo, paths: list[str]) -> set[str]:
+    if not paths:
+        return set()
+    r = subprocess.run(["git", "check-ignore", "--stdin", "-z"], cwd=repo.workdir,
+                       input=b"".join(os.fsencode(p) + b"\0" for p in paths),
+                       capture_output=True, env=clean_git_env())
+    return {os.fsdecode(p) for p in r.stdout.split(b"\0") if p}
