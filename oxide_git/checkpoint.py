@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import snapshots, store
+from . import refs, snapshots, store
 from . import status as status_mod
 from .context import Context
 
@@ -40,10 +40,10 @@ def checkpoint(
         rows = ctx.index.query(
             "SELECT id FROM messages WHERE session_id=? ORDER BY seq DESC LIMIT 1", (sid,))
         message_id = rows[0][0] if rows else None
-    cp = snapshots.take(
+    cp = refs.retry_on_move(lambda: snapshots.take(
         ctx.repo, kind=kind, now_ms=ctx.now_ms, session_id=sid, message_id=message_id, text=text,
         max_file_size=ctx.config_size("oxide.maxFileSize", snapshots.DEFAULT_MAX_FILE_SIZE),
         status=status,
-    )
+    ))
     store.record_checkpoint(ctx, cp)
     return cp

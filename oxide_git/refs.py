@@ -62,13 +62,13 @@ def update(
     repo: pygit2.Repository,
     changes: dict[str, tuple[pygit2.Oid | None, pygit2.Oid | None]],
     message: str,
-    budget_s: float = LOCK_BUDGET_S,
+    budget_s: float | None = None,
 ) -> None:
     """Atomically apply ``{ref: (expected_old, new)}``; ``new=None`` deletes.
 
     Raises RefMoved when a ref is not at its expected value, LockTimeout when a lock stays held.
     """
-    deadline = time.monotonic() + budget_s
+    deadline = time.monotonic() + (LOCK_BUDGET_S if budget_s is None else budget_s)
     delay = 0.002
     while True:
         try:
@@ -98,10 +98,20 @@ def update(
 
 
 def retry_on_move(fn: Callable[[], T], attempts: int = 1000) -> T:
-    """Run ``fn`` until it does not raise RefMoved (another writer got there first)."""
+    """Run ``fn`` until it does not raise RefMoved (another writer got there first).
+
+    Also retried, a few times: libgit2 failing to rename a new loose object into place because a
+    concurrent `git gc` removed its (empty) fan-out folder; the write is simply done again.
+    """
+    transient = 0
     for _ in range(attempts - 1):
         try:
             return fn()
         except RefMoved:
             time.sleep(random.random() * 0.005)
+        except OSError as e:
+            if transient >= 20 or "lockfile" not in str(e):
+                raise
+            transient += 1
+            time.sleep(0.01 + random.random() * 0.05)
     return fn()

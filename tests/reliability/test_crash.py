@@ -73,7 +73,7 @@ def _messages(root: Path, sid: str) -> list[str]:
     log = sessionlog.load(g, sid)
     if log is None:
         return []
-    return [m.text for _s, m in sessionlog.iter_messages(g, log.commit.tree)]  # type: ignore[attr-defined]
+    return [m.text() for _s, m in sessionlog.iter_messages(g, log.commit.tree)]
 
 
 def _counts(root: Path) -> dict[str, int]:
