@@ -114,4 +114,7 @@ def diagnose(ctx: Context, *, fix: bool = False) -> dict[str, Any]:
         "trash": sum(1 for _ in refs.iter_refs(git, refs.TRASH)),
         "index size": f"{db_path.stat().st_size if db_path.exists() else 0} bytes",
     }
+    from .retention import usage_report
+
+    usage.update(usage_report(ctx))  # disk used beyond the user's refs, per family; largest checkpoints
     return {"findings": findings, "usage": usage}

@@ -216,3 +216,26 @@ def usage(ctx: Context, largest: int = 5, limit: int = 300) -> dict[str, Any]:
     sizes.sort(reverse=True)
     out["largest checkpoints"] = [{"id": c, "bytes": b} for b, c in sizes[:largest] if b]
     return out
+
+
+def size_text(n: int) -> str:
+    if n < 1024:
+        return f"{n} bytes"
+    for unit in ("KiB", "MiB", "GiB"):
+        n_f = n / 1024
+        if n_f < 1024 or unit == "GiB":
+            return f"{n_f:.1f} {unit}"
+        n = int(n_f)
+    return f"{n} bytes"
+
+
+def usage_report(ctx: Context) -> dict[str, str]:
+    """``usage`` as doctor prints it: ``space <family>`` and ``largest checkpoints``."""
+    try:
+        u = usage(ctx)
+    except (OSError, pygit2.GitError):
+        return {}
+    out = {f"space {k}": size_text(v) for k, v in u.items() if isinstance(v, int)}
+    out["largest checkpoints"] = ", ".join(
+        f"{c['id'][:12]} ({size_text(c['bytes'])})" for c in u["largest checkpoints"]) or "-"
+    return out

@@ -121,3 +121,13 @@ def test_oplog_thinning_rule() -> None:
 def test_gc_with_empty_oplog_and_empty_store(repo: Path) -> None:
     res = gc(make_ctx(repo))
     assert res.removed == 0 and res.freed_bytes == 0
+
+
+def test_doctor_reports_space_per_family(repo: Path) -> None:
+    from oxide_git.doctor import diagnose
+
+    (repo / "big.txt").write_text("x" * 100_000)
+    cp = checkpoint(make_ctx(repo))
+    usage = diagnose(make_ctx(repo))["usage"]
+    assert usage["space checkpoints"] != "0 bytes" and usage["space oplog"] == "0 bytes"
+    assert usage["largest checkpoints"].startswith(cp.id[:12])

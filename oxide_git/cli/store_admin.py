@@ -8,14 +8,6 @@ from . import main, make_context
 from .output import emit_json, short, status
 
 
-def _size(n: int) -> str:
-    for unit in ("bytes", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return str(n)
-
-
 @main.command()
 @click.option("-n", "--dry-run", is_flag=True, help="Show what would be removed; remove nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
@@ -27,6 +19,7 @@ def gc(dry_run: bool, as_json: bool) -> None:
     oxide.trashTTL, default 14d). Afterwards `git gc --prune=now` frees the space.
     """
     from ..gc import gc as do_gc
+    from ..retention import size_text
 
     res = do_gc(make_context(), dry_run=dry_run)
     if as_json:
@@ -41,7 +34,7 @@ def gc(dry_run: bool, as_json: bool) -> None:
         click.echo(f"{verb} oplog snapshot {name}")
     for why, n in sorted(res.kept.items()):
         status(f"kept {n} checkpoint(s) past their TTL: {why}")
-    status(f"{'Would free' if dry_run else 'Freed'} {res.removed} ref(s), about {_size(res.freed_bytes)}"
+    status(f"{'Would free' if dry_run else 'Freed'} {res.removed} ref(s), about {size_text(res.freed_bytes)}"
            + ("" if dry_run or not res.removed else "; run `git gc --prune=now` to reclaim the space"))
 
 
