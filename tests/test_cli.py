@@ -1,0 +1,104 @@
+"""CLI wiring: help everywhere, git-style errors (never a traceback), exit codes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from oxide_git import refs
+from oxide_git import store
+from oxide_git.cli import main
+from oxide_git.errors import LockTimeout
+from oxide_git.model import Message
+from oxide_git.model import Part
+from oxide_git.model import Session
+
+from .conftest import git
+from .conftest import make_ctx
+from .conftest import oxide
+
+
+def _all_commands() -> list[list[str]]:
+    out = []
+    for name, cmd in main.commands.items():
+        out.append([name])
+        for sub in getattr(cmd, "commands", {}):
+            out.append([name, sub])
+    return out
+
+
+@pytest.mark.parametrize("args", _all_commands(), ids=" ".join)
+def test_every_command_has_help(args: list[str]) -> None:
+    r = CliRunner().invoke(main, [*args, "-h"])
+    assert r.exit_code == 0, r.output
+    assert "Usage:" in r.output
+
+
+def test_top_level_help_and_version(repo: Path) -> None:
+    assert "Keep every AI coding-agent session" in oxide(repo, "-h").stdout
+    assert oxide(repo, "--version").stdout.startswith("git oxide")
+
+
+def _err(r) -> tuple[int, str]:  # type: ignore[no-untyped-def]
+    assert "Traceback" not in r.stderr
+    return r.returncode, r.stderr
+
+
+def test_errors_are_git_style(repo: Path, tmp_path: Path) -> None:
+    code, err = _err(oxide(tmp_path, "list", check=False))
+    assert code == 1 and err.startswith("error: not a git repository")
+    bare = tmp_path / "b.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    code, err = _err(oxide(bare, "checkpoint", check=False))
+    assert code == 1 and "bare repository" in err and "hint:" in err
+    code, err = _err(oxide(repo, "show", "nope", check=False))
+    assert code == 1 and "error: session nope not found" in err and "hint:" in err
+    ctx = make_ctx(repo)
+    for sid in ("0" * 12 + "a" * 20, "0" * 12 + "a" * 19 + "b"):
+        store.append(ctx, Session(id=sid, agent="codex"), [Message("user", (Part.text("x"),))])
+    code, err = _err(oxide(repo, "show", "0000", check=False))
+    assert code == 1 and "ambiguous" in err
+    code, err = _err(oxide(repo, "rewind", "zzzz", "--yes", check=False))
+    assert code == 1 and "checkpoint zzzz not found" in err
+    code, _ = _err(oxide(repo, "frobnicate", check=False))
+    assert code == 2
+
+
+def test_corrupt_index_says_reindex(repo: Path) -> None:
+    oxide(repo, "init")
+    ctx = make_ctx(repo)
+    store.append(ctx, Session(id="0" * 32, agent="codex"), [Message("user", (Part.text("x"),))])
+    ctx.close()
+    db = repo / ".git" / "oxide" / "index.db"
+    for suffix in ("-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    db.write_bytes(b"this is not sqlite" * 100)
+    code, err = _err(oxide(repo, "list", check=False))
+    assert code == 1 and "corrupt" in err and "reindex" in err
+    oxide(repo, "doctor", "--fix", check=False)
+    assert "0000000000" in oxide(repo, "list", "--all").stdout
+
+
+def test_locked_ref_times_out_clearly(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = make_ctx(repo)
+    s = Session(id="0" * 32, agent="codex")
+    store.append(ctx, s, [Message("user", (Part.text("x"),))])
+    lock = repo / ".git" / "refs" / "oxide" / "sessions" / f"{s.id}.lock"
+    lock.write_text("held by another process\n")
+    monkeypatch.setattr(refs, "LOCK_BUDGET_S", 0.3)
+    with pytest.raises(LockTimeout) as e:
+        store.append(ctx, s, [Message("user", (Part.text("y"),))])
+    assert "locked by another process" in e.value.message and e.value.hint
+    lock.unlink()
+    store.append(ctx, s, [Message("user", (Part.text("y"),))])
+
+
+def test_checkpoint_prints_id_alone_on_stdout(repo: Path) -> None:
+    (repo / "README.md").write_text("x\n")
+    r = oxide(repo, "checkpoint", "-m", "m")
+    cid = r.stdout.strip()
+    assert len(cid) == 40 and "\n" not in cid
+    assert "Checkpoint" in r.stderr
+    assert git(repo, "cat-file", "-t", cid).strip() == "commit"
