@@ -53,7 +53,7 @@ def _rewind_setup(repo: Path):  # type: ignore[no-untyped-def]
 
 
 def test_rewind_without_memory_keeps_it(repo: Path) -> None:
-    s, cp = _rewind_setup(repo)
+    _s, cp = _rewind_setup(repo)
     res = rewind(make_ctx(repo, NOW_MS + 40), cp.id, code=False)
     assert res.messages_dropped == 1
     assert [w["summary"] for w in res.memory_writes] == ["add setup", "add gotchas"]
@@ -62,7 +62,7 @@ def test_rewind_without_memory_keeps_it(repo: Path) -> None:
 
 
 def test_rewind_with_memory_reverts_and_undo_restores(repo: Path) -> None:
-    s, cp = _rewind_setup(repo)
+    _s, cp = _rewind_setup(repo)
     ctx = make_ctx(repo, NOW_MS + 40)
     before = git(repo, "rev-parse", refs.MEMORY).strip()
     res = rewind(ctx, cp.id, code=False, memory=True)
