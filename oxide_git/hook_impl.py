@@ -264,6 +264,8 @@ def drain(common_dir: str) -> None:
 def wait_idle(common_dir: Path, timeout: float = 30.0) -> bool:
     """Wait until the queue is empty and no drainer runs (for tests, bench and `hooks status`)."""
     oxide_dir = common_dir / "oxide"
+    if not oxide_dir.is_dir():
+        return True
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if not (oxide_dir / "hooks.queue").exists() and not (oxide_dir / "hooks.queue.work").exists():
@@ -332,17 +334,58 @@ def _has_packed(common: Path, ref: str) -> bool:
         return False
 
 
+def framework(hook: str, args: list[str]) -> None:
+    """The shim's work for the pre-commit framework (``.pre-commit-hooks.yaml``): queue, drain."""
+    from .repo import clean_git_env, find_repo
+
+    env = clean_git_env()
+    repo = find_repo(Path.cwd(), environ={})
+    if not repo.initialised:
+        return
+    if subprocess.run(["git", "config", "--bool", "oxide.enabled"], capture_output=True, text=True,
+                      env=env).stdout.strip() == "false":
+        return
+    gd = repo.git_dir
+    if any((gd / n).exists() for n in ("rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD", "MERGE_HEAD")):
+        return
+    try:
+        cur = (repo.worktree_dir / "current-session").read_text().strip()
+    except OSError:
+        cur = ""
+    head = subprocess.run(["git", "rev-parse", "-q", "--verify", "HEAD"], capture_output=True,
+                          text=True, env=env).stdout.strip()
+    wt = str(repo.workdir)
+    if hook == "pre-commit":
+        line = ["pre-commit", wt, cur, head]
+    elif hook == "post-commit":
+        line = ["post-commit", wt, cur, head, "", ""]
+    elif hook == "post-checkout" and os.environ.get("PRE_COMMIT_CHECKOUT_TYPE", "1") == "1":
+        line = ["post-checkout", wt, cur, os.environ.get("PRE_COMMIT_FROM_REF", ""),
+                os.environ.get("PRE_COMMIT_TO_REF", head), (gd / "HEAD").read_text().strip(), ""]
+    else:
+        return
+    with open(repo.oxide_dir / "hooks.queue", "a") as f:
+        f.write("\t".join(line) + "\n")
+    with open(repo.oxide_dir / "log", "a") as log_file:
+        subprocess.Popen([sys.executable, "-m", "oxide_git.hook_impl", "drain", str(repo.common_dir)],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log_file,
+                         start_new_session=True)
+
+
 def main(argv: list[str]) -> int:
     """Never raises, always 0: a hook must not fail the user's git command."""
     _clean_env()
     cmd, args = (argv[0], argv[1:]) if argv else ("", [])
     try:
         if cmd == "drain":
+            os.nice(10)  # background work: the user's git command goes first
             drain(*args[:1])
         elif cmd == "prepare-commit-msg":
             prepare_commit_msg(*args)
         elif cmd == "push":
             push(*args[:2])
+        elif cmd == "--hook-type" and args:
+            framework(args[0], [a for a in args[1:] if a != "--"])
         else:
             raise ValueError(f"unknown hook command {cmd!r}")
     except Exception:

@@ -234,3 +234,17 @@ def test_trailers_and_push(hooked: Path, tmp_path: Path) -> None:
         time.sleep(0.05)
     assert f"refs/oxide/sessions/{sid}" in refs and "refs/notes/oxide" in refs
     assert "refs/oxide/checkpoints" not in refs
+
+
+def test_pre_commit_framework_entry_points(repo: Path) -> None:
+    """What .pre-commit-hooks.yaml runs: `git-oxide hook-impl --hook-type T` queues like the shim."""
+    oxide(repo, "init")
+    sid = make_session(repo)
+    (repo / "p").write_text("p")
+    git(repo, "add", "p")
+    oxide(repo, "hook-impl", "--hook-type", "pre-commit")
+    idle(repo)
+    git(repo, "commit", "-q", "-m", "p")
+    oxide(repo, "hook-impl", "--hook-type", "post-commit")
+    n = note(repo)
+    assert n["sessions"] == [sid] and len(n["checkpoints"]) == 1

@@ -103,7 +103,7 @@ def hook_impl(hook_type: str | None, args: tuple[str, ...]) -> None:
     """Called by the hook shims (they call `python -m oxide_git.hook_impl` directly)."""
     from ..hook_impl import main as impl
 
-    raise SystemExit(impl(([hook_type] if hook_type else []) + [a for a in args if a != "--"]))
+    raise SystemExit(impl((["--hook-type", hook_type] if hook_type else []) + list(args)))
 
 
 def init_capture(hooks: bool, agent_hooks: tuple[str, ...], remove: bool) -> None:
