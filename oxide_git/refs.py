@@ -86,7 +86,8 @@ def update(
             return
         except pygit2.GitError as e:
             text = str(e).lower()
-            if "lock" not in text and "exists" not in text:
+            # "failed to make directory": a concurrent `git gc` (pack-refs) removed an empty refs folder
+            if "lock" not in text and "exists" not in text and "make directory" not in text:
                 raise OxideError(f"cannot update {', '.join(changes)}: {e}") from e
             if time.monotonic() > deadline:
                 raise LockTimeout(

@@ -50,6 +50,14 @@ def _signature(now_ms: int) -> pygit2.Signature:
     return pygit2.Signature(*IDENTITY, now_ms // 1000, 0)
 
 
+def _seq_of(name: str | None) -> int:
+    """The number a log entry or bucket is named by; a log from elsewhere may name it anything."""
+    try:
+        return int((name or "").split(".")[0])
+    except ValueError:
+        raise OxideError(f"session log entry {name!r} is not a message number") from None
+
+
 def _blob(repo: pygit2.Repository, oid: pygit2.Oid) -> bytes:
     obj = repo[oid]
     if not isinstance(obj, pygit2.Blob):
@@ -88,8 +96,7 @@ def count_messages(repo: pygit2.Repository, tree: pygit2.Tree) -> int:
     last_bucket = repo[msgs[len(msgs) - 1].id]
     if not isinstance(last_bucket, pygit2.Tree) or len(last_bucket) == 0:
         return 0
-    name = last_bucket[len(last_bucket) - 1].name or ""
-    return int(name.split(".")[0]) + 1
+    return _seq_of(last_bucket[len(last_bucket) - 1].name) + 1
 
 
 def iter_messages(
@@ -101,13 +108,13 @@ def iter_messages(
         return
     first_bucket = start // BUCKET
     for bentry in msgs:
-        if int(bentry.name or 0) < first_bucket:
+        if _seq_of(bentry.name) < first_bucket:
             continue
         bucket = repo[bentry.id]
         if not isinstance(bucket, pygit2.Tree):
             continue
         for entry in bucket:
-            seq = int((entry.name or "0").split(".")[0])
+            seq = _seq_of(entry.name)
             if seq < start:
                 continue
             if stop is not None and seq >= stop:

@@ -222,7 +222,7 @@ class _Parser:
 
     # -- lines --------------------------------------------------------------------------------
     def _item(self, p: dict[str, Any], ts: int | None) -> None:
-        t = p.get("type")
+        t = p.get("type") if isinstance(p.get("type"), str) else None  # a list or dict type is unknown
         native = {k: v for k, v in p.items() if k not in ("type", "role", "content")}
         if t == "message":
             role = p.get("role")
@@ -312,7 +312,7 @@ class _Parser:
         self._neutral(Part.other(str(t), p, line="response_item"), ts)
 
     def _event(self, p: dict[str, Any], ts: int | None) -> None:
-        t = p.get("type")
+        t = p.get("type") if isinstance(p.get("type"), str) else None  # a list or dict type is unknown
         st, c = self.st, self.cur
         if t == "user_message":
             rest = {k: v for k, v in p.items() if k not in ("type", "message")}
