@@ -133,7 +133,7 @@ def apply(git: pygit2.Repository, workdir: Path, fp: FilePlan) -> int:
             except OSError as e:
                 raise Refused(f"cannot restore {path}: a folder with other files is in the way",
                               hint=f"move {path}/ away and run the command again") from e
-        tmp = parent / f".{full.name}.oxide-tmp-{os.getpid()}"
+        tmp = parent / f".oxide-tmp-{os.getpid()}-{written}"  # not from the name: it may be NAME_MAX long
         if mode == _LINK:
             os.symlink(os.fsdecode(blob.data), tmp)
         else:

@@ -179,6 +179,12 @@ def take(
     changes: dict[str, Entry] = {}
     now_ns = now_ms * 1_000_000
     for path in sorted(status.paths - status.submodules):
+        try:
+            path.encode()
+        except UnicodeEncodeError:  # git allows any bytes, a tree entry of pygit2 only UTF-8
+            shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            skipped.append({"path": shown, "reason": "file name is not valid UTF-8"})
+            continue
         entry = _entry_for(git, repo, path, path in status.untracked, max_file_size, cache,
                            new_cache, now_ns, skipped)
         if not isinstance(entry, str):

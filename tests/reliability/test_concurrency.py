@@ -38,7 +38,7 @@ def test_writers_and_gc_on_one_session(tmp_path: Path) -> None:
         gcs += 1
         time.sleep(0.2)
     outs = [p.communicate() for p in procs]
-    for p, (out, err) in zip(procs, outs):
+    for p, (_out, err) in zip(procs, outs, strict=True):
         assert not _raw_lock_errors(err), err
         assert p.returncode == 0, err
     present = _messages(root, SID)

@@ -95,7 +95,7 @@ def test_append_and_checkpoint_survive_sigkill(tmp_path: Path) -> None:
     acked_msgs: list[str] = [f"warm-{i}" for i in range(20)]
     acked_cps: list[tuple[str, str]] = []
     for t in range(n_trials):
-        out, rc = _kill_at([sys.executable, DRIVER, str(root), SID, f"t{t}", "20", "5"], root,
+        out, _rc = _kill_at([sys.executable, DRIVER, str(root), SID, f"t{t}", "20", "5"], root,
                            rng.uniform(0.05, full_run * 1.1))
         for line in out.splitlines():
             kind, _, rest = line.partition(" ")
@@ -271,7 +271,7 @@ def test_rewind_and_undo_killed(tmp_path: Path) -> None:
             assert worktree_tree() == tree2
     # undo killed: nothing lost (both states stay reachable from checkpoints)
     undo_cmd = ["git", "oxide", "undo"]
-    for t in range(trials(10, 2)):
+    for _t in range(trials(10, 2)):
         _write_state(root, 2, files)
         assert run_oxide(root, "rewind", cp1["id"], "--code", "--yes").returncode == 0
         _kill_at(undo_cmd, root, rng.uniform(0.05, dur * 1.1))

@@ -7,7 +7,6 @@ import hashlib
 import json
 import os
 import resource
-import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -350,17 +349,20 @@ def test_awkward_paths_round_trip(tmp_path: Path) -> None:
     r = run_oxide(root, "checkpoint", "--json", "-m", "awkward")
     assert_clean_exit(r, "checkpoint of awkward names")
     cp1 = json.loads(r.stdout)
-    snap1 = _snapshot(root)
+    # a name that is not UTF-8 cannot go into a pygit2 tree: it is reported as skipped
+    assert any("latin1" in s["path"] for s in cp1["skipped"]), cp1["skipped"]
+    latin1 = "latin1-\udce9\udcff.txt"
+    snap1 = {k: v for k, v in _snapshot(root).items() if k != latin1}
     for n in names:
         (root / os.fsdecode(n)).write_bytes(b"v2")
     os.rename(root / "Case.txt", root / "case.TXT")  # a case-only rename
-    (root / "x" * 250).unlink()
+    (root / ("x" * 250)).unlink()
     r = run_oxide(root, "checkpoint", "--json")
     assert_clean_exit(r, "second checkpoint")
     r = run_oxide(root, "rewind", cp1["id"], "--code", "--yes")
     assert_clean_exit(r, "rewind with awkward names")
     assert r.returncode == 0
-    assert _snapshot(root) == snap1, "awkward names did not round-trip"
+    assert {k: v for k, v in _snapshot(root).items() if k != latin1} == snap1, "awkward names did not round-trip"
     report.add("hostile_refused", len(names) + 1)
     fsck_clean(root)
     doctor_heals(root)
@@ -390,16 +392,11 @@ def test_full_disk_reports_clearly(tmp_path: Path) -> None:
             pytest.skip("cannot mount a tmpfs here")
         root = _init(disk / "repo")
         transcript = FIXTURES / "claude" / "compaction.jsonl"
-        # fill the disk, leaving a few KB
-        with open(disk / "filler", "wb") as f:
-            with contextlib.suppress(OSError):
-                while True:
-                    f.write(b"\0" * 65536)
-                    f.flush()
-        (disk / "filler").unlink()
-        with open(disk / "filler", "wb") as f, contextlib.suppress(OSError):
-            f.write(b"\0" * (shutil.disk_usage(disk).free - 8192))
-        (root / "big.txt").write_bytes(os.urandom(64 * 1024)) if shutil.disk_usage(disk).free > 70_000 else None
+        (root / "big.txt").write_bytes(os.urandom(256 * 1024))  # something for checkpoint to store
+        with contextlib.suppress(OSError), open(disk / "filler", "wb", buffering=0) as f:  # fill the disk
+            while True:
+                f.write(b"\0" * 4096)
+                f.flush()
         for cmd in (["checkpoint"], ["import", "--agent", "claude", str(transcript)], ["reindex", "--full"],
                     ["doctor", "--fix"]):
             report.add("hostile_tried")
