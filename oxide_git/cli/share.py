@@ -1,0 +1,59 @@
+"""Share commands: push and pull sessions, memory and notes through a git remote."""
+
+from __future__ import annotations
+
+import click
+
+from . import main, make_context
+from .output import emit_json, short, status
+
+
+def _report(res, verb: str) -> None:  # type: ignore[no-untyped-def]
+    counts = res.summary()
+    what = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "nothing new"
+    status(f"{verb} {res.remote}: {what}")
+    for f in res.forks:
+        status(f"session {short(f['session'])} changed on both sides: the other side's messages "
+               f"are in fork {short(f['fork'])}")
+    for p in res.problems:
+        status(f"warning: {p}")
+
+
+@main.command()
+@click.argument("remote", required=False)
+@click.option("--checkpoints", is_flag=True, help="Also push checkpoint snapshots.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def push(remote: str | None, checkpoints: bool, as_json: bool) -> None:
+    """Push sessions, memory and notes to REMOTE (default: oxide.remote, else origin).
+
+    Never forced: a session that changed on the remote too is rejected; run
+    `git oxide pull` first (it keeps both sides), then push again.
+    """
+    from ..share import check_pushed
+    from ..share import push as do_push
+
+    res = do_push(make_context(), remote, checkpoints=checkpoints)
+    if as_json:
+        emit_json(res.to_dict())
+    else:
+        _report(res, "pushed to")
+    check_pushed(res)
+
+
+@main.command()
+@click.argument("remote", required=False)
+@click.option("--checkpoints", is_flag=True, help="Also fetch checkpoint snapshots.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def pull(remote: str | None, checkpoints: bool, as_json: bool) -> None:
+    """Fetch sessions, memory and notes from REMOTE and merge them in.
+
+    Local refs are never overwritten: a session appended on both sides stays
+    as it is here, and the other side's messages become a fork of it.
+    """
+    from ..share import pull as do_pull
+
+    res = do_pull(make_context(), remote, checkpoints=checkpoints)
+    if as_json:
+        emit_json(res.to_dict())
+    else:
+        _report(res, "pulled from")

@@ -1,0 +1,296 @@
+"""`git oxide push` / `pull`: exchange sessions, memory and notes with any git remote.
+
+Pull fetches into ``refs/oxide/remotes/<remote>/`` and reconciles from there; a local ref is never
+force-overwritten. A session appended on both sides stays local, and the other side's messages
+become a fork session, so nothing is lost (see ``_reconcile_session``).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pygit2
+
+from . import refs, sessionlog
+from .context import Context
+from .errors import OxideError, Refused
+from .model import new_session_id
+from .notesmerge import merge_notes
+from .repo import clean_git_env
+
+REMOTES = "refs/oxide/remotes/"
+_SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+
+
+class RemoteError(OxideError):
+    """git could not talk to the remote."""
+
+
+@dataclass
+class ShareResult:
+    remote: str
+    updated: dict[str, str] = field(default_factory=dict)  # ref -> what happened
+    forks: list[dict[str, str]] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    def summary(self) -> Counter[str]:
+        return Counter(self.updated.values())
+
+
+def remote_name(ctx: Context, remote: str | None) -> str:
+    return remote or ctx.config("oxide.remote") or "origin"
+
+
+def namespace(remote: str) -> str:
+    """Where a remote's refs are mirrored: ``refs/oxide/remotes/<remote, made ref-safe>/``."""
+    return REMOTES + (re.sub(r"[^A-Za-z0-9_-]+", "_", remote).strip("_") or "remote") + "/"
+
+
+def _git(ctx: Context, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=ctx.repo.workdir, capture_output=True, text=True,
+                          env=clean_git_env({"GIT_TERMINAL_PROMPT": "0"}))
+
+
+def _kinds(checkpoints: bool) -> list[str]:
+    kinds = [refs.SESSIONS + "*", refs.MEMORY, refs.NOTES]
+    return [*kinds, refs.CHECKPOINTS + "*"] if checkpoints else kinds
+
+
+def _mirror(name: str, ns: str) -> str:
+    """The remote-tracking name of a ref: sessions/x, memory, notes, checkpoints/x under ``ns``."""
+    if name == refs.NOTES:
+        return ns + "notes"
+    return ns + name.removeprefix("refs/oxide/")
+
+
+def fetch(ctx: Context, remote: str, *, checkpoints: bool = False) -> dict[str, str]:
+    """Mirror the remote's oxide refs under ``namespace(remote)``; returns {remote ref: oid}."""
+    r = _git(ctx, "ls-remote", remote, "refs/oxide/*", refs.NOTES)
+    if r.returncode != 0:
+        raise RemoteError(f"cannot reach remote {remote!r}: {r.stderr.strip()}",
+                          hint="add it with `git remote add`, or set `git config oxide.remote`")
+    wanted = {}
+    for line in r.stdout.splitlines():
+        oid, _, name = line.partition("\t")
+        if name == refs.MEMORY or name == refs.NOTES or any(
+                name.startswith(p[:-1]) for p in _kinds(checkpoints) if p.endswith("*")):
+            if name.startswith(REMOTES):
+                continue
+            wanted[name] = oid
+    ns = namespace(remote)
+    specs = [f"+{n}:{_mirror(n, ns)}" for n in sorted(wanted)]
+    for i in range(0, len(specs), 500):
+        f = _git(ctx, "fetch", "-q", "--no-tags", "--no-write-fetch-head", remote, *specs[i:i + 500])
+        if f.returncode != 0:
+            raise RemoteError(f"fetch from {remote!r} failed: {f.stderr.strip()}")
+    git = ctx.repo.git
+    live = {_mirror(n, ns) for n in wanted}
+    stale = {n: (oid, None) for n, oid in refs.iter_refs(git, ns) if n not in live}
+    if stale:
+        refs.update(git, stale, f"oxide: prune {remote}")  # type: ignore[arg-type]
+    return wanted
+
+
+def pull(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) -> ShareResult:
+    """Fetch, then bring every session, memory, notes (and checkpoints) up to date; reindex."""
+    from .reindex import reindex
+
+    name = remote_name(ctx, remote)
+    res = ShareResult(name)
+    fetched = fetch(ctx, name, checkpoints=checkpoints)
+    ns, git = namespace(name), ctx.repo.git
+    for rname in sorted(fetched):
+        theirs = refs.read(git, _mirror(rname, ns))
+        if theirs is None:
+            continue
+        if rname.startswith(refs.SESSIONS):
+            sid = rname[len(refs.SESSIONS):]
+            if not _SAFE_ID.match(sid):
+                res.problems.append(f"{rname}: not a session id, skipped")
+                continue
+            try:
+                refs.retry_on_move(lambda sid=sid, theirs=theirs: _reconcile_session(ctx, sid, theirs, res))
+            except OxideError as e:
+                res.problems.append(f"{rname}: {e.message}")
+        elif rname.startswith(refs.CHECKPOINTS):
+            if refs.read(git, rname) is None:
+                refs.update(git, {rname: (None, theirs)}, f"oxide: pull {name}")
+                res.updated[rname] = "new"
+        elif rname == refs.NOTES:
+            refs.retry_on_move(lambda theirs=theirs: _reconcile_notes(ctx, theirs, res))
+        elif rname == refs.MEMORY:
+            refs.retry_on_move(lambda theirs=theirs: _reconcile_memory(ctx, theirs, res))
+    reindex(ctx)
+    return res
+
+
+def _simple(git: pygit2.Repository, name: str, theirs: pygit2.Oid, res: ShareResult) -> pygit2.Oid | None:
+    """New, equal, fast-forward or behind: done and None; diverged: the local tip to merge."""
+    ours = refs.read(git, name)
+    if ours == theirs:
+        return None
+    if ours is None or git.descendant_of(theirs, ours):
+        refs.update(git, {name: (ours, theirs)}, f"oxide: pull {res.remote}")
+        res.updated[name] = "new" if ours is None else "fast-forward"
+        return None
+    if git.descendant_of(ours, theirs):
+        return None  # we are ahead: push sends it
+    return ours
+
+
+def _common_prefix(git: pygit2.Repository, a: pygit2.Tree, b: pygit2.Tree) -> int:
+    """How many leading messages two session logs share (compared by blob id)."""
+    ma = git[a[sessionlog.MESSAGES_DIR].id] if sessionlog.MESSAGES_DIR in a else None
+    mb = git[b[sessionlog.MESSAGES_DIR].id] if sessionlog.MESSAGES_DIR in b else None
+    if ma is None or mb is None:
+        return 0
+    n = 0
+    for ea, eb in zip(ma, mb, strict=False):  # type: ignore[call-overload]
+        if ea.id == eb.id:
+            n += len(git[ea.id])  # type: ignore[arg-type]
+            continue
+        for xa, xb in zip(git[ea.id], git[eb.id], strict=False):  # type: ignore[call-overload]
+            if xa.name != xb.name or xa.id != xb.id:
+                return n
+            n += 1
+        return n
+    return n
+
+
+def _reconcile_session(ctx: Context, sid: str, theirs: pygit2.Oid, res: ShareResult) -> None:
+    """Diverged: keep ours; the other side's messages after the last shared one become a fork
+    (deterministic id, so pulling twice creates it once); a merge commit (tree: the side that
+    has something new, else ours) makes both histories ancestors, so push fast-forwards."""
+    git = ctx.repo.git
+    name = refs.session_ref(sid)
+    remote_log = sessionlog.load_commit(git, theirs)
+    if remote_log.session.id != sid:
+        raise OxideError(f"its log names session {remote_log.session.id}")
+    ours = _simple(git, name, theirs, res)
+    if ours is None:
+        return
+    local = git[ours].peel(pygit2.Commit)
+    remote = remote_log.commit
+    base_id = git.merge_base(ours, theirs)
+    base_tree = git[base_id].peel(pygit2.Tree).id if base_id else None
+    shared = _common_prefix(git, local.tree, remote.tree)
+    n_ours = sessionlog.count_messages(git, local.tree)
+    if base_tree is not None:
+        ours_new, theirs_new = local.tree_id != base_tree, remote.tree_id != base_tree
+    else:
+        ours_new, theirs_new = n_ours > shared, remote_log.count > shared
+    tree = local.tree_id
+    if local.tree_id == remote.tree_id or not theirs_new:
+        pass
+    elif not ours_new:
+        tree = remote.tree_id
+    else:
+        fork_id = _fork(ctx, sid, local, remote_log, shared)
+        res.forks.append({"session": sid, "fork": fork_id, "from": str(theirs)})
+        res.updated[refs.session_ref(fork_id)] = "fork"
+    sig = pygit2.Signature(*sessionlog.IDENTITY, ctx.now_ms // 1000, 0)
+    text = f"pull {res.remote}: merge diverged session\n\nOxide-Session: {sid}\n"
+    merged = git.create_commit(None, sig, sig, text, tree, [ours, theirs])
+    refs.update(git, {name: (ours, merged)}, f"oxide: pull {res.remote}")
+    res.updated[name] = "merged"
+
+
+def _fork(ctx: Context, sid: str, local: pygit2.Commit, remote: sessionlog.Log, shared: int) -> str:
+    git = ctx.repo.git
+    at = sessionlog.message_at(git, local.tree, shared - 1) if shared else None
+    fid = new_session_id(remote.commit.commit_time * 1000, f"pull-fork:{sid}:{remote.tip}".encode())
+    if refs.read(git, refs.session_ref(fid)) is not None:
+        return fid
+    src = remote.session
+    fork = replace(src, id=fid, native_id=None, parent_id=sid, fork_message_id=at.id if at else None,
+                   title=f"{src.title or sid[:12]} (the other side of a pull)",
+                   extra={**src.extra, "fork_seq": shared, "diverged_from": str(remote.tip)})
+    oid = sessionlog.commit(git, fork, {}, now_ms=remote.commit.commit_time * 1000,
+                            summary=f"fork {sid[:12]}: messages of the other side after {shared}",
+                            base=remote.commit, expected=None, parents=[remote.tip])
+    assert oid is not None
+    return fid
+
+
+def _merge_commit(ctx: Context, name: str, ours: pygit2.Oid, theirs: pygit2.Oid, tree: pygit2.Oid,
+                  what: str) -> pygit2.Oid:
+    git = ctx.repo.git
+    sig = pygit2.Signature(*sessionlog.IDENTITY, ctx.now_ms // 1000, 0)
+    oid = git.create_commit(None, sig, sig, f"pull: merge {what}\n", tree, [ours, theirs])
+    refs.update(git, {name: (ours, oid)}, f"oxide: merge {what}")
+    return oid
+
+
+def _reconcile_memory(ctx: Context, theirs: pygit2.Oid, res: ShareResult) -> None:
+    """Diverged memory: a three-way merge of the trees; a path changed on both sides keeps ours."""
+    git = ctx.repo.git
+    ours = _simple(git, refs.MEMORY, theirs, res)
+    if ours is None:
+        return
+    index = git.merge_commits(ours, theirs)
+    if index.conflicts is not None:
+        for base, mine, other in list(index.conflicts):
+            path = (mine or other or base).path
+            del index.conflicts[path]
+            keep = mine or other
+            if keep is not None:
+                index.add(pygit2.IndexEntry(keep.path, keep.id, keep.mode))
+            res.problems.append(f"memory: {path} changed on both sides, kept ours")
+    _merge_commit(ctx, refs.MEMORY, ours, theirs, index.write_tree(git), "memory")
+    res.updated[refs.MEMORY] = "merged"
+
+
+def _reconcile_notes(ctx: Context, theirs: pygit2.Oid, res: ShareResult) -> None:
+    git = ctx.repo.git
+    ours = _simple(git, refs.NOTES, theirs, res)
+    if ours is None:
+        return
+    tree = merge_notes(git, git[ours].peel(pygit2.Tree), git[theirs].peel(pygit2.Tree))
+    _merge_commit(ctx, refs.NOTES, ours, theirs, tree, "notes")
+    res.updated[refs.NOTES] = "merged"
+
+
+def push(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) -> ShareResult:
+    """Push every oxide ref that is ahead (never forced); diverged refs are reported as rejected."""
+    name = remote_name(ctx, remote)
+    res = ShareResult(name)
+    git = ctx.repo.git
+    specs = []
+    for kind in _kinds(checkpoints):
+        if kind.endswith("*"):
+            if any(True for _ in refs.iter_refs(git, kind[:-1])):
+                specs.append(f"{kind}:{kind}")
+        elif refs.read(git, kind) is not None:
+            specs.append(f"{kind}:{kind}")
+    if not specs:
+        return res
+    r = _git(ctx, "push", "--porcelain", "--no-verify", name, *specs)
+    for line in r.stdout.splitlines():
+        parts = line.split("\t")
+        if len(parts) < 3 or len(parts[0]) != 1:
+            continue
+        flag, ref = parts[0], parts[1].partition(":")[2]
+        if flag == "!":
+            res.rejected.append(ref)
+        elif flag in ("*", " ", "+"):
+            res.updated[ref] = "new" if flag == "*" else "pushed"
+    if r.returncode != 0 and not res.rejected:
+        raise RemoteError(f"push to {name!r} failed: {r.stderr.strip()}",
+                          hint="check the remote with `git remote -v`, or set `git config oxide.remote`")
+    return res
+
+
+def check_pushed(res: ShareResult) -> None:
+    """Raise when a push left refs behind (they diverged on the remote)."""
+    if res.rejected:
+        raise Refused(f"{len(res.rejected)} ref(s) changed on {res.remote} since your last pull: "
+                      + ", ".join(res.rejected[:5]),
+                      hint=f"run `git oxide pull {res.remote}` (it keeps both sides), then push again")
