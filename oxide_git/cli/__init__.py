@@ -109,5 +109,7 @@ from . import sessions  # noqa: E402,F401
 from . import imports  # noqa: E402,F401
 from . import history  # noqa: E402,F401
 from . import capture  # noqa: E402,F401
+from . import share  # noqa: E402,F401
+from . import export  # noqa: E402,F401
 from . import store_admin  # noqa: E402,F401
 from . import memory  # noqa: E402,F401
