@@ -1,0 +1,153 @@
+"""push / pull between two clones through a bare repository on disk, both directions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from oxide_git import refs, sessionlog, store
+from oxide_git.model import Message, Part, Session
+from tests.conftest import NOW_MS, git, make_ctx, oxide
+
+SID = "019c18a520e8aaaabbbbccccddddeeee"
+
+
+@pytest.fixture
+def clones(repo: Path, tmp_path: Path) -> tuple[Path, Path, Path]:
+    bare = tmp_path / "shared.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    git(repo, "remote", "add", "origin", str(bare))
+    git(repo, "push", "-q", "origin", "main")
+    b = tmp_path / "b"
+    git(tmp_path, "clone", "-q", str(bare), str(b))
+    for r in (repo, b):
+        oxide(r, "init")
+    return repo, b, bare
+
+
+def say(root: Path, *texts: str, now: int = NOW_MS) -> None:
+    ctx = make_ctx(root, now)
+    store.append(ctx, Session(SID, "claude", title="shared work"), [
+        Message("user", (Part.text(t),), created_at=NOW_MS + i) for i, t in enumerate(texts)])
+
+
+def texts(root: Path, sid: str = SID) -> list[str]:
+    log = sessionlog.load(make_ctx(root).repo.git, sid)
+    assert log is not None
+    return [m.text() for _q, m in sessionlog.iter_messages(make_ctx(root).repo.git, log.commit.tree)]
+
+
+def test_push_then_pull_brings_sessions_and_index(clones: tuple[Path, Path, Path]) -> None:
+    a, b, bare = clones
+    say(a, "hello", "world")
+    out = oxide(a, "push", "--json")
+    assert json.loads(out.stdout)["updated"]
+    assert git(bare, "for-each-ref", "refs/oxide/sessions/").strip()
+    res = json.loads(oxide(b, "pull", "--json").stdout)
+    assert res["updated"] == {refs.session_ref(SID): "new"}
+    assert texts(b) == ["hello", "world"]
+    listed = json.loads(oxide(b, "list", "--all", "--json").stdout)
+    assert [r["id"] for r in listed] == [SID]
+    # pulling again changes nothing; the mirror lives under refs/oxide/remotes/origin/
+    assert json.loads(oxide(b, "pull", "--json").stdout)["updated"] == {}
+    assert git(b, "for-each-ref", "--format=%(refname)", "refs/oxide/remotes/origin/").split() == [
+        f"refs/oxide/remotes/origin/sessions/{SID}"]
+    # fast-forward in the other direction
+    say(b, "more from b")
+    oxide(b, "push")
+    assert json.loads(oxide(a, "pull", "--json").stdout)["updated"] == {refs.session_ref(SID): "fast-forward"}
+    assert texts(a) == ["hello", "world", "more from b"]
+
+
+def test_diverged_session_becomes_local_plus_fork_and_nothing_is_lost(clones: tuple[Path, Path, Path]) -> None:
+    a, b, _bare = clones
+    say(a, "base 1", "base 2")
+    oxide(a, "push")
+    oxide(b, "pull")
+    say(a, "a says 3", "a says 4")
+    say(b, "b says 3")
+    oxide(a, "push")
+    rejected = oxide(b, "push", check=False)
+    assert rejected.returncode == 1 and "pull" in rejected.stderr  # never forced
+    res = json.loads(oxide(b, "pull", "--json").stdout)
+    assert res["updated"][refs.session_ref(SID)] == "merged"
+    [fork] = res["forks"]
+    assert texts(b) == ["base 1", "base 2", "b says 3"]  # local kept as it was
+    assert texts(b, fork["fork"]) == ["base 1", "base 2", "a says 3", "a says 4"]
+    flog = sessionlog.load(make_ctx(b).repo.git, fork["fork"])
+    assert flog is not None and flog.session.parent_id == SID
+    base2 = sessionlog.message_at(make_ctx(b).repo.git, flog.commit.tree, 1)
+    assert base2 is not None and flog.session.fork_message_id == base2.id
+    # pulling again is idempotent: no second fork
+    again = json.loads(oxide(b, "pull", "--json").stdout)
+    assert again["forks"] == [] and again["updated"] == {}
+    oxide(b, "push")  # the merge made the remote tip an ancestor: a plain fast-forward
+    res_a = json.loads(oxide(a, "pull", "--json").stdout)
+    assert res_a["updated"][refs.session_ref(SID)] == "fast-forward"
+    assert texts(a, fork["fork"]) == ["base 1", "base 2", "a says 3", "a says 4"]
+    every = texts(a) + texts(a, fork["fork"])
+    for t in ("base 1", "base 2", "a says 3", "a says 4", "b says 3"):
+        assert t in every
+    listed = {r["id"]: r for r in json.loads(oxide(a, "list", "--all", "--json").stdout)}
+    assert listed[fork["fork"]]["parent_id"] == SID
+
+
+def test_same_session_written_independently_merges_without_a_fork(clones: tuple[Path, Path, Path]) -> None:
+    a, b, _bare = clones
+    say(a, "same", now=NOW_MS)
+    say(b, "same", now=NOW_MS + 5000)
+    # same trees, different commits (unrelated histories)
+    oxide(a, "push")
+    res = json.loads(oxide(b, "pull", "--json").stdout)
+    assert res["forks"] == [] and res["updated"][refs.session_ref(SID)] == "merged"
+    oxide(b, "push")
+
+
+def test_notes_merge_as_a_union(clones: tuple[Path, Path, Path]) -> None:
+    a, b, _bare = clones
+    head = git(a, "rev-parse", "HEAD").strip()
+    git(a, "notes", "--ref", "oxide", "add", "-m", json.dumps({"oxide": 1, "sessions": ["s-a"], "checkpoints": []}))
+    git(b, "notes", "--ref", "oxide", "add", "-m", json.dumps({"oxide": 1, "sessions": ["s-b"], "checkpoints": []}))
+    (b / "new.txt").write_text("n")
+    git(b, "add", "new.txt")
+    git(b, "commit", "-q", "-m", "b only")
+    git(b, "notes", "--ref", "oxide", "add", "-m", "s-other")
+    oxide(a, "push")
+    res = json.loads(oxide(b, "pull", "--json").stdout)
+    assert res["updated"][refs.NOTES] == "merged"
+    note = json.loads(git(b, "notes", "--ref", "oxide", "show", head))
+    assert note["sessions"] == ["s-b", "s-a"]
+    assert git(b, "notes", "--ref", "oxide", "show", "HEAD").strip() == "s-other"
+    oxide(b, "push")
+    oxide(a, "pull")
+    assert json.loads(git(a, "notes", "--ref", "oxide", "show", head))["sessions"] == ["s-b", "s-a"]
+    r = git(a, "fsck", "--strict")
+    assert "error" not in r
+
+
+def test_checkpoints_only_with_the_flag_and_oxide_remote(clones: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    a, b, bare = clones
+    other = tmp_path / "transcripts.git"
+    git(tmp_path, "init", "-q", "--bare", str(other))
+    for r in (a, b):
+        git(r, "config", "oxide.remote", str(other))
+    say(a, "x")
+    oxide(a, "checkpoint", "-m", "cp", "--session", SID)
+    oxide(a, "push")
+    assert not git(other, "for-each-ref", "refs/oxide/checkpoints/").strip()
+    assert not git(bare, "for-each-ref", "refs/oxide/").strip()  # went to oxide.remote only
+    oxide(a, "push", "--checkpoints")
+    assert git(other, "for-each-ref", "refs/oxide/checkpoints/").strip()
+    oxide(b, "pull")
+    assert not git(b, "for-each-ref", "refs/oxide/checkpoints/").strip()
+    oxide(b, "pull", "--checkpoints")
+    assert git(b, "for-each-ref", "refs/oxide/checkpoints/").strip()
+    assert json.loads(oxide(b, "checkpoints", "--json").stdout)
+
+
+def test_unknown_remote_is_an_error_with_a_hint(repo: Path) -> None:
+    oxide(repo, "init")
+    r = oxide(repo, "pull", "nowhere", check=False)
+    assert r.returncode == 1 and "hint:" in r.stderr
