@@ -18,7 +18,7 @@ from .errors import Ambiguous, CorruptIndex, NotFound
 from .model import Message, PartType, Session
 from .snapshots import Checkpoint
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FTS_TEXT_LIMIT = 64 * 1024
 _SNIPPET = 200
 
@@ -63,6 +63,7 @@ def _create_schema(path: Path) -> None:
         {"path": str, "agent": str, "size": int, "mtime_ns": int, "offset": int, "state": str},
         pk="path", if_not_exists=True,
     )
+    db["meta"].create({"key": str, "value": str}, pk="key", if_not_exists=True)
     db["sessions"].create_index(["native_id"], if_not_exists=True)
     db["sessions"].create_index(["updated_at"], if_not_exists=True)
     db["messages"].create_index(["native_id"], if_not_exists=True)
@@ -271,6 +272,13 @@ class Index:
         if len(rows) > 1:
             raise Ambiguous(f"checkpoint id {prefix} is ambiguous", hint="give more characters")
         return str(rows[0][0])
+
+    def meta(self, key: str) -> str | None:
+        rows = self.query("SELECT value FROM meta WHERE key=?", (key,))
+        return str(rows[0][0]) if rows else None
+
+    def put_meta(self, conn: sqlite3.Connection, key: str, value: str | None) -> None:
+        conn.execute("INSERT OR REPLACE INTO meta VALUES (?,?)", (key, value))
 
     # import cursors --------------------------------------------------------------------
 

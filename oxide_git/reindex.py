@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pygit2
 
-from . import refs, sessionlog, snapshots
+from . import notes, refs, sessionlog, snapshots
 from .context import Context
 from .errors import OxideError
 
@@ -18,6 +18,7 @@ class ReindexResult:
     messages_indexed: int = 0
     checkpoints_added: int = 0
     checkpoints_removed: int = 0
+    links: int = 0
     problems: list[str] | None = None
 
 
@@ -94,6 +95,13 @@ def reindex(ctx: Context, *, full: bool = False) -> ReindexResult:
             index.put_checkpoint(conn, cp)
         for cid in known - live:
             conn.execute("DELETE FROM checkpoints WHERE id=?", (cid,))
+    notes_tip = refs.read(git, notes.NOTES_REF)
+    if full or index.meta("notes_tip") != (str(notes_tip) if notes_tip else None):
+        with index.write() as conn:
+            conn.execute("DELETE FROM links")
+        res.links = notes.rebuild_links(ctx)
+        with index.write() as conn:
+            index.put_meta(conn, "notes_tip", str(notes_tip) if notes_tip else None)
     res.checkpoints_added = len(new_cps)
     res.checkpoints_removed = len(known - live)
     return res

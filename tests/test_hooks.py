@@ -248,3 +248,27 @@ def test_pre_commit_framework_entry_points(repo: Path) -> None:
     oxide(repo, "hook-impl", "--hook-type", "post-commit")
     n = note(repo)
     assert n["sessions"] == [sid] and len(n["checkpoints"]) == 1
+
+
+def test_reindex_rebuilds_links_from_notes(tmp_path: Path) -> None:
+    """The links table is a cache of refs/notes/oxide: a deleted index gets it back."""
+    from oxide_git import notes
+
+    from .conftest import make_ctx as _make_ctx
+
+    root = tmp_path / "r"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "a").write_text("a")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "one")
+    head = git(root, "rev-parse", "HEAD").strip()
+    ctx = _make_ctx(root)
+    notes.write_note(ctx, head, {"sessions": ["s1"], "checkpoints": ["c1"]})
+    assert [tuple(r) for r in ctx.index.query("SELECT commit_id, session_id, checkpoint_id FROM links")] == [(head, "s1", "c1")]
+    ctx.close()
+    db = root / ".git" / "oxide" / "index.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    rows = [tuple(r) for r in _make_ctx(root).index.query("SELECT commit_id, session_id, checkpoint_id FROM links")]
+    assert rows == [(head, "s1", "c1")]
