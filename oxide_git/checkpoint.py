@@ -43,6 +43,7 @@ def checkpoint(
     cp = refs.retry_on_move(lambda: snapshots.take(
         ctx.repo, kind=kind, now_ms=ctx.now_ms, session_id=sid, message_id=message_id, text=text,
         max_file_size=ctx.config_size("oxide.maxFileSize", snapshots.DEFAULT_MAX_FILE_SIZE),
+        max_untracked_files=ctx.config_size("oxide.maxUntrackedFiles", snapshots.DEFAULT_MAX_UNTRACKED_FILES),
         status=status,
     ))
     store.record_checkpoint(ctx, cp)

@@ -26,6 +26,7 @@ from .repo import Repo
 from .sessionlog import IDENTITY
 
 DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
+DEFAULT_MAX_UNTRACKED_FILES = 10_000  # a stray node_modules outside .gitignore is left out
 KINDS = ("prompt", "manual", "pre-commit", "before-rewind", "watch")
 _TREE = pygit2.enums.FileMode.TREE
 _BLOB = pygit2.enums.FileMode.BLOB
@@ -120,6 +121,36 @@ def _entry_for(
     return oid, mode
 
 
+def _crowded_untracked_dirs(base: pygit2.Tree | None, untracked: set[str], limit: int) -> dict[str, int]:
+    """Untracked folders (absent from HEAD) holding more than ``limit`` untracked files."""
+    if len(untracked) <= limit:
+        return {}
+    known: dict[str, bool] = {}
+
+    def in_head(folder: str) -> bool:
+        if folder not in known:
+            try:
+                known[folder] = base is not None and base[folder] is not None
+            except KeyError:
+                known[folder] = False
+        return known[folder]
+
+    counts: dict[str, int] = {}
+    for path in untracked:
+        parts = path.split("/")[:-1]
+        for i in range(1, len(parts) + 1):
+            folder = "/".join(parts[:i])
+            if not in_head(folder):
+                counts[folder] = counts.get(folder, 0) + 1
+                break
+    return {f: n for f, n in counts.items() if n > limit}
+
+
+def _under(path: str, folders: Mapping[str, int]) -> bool:
+    parts = path.split("/")
+    return any("/".join(parts[:i]) in folders for i in range(1, len(parts)))
+
+
 def apply_changes(
     git: pygit2.Repository, tree: pygit2.Tree | None, changes: Mapping[str, Entry]
 ) -> pygit2.Oid | None:
@@ -158,6 +189,7 @@ def take(
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
     status: status_mod.Status | None = None,
     keep: bool = True,
+    max_untracked_files: int = DEFAULT_MAX_UNTRACKED_FILES,
     parent: str | None = None,
 ) -> Checkpoint:
     """Snapshot the worktree into a new checkpoint commit and ref; returns it.
@@ -178,7 +210,14 @@ def take(
     skipped: list[dict[str, Any]] = []
     changes: dict[str, Entry] = {}
     now_ns = now_ms * 1_000_000
+    base_tree = head.tree if head is not None else None
+    crowded = _crowded_untracked_dirs(base_tree, status.untracked, max_untracked_files)
+    for folder, count in sorted(crowded.items()):
+        skipped.append({"path": folder + "/",
+                        "reason": f"untracked folder with {count} files (over {max_untracked_files})"})
     for path in sorted(status.paths - status.submodules):
+        if crowded and _under(path, crowded):
+            continue
         try:
             path.encode()
         except UnicodeEncodeError:  # git allows any bytes, a tree entry of pygit2 only UTF-8

@@ -154,3 +154,17 @@ def test_not_a_repository_and_bare(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "--bare", str(bare))
     with pytest.raises(BareRepository):
         find_repo(bare)
+
+
+def test_crowded_untracked_folder_is_left_out_and_said(repo: Path) -> None:
+    git(repo, "config", "oxide.maxUntrackedFiles", "50")
+    nm = repo / "node_modules" / "pkg"
+    nm.mkdir(parents=True)
+    for i in range(60):
+        (nm / f"f{i}.js").write_text("x")
+    (repo / "src" / "mine.py").write_text("keep me\n")
+    ctx = make_ctx(repo)
+    cp = checkpoint(ctx)
+    files = tree_files(ctx.repo.git, ctx.repo.git[cp.id].tree)
+    assert "src/mine.py" in files and not any(p.startswith("node_modules") for p in files)
+    assert {"path": "node_modules/", "reason": "untracked folder with 60 files (over 50)"} in cp.skipped

@@ -159,6 +159,8 @@ def rewind(checkpoint: str, mode: str, dry_run: bool, yes: bool, only_mine: bool
     click.echo(_files_summary(res.files, res.messages_dropped))
     for p in res.skipped:
         status(f"left alone (changed by another session): {p}")
+    for s in res.checkpoint.get("skipped", []):
+        status(f"note: the checkpoint left out {s['path']} ({s['reason']}); it is not restored")
     for w in res.memory_writes:
         status(f"memory write after the checkpoint: {short(w['id'])} {w['summary']}")
     if res.memory_reverted:
