@@ -152,7 +152,7 @@ def resolve(ctx: Context, sessions: list[str], commit: str | None, rng: str | No
 def checkpoints_of(ctx: Context, sid: str, *, patches: bool, r: redact.Redactor | None
                    ) -> list[CheckpointView]:
     git = ctx.repo.git
-    cps = []
+    cps: list[tuple[snapshots.Checkpoint, pygit2.Commit]] = []
     for name, oid in refs.iter_refs(git, f"{refs.CHECKPOINTS}{sid}/"):
         commit = git.get(oid)
         if isinstance(commit, pygit2.Commit):
@@ -164,7 +164,7 @@ def checkpoints_of(ctx: Context, sid: str, *, patches: bool, r: redact.Redactor 
 def _checkpoint_view(git: pygit2.Repository, cp: snapshots.Checkpoint, commit: pygit2.Commit,
                      patches: bool, r: redact.Redactor | None) -> CheckpointView:
     if commit.parents:
-        diff = git.diff(commit.parents[0].tree, commit.tree)
+        diff = commit.parents[0].tree.diff_to_tree(commit.tree)
     else:
         diff = commit.tree.diff_to_tree(swap=True)
     files, adds, dels, text, size, cut = [], 0, 0, [], 0, False

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import subprocess
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -117,7 +118,7 @@ def pull(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) 
                 res.problems.append(f"{rname}: not a session id, skipped")
                 continue
             try:
-                refs.retry_on_move(lambda sid=sid, theirs=theirs: _reconcile_session(ctx, sid, theirs, res))
+                _retry(_reconcile_session, ctx, sid, theirs, res)
             except OxideError as e:
                 res.problems.append(f"{rname}: {e.message}")
         elif rname.startswith(refs.CHECKPOINTS):
@@ -125,11 +126,15 @@ def pull(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) 
                 refs.update(git, {rname: (None, theirs)}, f"oxide: pull {name}")
                 res.updated[rname] = "new"
         elif rname == refs.NOTES:
-            refs.retry_on_move(lambda theirs=theirs: _reconcile_notes(ctx, theirs, res))
+            _retry(_reconcile_notes, ctx, theirs, res)
         elif rname == refs.MEMORY:
-            refs.retry_on_move(lambda theirs=theirs: _reconcile_memory(ctx, theirs, res))
+            _retry(_reconcile_memory, ctx, theirs, res)
     reindex(ctx)
     return res
+
+
+def _retry(fn: Callable[..., None], *args: Any) -> None:
+    refs.retry_on_move(lambda: fn(*args))  # another writer moved the ref: reconcile again on its tip
 
 
 def _simple(git: pygit2.Repository, name: str, theirs: pygit2.Oid, res: ShareResult) -> pygit2.Oid | None:

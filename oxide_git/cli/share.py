@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import click
 
+from ..share import ShareResult
 from . import main, make_context
 from .output import emit_json, short, status
 
 
-def _report(res, verb: str) -> None:  # type: ignore[no-untyped-def]
+def _report(res: ShareResult, verb: str) -> None:
     counts = res.summary()
     what = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "nothing new"
     status(f"{verb} {res.remote}: {what}")
