@@ -16,6 +16,7 @@ ROWS = [
     ("messages_lost", "messages lost (must be 0)"),
     ("checkpoints_acked", "checkpoints acknowledged before a kill"),
     ("checkpoints_lost", "checkpoints lost (must be 0)"),
+    ("stale_locks", "ref locks left by a killed process (removed by doctor --fix)"),
     ("repairs", "index/lock damage detected and repaired"),
     ("concurrent_messages", "messages written concurrently"),
     ("concurrent_checkpoints", "checkpoints written concurrently"),
