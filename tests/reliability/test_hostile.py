@@ -222,7 +222,9 @@ def test_hostile_trees_are_refused(tmp_path: Path) -> None:
     os.symlink(outside, root / "build")
     cases["write below a symlinked folder"] = with_entries((0o40000, b"build", inner))
     before_outside = _snapshot(outside)
-    for name, tree in cases.items():
+    step = trials(1, 3)  # quick mode: every third spelling, and both symlink cases
+    picked = [k for i, k in enumerate(cases) if i % step == 0 or "symlink" in k]
+    for name, tree in ((k, cases[k]) for k in picked):
         report.add("hostile_tried")
         cid = _checkpoint_of(g, tree)
         r = run_oxide(root, "reindex")
@@ -322,7 +324,8 @@ def test_msgpack_bombs_and_broken_logs(tmp_path: Path) -> None:
                                (0o100644, b"session.msgpack", g.create_blob(codec.encode_session(s)))])
             sig = pygit2.Signature("x", "x@x", 0, 0)
             g.references.create(f"refs/oxide/sessions/{sid}", g.create_commit(None, sig, sig, "t", rt, []))
-        for cmd in (["reindex"], ["reindex", "--full"], ["show", sid[:14], "--json"], ["doctor"], ["list", "--json"]):
+        cmds = [["reindex"], ["reindex", "--full"], ["show", sid[:14], "--json"], ["doctor"], ["list", "--json"]]
+        for cmd in cmds[:trials(5, 3)]:
             r = run_oxide(root, *cmd, timeout=60)
             assert_clean_exit(r, f"{' '.join(cmd)} on {name}")
         assert time.monotonic() - t < 60, f"{name}: too slow"
