@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .errors import Ambiguous, CorruptIndex, NotFound
+from .errors import Ambiguous, CorruptIndex, NotFound, OxideError
 from .model import Message, PartType, Session
 from .snapshots import Checkpoint
 
@@ -94,6 +94,9 @@ class Index:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
         except sqlite3.DatabaseError as e:
+            if isinstance(e, sqlite3.OperationalError) and ("full" in str(e) or "I/O" in str(e)):
+                raise OxideError(f"cannot open the index {path}: {e}",
+                                 hint="is the disk full? free some space and run the command again") from e
             raise CorruptIndex(
                 f"the index {path} is corrupt: {e}", hint="run `git oxide reindex` to rebuild it"
             ) from e
