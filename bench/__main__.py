@@ -7,6 +7,7 @@ runner itself does. The rows also go to ``.bench-cache/results.json`` (a JSON li
 from __future__ import annotations
 
 import argparse
+import fcntl
 import importlib
 import json
 import math
@@ -93,6 +94,13 @@ def main(argv: list[str] | None = None) -> int:
     wanted = [m for m in args.only.split(",") if m] or list(MODULES)
     os.environ["PATH"] = f"{common.BIN}{os.pathsep}{os.environ.get('PATH', '')}"
     common.CACHE.mkdir(parents=True, exist_ok=True)
+    # One run at a time: runs share .bench-cache/run/ and would skew each other's timings.
+    lock = open(common.CACHE / "bench.lock", "w")  # noqa: SIM115  (held until exit)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print("waiting for another bench run in this checkout to finish…", flush=True)
+        fcntl.flock(lock, fcntl.LOCK_EX)
     rows: list[dict[str, Any]] = []
     started = time.perf_counter()
     for name in wanted:

@@ -139,8 +139,11 @@ def sources_key(*modules: str) -> str:
 
 
 def fresh_dir(path: Path) -> Path:
-    if path.exists():
-        shutil.rmtree(path)
+    for _ in range(20):  # a detached `git gc --auto` may still be pruning in there
+        shutil.rmtree(path, ignore_errors=True)
+        if not path.exists():
+            break
+        time.sleep(0.5)
     path.mkdir(parents=True)
     return path
 
@@ -226,30 +229,40 @@ def apply_changes(path: Path, files: int, changed: int = 10, untracked: int = 2)
         (path / "src" / f"d{(k * 13) % dirs:04d}" / f"new_{k}.py").write_text(f"print({k})\n")
 
 
-def peak_rss_mb(args: Sequence[str], cwd: Path, extra_env: Mapping[str, str] | None = None
-                ) -> tuple[float, float]:
-    """(wall seconds, peak RSS in MB) of one command, via /usr/bin/time -v when present."""
-    e = env(extra_env)
-    timer = shutil.which("time", path="/usr/bin") or None
-    if timer:
-        t0 = time.perf_counter()
-        p = subprocess.run([timer, "-v", *args], cwd=cwd, env=e, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.PIPE)
-        wall = time.perf_counter() - t0
-        err = p.stderr.decode(errors="replace")
-        if p.returncode != 0:
-            raise RuntimeError(f"{' '.join(args)} exited {p.returncode}: {err.strip()[-2000:]}")
-        for line in err.splitlines():
-            if "Maximum resident set size" in line:
-                return wall, int(line.rsplit(":", 1)[1]) / 1024
-        return wall, float("nan")
-    import resource
+class TimedOut(RuntimeError):
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"stopped after {seconds:.0f} s")
+        self.seconds = seconds
 
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+
+def peak_rss_mb(args: Sequence[str], cwd: Path, extra_env: Mapping[str, str] | None = None,
+                timeout: float | None = None) -> tuple[float, float]:
+    """(wall seconds, peak RSS in MB) of one command, via /usr/bin/time -v when present.
+
+    Past ``timeout`` seconds the command (its whole process group) is killed: TimedOut.
+    """
+    import signal
+
+    timer = shutil.which("time", path="/usr/bin")
+    cmd = [timer, "-v", *args] if timer else list(args)
     t0 = time.perf_counter()
-    p = subprocess.run(list(args), cwd=cwd, env=e, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    p = subprocess.Popen(cmd, cwd=cwd, env=env(extra_env), stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        _, err_b = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        raise TimedOut(time.perf_counter() - t0) from None
     wall = time.perf_counter() - t0
+    err = err_b.decode(errors="replace")
     if p.returncode != 0:
-        raise RuntimeError(f"{' '.join(args)} exited {p.returncode}")
-    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return wall, max(after, before) / 1024  # a high-water mark over all children: an upper bound
+        raise RuntimeError(f"{' '.join(args)} exited {p.returncode}: {err.strip()[-2000:]}")
+    if not timer:
+        import resource
+
+        return wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # upper bound
+    for line in err.splitlines():
+        if "Maximum resident set size" in line:
+            return wall, int(line.rsplit(":", 1)[1]) / 1024
+    return wall, float("nan")
