@@ -26,9 +26,10 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..model import Message, Session
+if TYPE_CHECKING:  # annotations only: listing agent names must not import the model
+    from ..model import Message, Session
 
 
 @dataclass(frozen=True, slots=True)

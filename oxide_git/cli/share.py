@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
-from ..share import ShareResult
+if TYPE_CHECKING:
+    from ..share import ShareResult
 from . import main, make_context
 from .output import emit_json, short, status
 
