@@ -12,7 +12,7 @@ from . import refs
 from .context import Context
 from .errors import OxideError
 
-STALE_LOCK_S = 600
+STALE_LOCK_S = refs.STALE_LOCK_S
 
 
 def _finding(level: str, message: str, hint: str | None = None) -> dict[str, Any]:

@@ -80,6 +80,9 @@ def move_refs(
     update: dict[str, tuple[pygit2.Oid | None, pygit2.Oid | None]] = {}
     for name, (before, after) in changes.items():
         current = refs.read(git, name)
+        target = pygit2.Oid(hex=after) if after else None
+        if current == target:
+            continue  # already there (a rerun after an interruption): nothing to move
         expect = pygit2.Oid(hex=before) if before else None
         if current != expect:
             if not force:
@@ -93,7 +96,8 @@ def move_refs(
         update[name] = (expect, pygit2.Oid(hex=after) if after else None)
         if after is None and before is not None and not name.startswith(refs.TRASH):
             update[trash_name(name, ctx.now_ms)] = (None, pygit2.Oid(hex=before))
-    refs.update(git, update, message)
+    if update:
+        refs.update(git, update, message)
 
 
 def summary(entry: Entry) -> dict[str, Any]:

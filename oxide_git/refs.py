@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterable, Callable, Iterator
 from typing import TypeVar
+
+from pathlib import Path
 
 import pygit2
 
@@ -24,6 +26,7 @@ TRASH = "refs/oxide/trash/"
 NOTES = "refs/notes/oxide"
 
 LOCK_BUDGET_S = 10.0
+STALE_LOCK_S = 30.0
 
 T = TypeVar("T")
 
@@ -89,6 +92,8 @@ def update(
             # "failed to make directory": a concurrent `git gc` (pack-refs) removed an empty refs folder
             if "lock" not in text and "exists" not in text and "make directory" not in text:
                 raise OxideError(f"cannot update {', '.join(changes)}: {e}") from e
+            if _break_stale_locks(repo, changes):
+                continue
             if time.monotonic() > deadline:
                 raise LockTimeout(
                     f"{', '.join(sorted(changes))} is locked by another process",
@@ -96,6 +101,31 @@ def update(
                 ) from e
             time.sleep(delay * (1 + random.random()))
             delay = min(delay * 2, 0.1)
+
+
+def _common_dir(repo: pygit2.Repository) -> Path:
+    git_dir = Path(repo.path)
+    try:
+        rel = (git_dir / "commondir").read_text().strip()
+    except OSError:
+        return git_dir
+    return (git_dir / rel).resolve()
+
+
+def _break_stale_locks(repo: pygit2.Repository, names: Iterable[str]) -> bool:
+    """Remove ref locks older than STALE_LOCK_S: a ref update holds its lock for milliseconds, so
+    such a lock was left by a process that died mid-update (git lock files name no owner)."""
+    broke = False
+    now = time.time()
+    for name in names:
+        lock = _common_dir(repo) / f"{name}.lock"
+        try:
+            if now - lock.stat().st_mtime > STALE_LOCK_S:
+                lock.unlink()
+                broke = True
+        except OSError:
+            continue
+    return broke
 
 
 def retry_on_move(fn: Callable[[], T], attempts: int = 1000) -> T:

@@ -42,12 +42,14 @@ def undo(ctx: Context, *, dry_run: bool = False, force: bool = False) -> UndoRes
     reverse.refs = {name: [after, before] for name, (before, after) in entry.refs.items()}
     if dry_run:
         return UndoResult(journal.summary(entry), files, reverse.refs, True)
+    # Refs and files first, the journal last: an undo killed half-way is finished by running
+    # `git oxide undo` again (both steps are idempotent), not reversed.
     if reverse.refs:
         journal.move_refs(ctx, {k: (v[0], v[1]) for k, v in reverse.refs.items()},
                           f"oxide: {reverse.summary}", force=force)
-    journal.record(ctx, reverse)
     if fp is not None:
         restore.apply(git, ctx.repo.workdir, fp)
+    journal.record(ctx, reverse)
     if reverse.refs:
         reindex(ctx)
     return UndoResult(journal.summary(entry), files, reverse.refs, False)
