@@ -24,9 +24,8 @@ class Context:
     @property
     def index(self) -> Index:
         if self._index is None:
-            fresh = not (self.repo.oxide_dir / "index.db").exists()
             self._index = open_index(self.repo.oxide_dir)
-            if fresh:
+            if self._index.rebuilt:
                 # The index is a cache: a missing one is rebuilt from git before it is used.
                 from .reindex import reindex
 

@@ -75,8 +75,6 @@ def fork(ctx: Context, ref: str, *, at: str | None = None, title: str | None = N
             "is_compaction, text, model FROM messages WHERE session_id=? AND seq<?", (new_id, sid, seq))
         conn.execute("INSERT INTO parts SELECT ?, seq, idx, type, call_id, name, is_error FROM parts "
                      "WHERE session_id=? AND seq<?", (new_id, sid, seq))
-        conn.execute("INSERT INTO messages_fts (text, session_id, seq) SELECT text, ?, seq FROM "
-                     "messages_fts WHERE session_id=? AND seq<?", (new_id, sid, seq))
         ctx.index.put_session(conn, new, log_commit=str(oid), count=seq)
     journal.record(ctx, journal.Entry("fork", ctx.now_ms, f"fork {sid[:12]} as {new_id[:12]}",
                                       refs={refs.session_ref(new_id): [None, str(oid)]}))

@@ -18,7 +18,7 @@ from .errors import Ambiguous, CorruptIndex, NotFound, OxideError
 from .model import Message, PartType, Session
 from .snapshots import Checkpoint
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # an older index is dropped and rebuilt from git: it is only a cache
 FTS_TEXT_LIMIT = 64 * 1024
 _SNIPPET = 200
 
@@ -69,10 +69,15 @@ def _create_schema(path: Path) -> None:
     db["messages"].create_index(["native_id"], if_not_exists=True)
     db["checkpoints"].create_index(["session_id"], if_not_exists=True)
     if "messages_fts" not in db.table_names():
-        db.execute(
-            "CREATE VIRTUAL TABLE messages_fts USING fts5(text, session_id UNINDEXED, "
-            "seq UNINDEXED, tokenize='unicode61')"
-        )
+        # External content: the text lives once, in `messages`; triggers keep the FTS index in
+        # step by rowid, so replacing a message never scans the FTS table.
+        db.execute("CREATE VIRTUAL TABLE messages_fts USING fts5(text, content='messages', "
+                   "content_rowid='rowid', tokenize='unicode61')")
+        db.execute("CREATE TRIGGER messages_ai AFTER INSERT ON messages BEGIN "
+                   "INSERT INTO messages_fts(rowid, text) VALUES (new.rowid, new.text); END")
+        db.execute("CREATE TRIGGER messages_ad AFTER DELETE ON messages BEGIN "
+                   "INSERT INTO messages_fts(messages_fts, rowid, text) "
+                   "VALUES ('delete', old.rowid, old.text); END")
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     db.conn.commit()
     db.conn.close()
@@ -83,13 +88,18 @@ class Index:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.rebuilt = False  # created or migrated now: the caller fills it from git
         try:
             fresh = not path.exists()
             self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
             version = self.db.execute("PRAGMA user_version").fetchone()[0]
             if fresh or version < SCHEMA_VERSION:
                 self.db.close()
+                if not fresh:
+                    for suffix in ("", "-wal", "-shm"):
+                        Path(f"{path}{suffix}").unlink(missing_ok=True)
                 _create_schema(path)
+                self.rebuilt = True
                 self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
@@ -155,13 +165,13 @@ class Index:
         truncate_at: int | None = None,
     ) -> None:
         if truncate_at is not None:
-            for table in ("messages", "parts", "messages_fts"):
+            for table in ("messages", "parts"):
                 conn.execute(f"DELETE FROM {table} WHERE session_id=? AND seq>=?",
                              (session_id, truncate_at))
         if not puts:
             return
         seqs = list(puts)
-        for table in ("messages", "parts", "messages_fts"):
+        for table in ("messages", "parts"):
             conn.executemany(f"DELETE FROM {table} WHERE session_id=? AND seq=?",
                              [(session_id, q) for q in seqs])
         conn.executemany(
@@ -176,13 +186,9 @@ class Index:
               int(bool(p.get("is_error"))) if p.type == PartType.TOOL_RESULT else None)
              for q, m in puts.items() for i, p in enumerate(m.parts)],
         )
-        conn.executemany(
-            "INSERT INTO messages_fts (text, session_id, seq) VALUES (?,?,?)",
-            [(m.text()[:FTS_TEXT_LIMIT], session_id, q) for q, m in puts.items() if m.text()],
-        )
 
     def delete_session(self, conn: sqlite3.Connection, session_id: str) -> None:
-        for table in ("messages", "parts", "messages_fts"):
+        for table in ("messages", "parts"):
             conn.execute(f"DELETE FROM {table} WHERE session_id=?", (session_id,))
         conn.execute("DELETE FROM sessions WHERE id=?", (session_id,))
 
@@ -230,8 +236,9 @@ class Index:
     def search(self, query: str, limit: int = 50) -> list[dict[str, Any]]:
         fts = " ".join('"' + t.replace('"', '""') + '"' for t in query.split()) or '""'
         rows = self.query(
-            "SELECT session_id, seq, snippet(messages_fts, 0, '[', ']', '…', 12) AS snippet "
-            "FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?", (fts, limit))
+            "SELECT m.session_id, m.seq, snippet(messages_fts, 0, '[', ']', '…', 12) AS snippet "
+            "FROM messages_fts JOIN messages m ON m.rowid = messages_fts.rowid "
+            "WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?", (fts, limit))
         return [dict(r) for r in rows]
 
     def message_seq(self, session_id: str, ref: str) -> int:

@@ -45,7 +45,7 @@ def reindex(ctx: Context, *, full: bool = False) -> ReindexResult:
     res = ReindexResult(problems=[])
     if full:
         with index.write() as conn:
-            for table in ("sessions", "messages", "parts", "messages_fts", "checkpoints", "links"):
+            for table in ("sessions", "messages", "parts", "checkpoints", "links"):
                 conn.execute(f"DELETE FROM {table}")
     tips = index.session_tips()
     seen: set[str] = set()

@@ -163,3 +163,17 @@ def test_future_schema_is_refused() -> None:
         codec.decode_message(msgpack.packb({"v": 99, "role": "user", "parts": []}))
     with pytest.raises(UnsupportedPayload):
         codec.decode_message(b"\xc1garbage")
+
+
+def test_search_finds_words_and_follows_replacements(repo: Path) -> None:
+    ctx = make_ctx(repo)
+    s = _session()
+    store.append(ctx, s, [Message("user", (Part.text("refactor the parser"),)), _msg(1)])
+    hits = ctx.index.search("parser")
+    assert [(h["session_id"], h["seq"]) for h in hits] == [(s.id, 0)]
+    assert "[parser]" in hits[0]["snippet"]
+    store.save(ctx, s, {0: Message("user", (Part.text("rename the lexer"),))}, summary="replace")
+    assert ctx.index.search("parser") == []
+    assert len(ctx.index.search("lexer")) == 1
+    store.save(ctx, s, {}, summary="cut", truncate_at=0)
+    assert ctx.index.search("lexer") == []
