@@ -59,6 +59,18 @@ if git oxide export -h >/dev/null 2>&1; then
   step git oxide export "${sid:0:12}" --format markdown -o "$demo/session.md"
   step git oxide export "${sid:0:12}" --format html -o "$demo/session.html"
 fi
+step git oxide memory add conventions "Money is rounded to cents in total()."
+step git oxide memory show
+
+# Share through any git remote: a bare repository stands in for the team's server.
+git init -q --bare -b main "$demo/team.git"
+git remote add origin "$demo/team.git"
+git push -q origin main
+step git oxide push origin
+git clone -q "$demo/team.git" "$demo/colleague"
+(cd "$demo/colleague" && step git oxide pull origin && step git oxide list --all)
+
+step git oxide gc --dry-run
 step git oxide doctor
 step git fsck --full --no-progress
 printf '\nDemo repository left in %s\n' "$repo"
