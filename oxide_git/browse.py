@@ -6,10 +6,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from . import codec, sessionlog
+from typing import TYPE_CHECKING
+
 from .context import Context
 from .errors import NotFound
-from .model import Message, Session, to_iso
+from .model import to_iso
+
+if TYPE_CHECKING:  # `list` reads the index only: no pygit2, no msgpack on its path
+    from .model import Message, Session
 
 _TIME_FIELDS = ("created_at", "updated_at")
 
@@ -59,6 +63,8 @@ class Shown:
 
 def show(ctx: Context, ref: str) -> Shown:
     """One session from git (the truth): header, then its messages streamed in order."""
+    from . import sessionlog
+
     sid = ctx.index.resolve_session(ref)
     git = ctx.repo.git
     log = sessionlog.load(git, sid)
@@ -80,6 +86,8 @@ def show(ctx: Context, ref: str) -> Shown:
 
 
 def session_json(s: Session, count: int | None = None, children: list[str] | None = None) -> dict[str, Any]:
+    from . import codec
+
     d = codec.session_to_dict(s)
     d.pop("source", None)
     for k in _TIME_FIELDS:
@@ -92,6 +100,8 @@ def session_json(s: Session, count: int | None = None, children: list[str] | Non
 
 
 def message_json(seq: int, m: Message) -> dict[str, Any]:
+    from . import codec
+
     d = codec.message_to_dict(m)
     d["seq"] = seq
     d["created_at"] = to_iso(m.created_at)

@@ -12,11 +12,14 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import Ambiguous, CorruptIndex, NotFound, OxideError
-from .model import Message, PartType, Session
-from .snapshots import Checkpoint
+from .model import PartType
+
+if TYPE_CHECKING:  # the index is read on paths that must not import pygit2
+    from .model import Message, Session
+    from .snapshots import Checkpoint
 
 SCHEMA_VERSION = 3  # an older index is dropped and rebuilt from git: it is only a cache
 FTS_TEXT_LIMIT = 64 * 1024

@@ -22,3 +22,8 @@ def test_cli_import_is_light() -> None:
 def test_hook_impl_and_status_import_is_stdlib_only() -> None:
     loaded = _loaded_after("import oxide_git.hook_impl, oxide_git.status, oxide_git.repo")
     assert not {m for m in (*HEAVY, "click", "sqlite3") if m in loaded}
+
+
+def test_list_path_reads_only_the_index() -> None:
+    loaded = _loaded_after("import oxide_git.cli, oxide_git.browse, oxide_git.context")
+    assert not {m for m in (*HEAVY, "sqlite_utils") if m in loaded}
