@@ -23,7 +23,8 @@ from .context import Context
 from .errors import OxideError, UnsupportedFormat
 from .model import Message, Session
 
-BATCH = 200
+BATCH = 2000  # messages per write; also written when FLUSH_BYTES of the file were read
+FLUSH_BYTES = 16 * 1024 * 1024
 Progress = Callable[[int, int], None]
 
 
@@ -213,6 +214,7 @@ def import_file(
     report = FileReport(agent, str(path), kind)
     writer = _Writer(ctx, report, dry_run, seqs)
     resume: tuple[int, Any, dict[str, int]] | None = None
+    flushed_at = offset
     if state is not None:
         for sid in seqs:
             stored = writer._stored(sid)
@@ -228,6 +230,9 @@ def import_file(
             elif isinstance(ev, FoundSession):
                 writer.session(ev.session)
             elif isinstance(ev, Resumable):
+                if ev.offset - flushed_at > FLUSH_BYTES:  # bounded memory on huge transcripts
+                    writer.flush_all()
+                    flushed_at = ev.offset
                 resume = (ev.offset, ev.state, writer.seqs_at_this_point())
                 if progress:
                     progress(ev.offset, st.st_size)

@@ -103,7 +103,8 @@ def update(
             delay = min(delay * 2, 0.1)
 
 
-def _common_dir(repo: pygit2.Repository) -> Path:
+def common_dir(repo: pygit2.Repository) -> Path:
+    """The shared gitdir (objects, refs) of the repository ``repo`` was opened on."""
     git_dir = Path(repo.path)
     try:
         rel = (git_dir / "commondir").read_text().strip()
@@ -118,7 +119,7 @@ def _break_stale_locks(repo: pygit2.Repository, names: Iterable[str]) -> bool:
     broke = False
     now = time.time()
     for name in names:
-        lock = _common_dir(repo) / f"{name}.lock"
+        lock = common_dir(repo) / f"{name}.lock"
         try:
             if now - lock.stat().st_mtime > STALE_LOCK_S:
                 lock.unlink()

@@ -13,11 +13,12 @@ from dataclasses import dataclass, replace
 
 import pygit2
 
-from . import codec, refs
+from . import codec, packwriter, refs
 from .errors import OxideError
 from .model import Message, Session, message_id_for
 
 BUCKET = 256
+PACK_MIN = 64  # messages written at once from which they go to a pack, not loose files
 SESSION_FILE = "session.msgpack"
 MESSAGES_DIR = "messages"
 IDENTITY = ("git oxide", "oxide@localhost")
@@ -131,6 +132,14 @@ def message_at(repo: pygit2.Repository, tree: pygit2.Tree, seq: int) -> Message 
     return codec.decode_message(_blob(repo, entry.id))
 
 
+def _blob_ids(repo: pygit2.Repository, blobs: list[bytes]) -> list[pygit2.Oid]:
+    """Store message blobs: a batch as one pack (imports), a few as loose objects (appends)."""
+    if len(blobs) < PACK_MIN:
+        return [repo.create_blob(b) for b in blobs]
+    raw = packwriter.write_pack(refs.common_dir(repo) / "objects", [(packwriter.BLOB, b) for b in blobs])
+    return [pygit2.Oid(raw=r) for r in raw]
+
+
 def build_tree(
     repo: pygit2.Repository,
     base: pygit2.Tree | None,
@@ -143,6 +152,7 @@ def build_tree(
     root.insert(SESSION_FILE, repo.create_blob(codec.encode_session(session)), _BLOB)
     msgs = _messages_tree(repo, base) if base is not None else None
     mb = repo.TreeBuilder(msgs) if msgs is not None else repo.TreeBuilder()
+    oids = dict(zip(puts, _blob_ids(repo, [codec.encode_message(m) for m in puts.values()]), strict=True))
     by_bucket: dict[str, dict[int, Message]] = {}
     for seq, m in puts.items():
         by_bucket.setdefault(bucket_name(seq), {})[seq] = m
@@ -162,8 +172,8 @@ def build_tree(
             for entry in old or []:
                 if int((entry.name or "0").split(".")[0]) >= truncate_at:
                     bt.remove(entry.name or "")
-        for seq, m in items.items():
-            bt.insert(entry_name(seq), repo.create_blob(codec.encode_message(m)), _BLOB)
+        for seq in items:
+            bt.insert(entry_name(seq), oids[seq], _BLOB)
         if len(bt) == 0:
             if existing is not None:
                 mb.remove(name)
