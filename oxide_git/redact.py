@@ -127,6 +127,9 @@ class Redactor:
         # Hints are looked for in the lowercased string (``in`` is far faster than any regex);
         # only the rules whose hints occur then run.
         self._gate = tuple(sorted({h for r in rules for h in r.hints}))
+        # One C-level scan says whether any hint occurs at all (most strings have none).
+        self._gate_rx = re.compile("|".join(map(re.escape, self._gate))) if self._gate else None
+        self._key_rules: dict[str, tuple[Any, ...]] = {}  # dict key -> the key rules it matches
         self._hints = [frozenset(r.hints) for r in rules]
 
     def allowed(self, hit: str) -> bool:
@@ -137,6 +140,8 @@ class Redactor:
         if len(s) < 8:
             return s
         low: str | None = s.lower()
+        if self._gate_rx is None or not self._gate_rx.search(low):  # type: ignore[arg-type]
+            return s
         found = {h for h in self._gate if h in low}  # type: ignore[operator]
         if not found:
             return s
@@ -180,8 +185,13 @@ class Redactor:
         """Any JSON-like value with every string in it redacted (dict keys naming secrets too)."""
         if isinstance(v, str):
             if key is not None and len(v) >= 4 and not v.startswith("[REDACTED:"):
-                for rx, kind, check, n in _KEY_RULES:
-                    if len(v) >= n and rx.fullmatch(key) and check(v) and not self.allowed(v):
+                rules = self._key_rules.get(key)
+                if rules is None:
+                    rules = tuple(r for r in _KEY_RULES if r[0].fullmatch(key))
+                    if len(self._key_rules) < 4096:
+                        self._key_rules[key] = rules
+                for _rx, kind, check, n in rules:
+                    if len(v) >= n and check(v) and not self.allowed(v):
                         counts[kind] += 1
                         return MARK.format(kind)
             return self.text(v, counts)
