@@ -16,7 +16,18 @@ import click
 from .output import ago, clip, short
 
 
-def _render(rows: list[dict[str, Any]], now_ms: int, sort: str) -> None:
+def _latest_checkpoint(ctx: Any, session_id: str) -> str:
+    """How the session's newest checkpoint stands: its id and when its code rewind expires."""
+    from ..browse import list_checkpoints
+
+    rows = list_checkpoints(ctx, session_id)
+    if not rows:
+        return "no checkpoint"
+    top = rows[0]
+    return f"checkpoint {short(top['id'])}: {top.get('expiry') or '-'}"
+
+
+def _render(rows: list[dict[str, Any]], now_ms: int, sort: str, ctx: Any = None) -> None:
     for i, r in enumerate(rows[:20], 1):
         click.echo(f"{i:>3}. {short(r['id'])}  {r['agent']:<8} {r['branch'] or '-':<14} "
                    f"{ago(r[sort], now_ms):>9}  {r['message_count']:>4} msgs  "
@@ -25,7 +36,8 @@ def _render(rows: list[dict[str, Any]], now_ms: int, sort: str) -> None:
         top = rows[0]
         click.echo(f"     first: {clip(top['first_prompt'], 90)}")
         click.echo(f"     last:  {clip(top['last_message'], 90)}")
-        click.echo(f"     worktree {top['worktree'] or '-'}, branch {top['branch'] or '-'}")
+        click.echo(f"     worktree {top['worktree'] or '-'}, branch {top['branch'] or '-'}"
+                   + (f", {_latest_checkpoint(ctx, top['id'])}" if ctx is not None else ""))
 
 
 def pick(ctx: Any, *, all_worktrees: bool = False) -> str | None:
@@ -49,7 +61,7 @@ def pick(ctx: Any, *, all_worktrees: bool = False) -> str | None:
         rows.sort(key=lambda r: r["worktree"] != here)  # this worktree first
         if not all_worktrees:
             rows = [r for r in rows if r["worktree"] == here] or rows
-        _render(rows, ctx.now_ms, sort)
+        _render(rows, ctx.now_ms, sort, ctx)
         if not interactive:
             click.echo("hint: not a terminal; run `git oxide resume SESSION` with an id above", err=True)
             return None
