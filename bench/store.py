@@ -135,24 +135,6 @@ def _init_repo(path: Path) -> None:
     common.git(path, "commit", "-q", "-m", "init")
 
 
-class _InsertOnly:
-    """A connection that skips ``put_messages``' per-seq DELETEs, for brand-new sessions only.
-
-    Those DELETEs are a full scan of ``messages_fts`` each (its session_id and seq columns are
-    UNINDEXED), so writing 100k messages through ``store.save`` takes hours; the rows inserted
-    are exactly the product's.
-    """
-
-    def __init__(self, conn: Any) -> None:
-        self.conn = conn
-
-    def execute(self, sql: str, args: Any = ()) -> Any:
-        return self.conn.execute(sql, args)
-
-    def executemany(self, sql: str, rows: Any) -> Any:
-        return None if sql.lstrip().upper().startswith("DELETE") else self.conn.executemany(sql, rows)
-
-
 def _write_new_session(ctx: Any, s: Any, messages: list[Any], now_ms: int, chunk: int = 10_000
                        ) -> None:
     """A new session with ``messages``, written the way ``store.save`` writes (git, then index)."""
@@ -166,7 +148,7 @@ def _write_new_session(ctx: Any, s: Any, messages: list[Any], now_ms: int, chunk
         oid = sessionlog.commit(git, s, puts, now_ms=now_ms, summary=f"bench {len(puts)} messages",
                                 base=lg.commit if lg else None, expected=lg.tip if lg else None)
         with ctx.index.write() as conn:
-            ctx.index.put_messages(_InsertOnly(conn), s.id, puts)
+            ctx.index.put_messages(conn, s.id, puts)
             ctx.index.put_session(conn, s, log_commit=str(oid), count=start + len(puts))
 
 
@@ -286,7 +268,7 @@ def _list_repo(n: int, log: Log) -> Path:
             done.append((s, puts, oid))
         with ctx.index.write() as conn:
             for s, puts, oid in done:
-                ctx.index.put_messages(_InsertOnly(conn), s.id, puts)
+                ctx.index.put_messages(conn, s.id, puts)
                 ctx.index.put_session(conn, s, log_commit=str(oid), count=len(puts))
         if start and start % 2_000 == 0:
             log(f"  {start:,} sessions…")
