@@ -71,6 +71,18 @@ class SessionView:
         assert self._messages is not None
         return self._messages
 
+    def timeline(self) -> Iterator[tuple[int, Message] | CheckpointView]:
+        """Messages in order, each checkpoint just before the message it was taken at (those tied
+        to no message of this session at the end)."""
+        by_msg: dict[str | None, list[CheckpointView]] = {}
+        for cp in self.checkpoints:
+            by_msg.setdefault(cp.message_id, []).append(cp)
+        for seq, m in self.messages():
+            yield from by_msg.pop(m.id, [])
+            yield seq, m
+        for cps in by_msg.values():
+            yield from cps
+
     @property
     def redactions(self) -> dict[str, int]:
         total = Counter(self.stored) + self.extra

@@ -159,15 +159,8 @@ def checkpoint_html(cp: CheckpointView) -> str:
 def session_html(v: SessionView) -> Iterator[str]:
     s = v.session
     names: dict[str, str] = {}
-    by_msg: dict[str | None, list[CheckpointView]] = {}
-    for cp in v.checkpoints:
-        by_msg.setdefault(cp.message_id, []).append(cp)
-    body: list[str] = []
-    for seq, m in v.messages():
-        body += [checkpoint_html(cp) for cp in by_msg.pop(m.id, [])]
-        body.append(message_html(seq, m, names))
-    for cps in by_msg.values():
-        body += [checkpoint_html(cp) for cp in cps]
+    body = [checkpoint_html(item) if isinstance(item, CheckpointView) else message_html(*item, names)
+            for item in v.timeline()]
     meta = [("Session", f"<code>{escape(s.id)}</code>"), ("Agent", escape(s.agent + (
         f" ({s.model})" if s.model else ""))), ("Branch", escape(s.branch or "-")),
         ("When", escape(f"{to_iso(s.created_at) or '-'} → {to_iso(s.updated_at) or '-'}")),

@@ -115,18 +115,9 @@ def message_md(seq: int, m: Message, names: dict[str, str]) -> str:
 def session_md(v: SessionView) -> Iterator[str]:
     s = v.session
     names: dict[str, str] = {}
-    by_msg: dict[str | None, list[CheckpointView]] = {}
-    for cp in v.checkpoints:
-        by_msg.setdefault(cp.message_id, []).append(cp)
-    body: list[str] = []
-    for seq, m in v.messages():
-        for cp in by_msg.pop(m.id, []):
-            body.append(checkpoint_md(cp))
-        text = message_md(seq, m, names)
-        if text:
-            body.append(text)
-    for cps in by_msg.values():
-        body += [checkpoint_md(cp) for cp in cps]
+    body = [checkpoint_md(item) if isinstance(item, CheckpointView) else message_md(*item, names)
+            for item in v.timeline()]
+    body = [b for b in body if b]
     yield f"## {s.title or 'Session ' + s.id[:12]}\n\n"
     yield (f"- **Session:** `{s.id}` ({s.agent}{', ' + s.model if s.model else ''})\n"
            f"- **Branch:** {s.branch or '-'} · **Worktree:** {s.worktree or '-'}\n"
