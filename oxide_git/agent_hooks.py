@@ -94,7 +94,7 @@ def configure_codex(environ: dict[str, str], home: Path, *, remove: bool = False
     span = _notify_span(lines)
     ours = isinstance(current, list) and MODULE in current
     chained: list[str] = []
-    if ours:
+    if ours and isinstance(current, list):
         chained = current[current.index("--") + 1:] if "--" in current else []
     elif isinstance(current, list):
         chained = [str(a) for a in current]

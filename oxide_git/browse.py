@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .context import Context
 from .errors import NotFound
@@ -59,6 +57,7 @@ class Shown:
     children: list[str]
     messages: Iterator[tuple[int, Message]]
     checkpoints: list[dict[str, Any]]
+    json: Iterator[dict[str, Any]]  # the same messages, JSON-ready (use one or the other)
 
 
 def show(ctx: Context, ref: str) -> Shown:
@@ -82,7 +81,8 @@ def show(ctx: Context, ref: str) -> Shown:
             yield seq, (replace(m, compacted=True) if seq < last_compaction else m)
 
     return Shown(log.session, log.count, children, messages(),
-                 [_iso(c) for c in ctx.index.checkpoint_rows(sid)])
+                 [_iso(c) for c in ctx.index.checkpoint_rows(sid)],
+                 json_messages(git, log.commit.tree, 0, last_compaction))
 
 
 def session_json(s: Session, count: int | None = None, children: list[str] | None = None) -> dict[str, Any]:
@@ -102,12 +102,27 @@ def session_json(s: Session, count: int | None = None, children: list[str] | Non
 def message_json(seq: int, m: Message) -> dict[str, Any]:
     from . import codec
 
-    d = codec.message_to_dict(m)
-    d["seq"] = seq
-    d["created_at"] = to_iso(m.created_at)
-    return {"id": d.pop("id"), "seq": d.pop("seq"), "role": d.pop("role"),
-            "created_at": d.pop("created_at"), "compacted": d.pop("compacted"),
-            "parts": d.pop("parts"), **d}
+    return message_dict_json(seq, codec.message_to_dict(m))
+
+
+def message_dict_json(seq: int, d: dict[str, Any], compacted: bool = False) -> dict[str, Any]:
+    """A stored message dict as `show --json` prints it: id, seq, role, created_at (ISO),
+    compacted, parts first, then the other fields."""
+    created = d.pop("created_at", None)
+    return {"id": d.pop("id", ""), "seq": seq, "role": d.pop("role"),
+            "created_at": to_iso(created) if isinstance(created, int) else created,
+            "compacted": bool(d.pop("compacted", False)) or compacted, "parts": d.pop("parts"), **d}
+
+
+def json_messages(
+    git: Any, tree: Any, start: int = 0, compacted_before: int = -1
+) -> Iterator[dict[str, Any]]:
+    """Messages from git straight to JSON-ready dicts (no model objects: this is the hot loop of
+    `show --json` and `resume --format json`)."""
+    from . import sessionlog
+
+    for seq, d in sessionlog.iter_message_dicts(git, tree, start):
+        yield message_dict_json(seq, d, seq < compacted_before)
 
 
 def list_checkpoints(ctx: Context, session: str | None = None) -> list[dict[str, Any]]:

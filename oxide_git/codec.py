@@ -106,6 +106,16 @@ def decode_message(data: bytes) -> Message:
     return message_from_dict(_unpack(data, "message"))
 
 
+def decode_message_dict(data: bytes) -> dict[str, Any]:
+    """A message payload as the plain dict ``message_to_dict`` wrote (for JSON output: no model
+    objects in between). Validated like ``decode_message``."""
+    obj = _unpack(data, "message")
+    obj.pop("v", None)
+    if not isinstance(obj.get("role"), str) or not isinstance(obj.get("parts"), list):
+        raise UnsupportedPayload("message payload lacks role or parts")
+    return obj
+
+
 def pack_state(obj: Any) -> bytes:
     """Small versioned records (undo journal, cursors) in the same encoding."""
     return _pack({"v": SCHEMA_VERSION, "data": obj})

@@ -123,6 +123,29 @@ def _oplog(ctx: Context, res: GcResult, pinned: set[str]) -> dict[str, pygit2.Oi
     return out
 
 
+EXPIRED_LOG = "expired-checkpoints"
+
+
+def _remember_expired(ctx: Context, ids: list[str]) -> None:
+    """Keep the ids gc removed, so a later `rewind` can say the checkpoint expired, and when."""
+    if ids:
+        with open(ctx.repo.oxide_dir / EXPIRED_LOG, "a") as f:
+            f.writelines(f"{cid} {ctx.now_ms}\n" for cid in ids)
+
+
+def expired_at(ctx: Context, prefix: str) -> tuple[str, int] | None:
+    """(checkpoint id, ms) when gc removed a checkpoint whose id starts with ``prefix``."""
+    try:
+        with open(ctx.repo.oxide_dir / EXPIRED_LOG) as f:
+            for line in f:
+                cid, _, ms = line.partition(" ")
+                if prefix and cid.startswith(prefix) and ms.strip().isdigit():
+                    return cid, int(ms)
+    except OSError:
+        return None
+    return None
+
+
 def gc(ctx: Context, *, dry_run: bool = False) -> GcResult:
     res = GcResult(dry_run=dry_run)
     git = ctx.repo.git
@@ -139,8 +162,10 @@ def gc(ctx: Context, *, dry_run: bool = False) -> GcResult:
         return res
     names = sorted(doomed)
     for i in range(0, len(names), 500):  # one transaction per chunk keeps lock counts bounded
-        chunk = {n: (doomed[n], None) for n in names[i:i + 500]}
+        chunk: dict[str, tuple[pygit2.Oid | None, pygit2.Oid | None]] = {
+            n: (doomed[n], None) for n in names[i:i + 500]}
         refs.update(git, chunk, "oxide: gc")
+    _remember_expired(ctx, [str(doomed[n]) for n in names if n.startswith(refs.CHECKPOINTS)])
     from .reindex import reindex
 
     reindex(ctx)

@@ -17,10 +17,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from .notes import NOTES_REF
-from .notes import merge_notes
-from .notes import read_note
-from .notes import write_note
+from .notes import NOTES_REF, merge_notes, read_note, write_note
+
 PENDING = "pre-commit.json"
 
 

@@ -195,19 +195,20 @@ def revert(ctx: Context, writes: list[Write], summary: str) -> tuple[str | None,
     ours = tip
     tree_oid = tip.tree_id
     for w in writes:
-        idx = git.revert_commit(git[w.id], ours)
+        idx = git.revert_commit(git[w.id].peel(pygit2.Commit), ours)
         if idx.conflicts is not None:
             raise Refused(f"memory write {w.id[:12]} ({w.summary}) was changed again since",
                           hint="edit it with `git oxide memory add`/`rm` instead")
         tree_oid = idx.write_tree(git)
         sig = pygit2.Signature(*IDENTITY, ctx.now_ms // 1000, 0)
-        ours = git[git.create_commit(None, sig, sig, "tmp", tree_oid, [ours.id])]
+        ours = git[git.create_commit(None, sig, sig, "tmp", tree_oid, [ours.id])].peel(pygit2.Commit)
     changes: dict[str, str | None] = {}
     new_tree = git[tree_oid].peel(pygit2.Tree)
     for d in tip.tree.diff_to_tree(new_tree).deltas:
         for f in (d.old_file, d.new_file):
             entry = new_tree[f.path] if f.path in new_tree else None  # noqa: SIM401 (no Tree.get)
-            changes[f.path] = git[entry.id].data.decode("utf-8", "replace") if entry else None
+            blob = git[entry.id].peel(pygit2.Blob) if entry else None
+            changes[f.path] = blob.data.decode("utf-8", "replace") if blob else None
     return commit(ctx, changes, summary, extra={"Oxide-Reverts": " ".join(w.id for w in writes)})
 
 

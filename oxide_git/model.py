@@ -11,6 +11,7 @@ Encoding decisions, made once here:
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -155,7 +156,10 @@ def to_iso(ms: int | None) -> str | None:
     """Epoch milliseconds as ISO 8601 UTC with milliseconds and ``Z``."""
     if ms is None:
         return None
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    try:
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
+    except (OverflowError, OSError, ValueError):
+        return datetime.fromtimestamp(0, UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
 def from_iso(text: str | None) -> int | None:

@@ -72,7 +72,8 @@ def write_pack(objects_dir: Path, objects: Sequence[tuple[int, bytes]]) -> list[
     for i in range(256):
         total += fanout[i]
         fanout[i] = total
-    small, large = [], []
+    small: list[int] = []
+    large: list[int] = []
     for oid in names:
         off = offsets[oid][0]
         if off < 0x80000000:

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterable, Callable, Iterator
-from typing import TypeVar
-
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pygit2
 

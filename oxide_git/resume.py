@@ -12,8 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import sessionlog
-from . import store
+from . import sessionlog, store
 from .agents import registry
 from .context import Context
 from .errors import NotFound
@@ -45,6 +44,20 @@ def last_session(ctx: Context) -> str:
 
 
 def context(ctx: Context, ref: str, *, full: bool = False) -> tuple[Session, Iterator[tuple[int, Message]]]:
+    """The model context: messages from the last compaction (summary first), or all (``full``)."""
+    log, start = _context_start(ctx, ref, full)
+    return log.session, sessionlog.iter_messages(ctx.repo.git, log.commit.tree, start)
+
+
+def context_json(ctx: Context, ref: str, *, full: bool = False) -> tuple[Session, Iterator[dict[str, Any]]]:
+    """The same context as JSON-ready dicts, streamed without building model objects."""
+    from .browse import json_messages
+
+    log, start = _context_start(ctx, ref, full)
+    return log.session, json_messages(ctx.repo.git, log.commit.tree, start)
+
+
+def _context_start(ctx: Context, ref: str, full: bool) -> tuple[sessionlog.Log, int]:
     sid = ctx.index.resolve_session(ref)
     git = ctx.repo.git
     log = sessionlog.load(git, sid)
@@ -55,7 +68,7 @@ def context(ctx: Context, ref: str, *, full: bool = False) -> tuple[Session, Ite
         rows = ctx.index.query(
             "SELECT max(seq) FROM messages WHERE session_id=? AND is_compaction=1", (sid,))
         start = rows[0][0] or 0
-    return log.session, sessionlog.iter_messages(git, log.commit.tree, start)
+    return log, start
 
 
 def _write(path: Path, data: bytes, append: bool, res: IntoResult) -> None:

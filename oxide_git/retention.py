@@ -75,7 +75,7 @@ def _reachable_tips(git: pygit2.Repository) -> list[pygit2.Oid]:
 def linked_ids(git: pygit2.Repository) -> set[str]:
     """Checkpoints named by a note on a commit that a branch, tag or remote branch reaches."""
     try:
-        notes = list(git.notes(refs.NOTES))
+        notes = list(git.notes(refs.NOTES))  # type: ignore[call-arg]  # stubs lack the ref argument
     except (pygit2.GitError, KeyError, ValueError):
         return set()
     if not notes:

@@ -37,15 +37,30 @@ class RewindResult:
 
 
 def load_checkpoint(ctx: Context, ref: str) -> tuple[snapshots.Checkpoint, pygit2.Commit]:
-    cid = ctx.index.resolve_checkpoint(ref)
+    try:
+        cid = ctx.index.resolve_checkpoint(ref)
+    except NotFound:
+        from .gc import expired_at
+        from .model import to_iso
+
+        gone = expired_at(ctx, ref.strip())
+        if gone is None:
+            raise
+        raise NotFound(f"checkpoint {ref} expired: `git oxide gc` removed it on {to_iso(gone[1])}",
+                       hint="its code can no longer be restored; `git oxide pin` keeps checkpoints") from None
     row = next(r for r in ctx.index.checkpoint_rows() if r["id"] == cid)
     try:
         commit = ctx.repo.git[cid]
     except (KeyError, ValueError):
         commit = None
     if not isinstance(commit, pygit2.Commit):
-        raise NotFound(f"checkpoint {ref} has expired: its commit is no longer in the repository",
-                       hint="it was removed by `git oxide gc`; pin checkpoints you want to keep")
+        from .model import to_iso
+        from .retention import Policy
+
+        when = Policy(ctx).describe(cid, int(row["created_at"])).get("expires_at")
+        since = f" on {to_iso(when)}" if when else ""
+        raise NotFound(f"checkpoint {ref} expired{since}: its commit is no longer in the repository",
+                       hint="`git oxide gc` removed it; `git oxide pin` keeps the checkpoints you need")
     return snapshots.parse_commit(commit, row["ref"]), commit
 
 

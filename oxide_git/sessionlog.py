@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 import pygit2
 
@@ -59,11 +60,18 @@ def _seq_of(name: str | None) -> int:
         raise OxideError(f"session log entry {name!r} is not a message number") from None
 
 
+_OBJ_BLOB = int(pygit2.enums.ObjectType.BLOB)
+
+
 def _blob(repo: pygit2.Repository, oid: pygit2.Oid) -> bytes:
-    obj = repo[oid]
-    if not isinstance(obj, pygit2.Blob):
+    # Read through the object database: no Object wrapper per message (the hot loop of show/resume).
+    try:
+        kind, data = repo.odb.read(oid)
+    except KeyError:
+        raise OxideError(f"session log entry {oid} is missing from the object store") from None
+    if kind != _OBJ_BLOB:
         raise OxideError(f"session log entry {oid} is not a blob")
-    return obj.data
+    return bytes(data)
 
 
 def load(repo: pygit2.Repository, session_id: str) -> Log | None:
@@ -104,6 +112,21 @@ def iter_messages(
     repo: pygit2.Repository, tree: pygit2.Tree, start: int = 0, stop: int | None = None
 ) -> Iterator[tuple[int, Message]]:
     """Messages in sequence order from ``start``; reads one blob at a time (streams)."""
+    for seq, data in _iter_blobs(repo, tree, start, stop):
+        yield seq, codec.decode_message(data)
+
+
+def iter_message_dicts(
+    repo: pygit2.Repository, tree: pygit2.Tree, start: int = 0, stop: int | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The same messages as plain dicts (what JSON output needs), without model objects."""
+    for seq, data in _iter_blobs(repo, tree, start, stop):
+        yield seq, codec.decode_message_dict(data)
+
+
+def _iter_blobs(
+    repo: pygit2.Repository, tree: pygit2.Tree, start: int, stop: int | None
+) -> Iterator[tuple[int, bytes]]:
     msgs = _messages_tree(repo, tree)
     if msgs is None:
         return
@@ -120,7 +143,7 @@ def iter_messages(
                 continue
             if stop is not None and seq >= stop:
                 return
-            yield seq, codec.decode_message(_blob(repo, entry.id))
+            yield seq, _blob(repo, entry.id)
 
 
 def message_at(repo: pygit2.Repository, tree: pygit2.Tree, seq: int) -> Message | None:

@@ -221,8 +221,8 @@ def take(
         try:
             path.encode()
         except UnicodeEncodeError:  # git allows any bytes, a tree entry of pygit2 only UTF-8
-            shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-            skipped.append({"path": shown, "reason": "file name is not valid UTF-8"})
+            readable = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            skipped.append({"path": readable, "reason": "file name is not valid UTF-8"})
             continue
         entry = _entry_for(git, repo, path, path in status.untracked, max_file_size, cache,
                            new_cache, now_ns, skipped)
@@ -249,15 +249,15 @@ def take(
     title = text.strip().splitlines()[0] if text.strip() else f"{kind} checkpoint"
     body = f"oxide: {title}\n\n" + "".join(f"{k}: {v}\n" for k, v in trailers)
     sig = pygit2.Signature(*IDENTITY, now_ms // 1000, 0)
-    shown = git[parent].peel(pygit2.Commit) if parent else head
-    oid = git.create_commit(None, sig, sig, body, tree, [shown.id] if shown else [])
+    parent_commit = git[parent].peel(pygit2.Commit) if parent else head
+    oid = git.create_commit(None, sig, sig, body, tree, [parent_commit.id] if parent_commit else [])
     ref = refs.checkpoint_ref(session_id or "manual", str(oid))
     if keep:
         refs.update(git, {ref: (None, oid)}, f"oxide: {kind} checkpoint")
     return Checkpoint(
         id=str(oid), ref=ref, kind=kind, session_id=session_id, message_id=message_id,
         worktree=repo.worktree_id, worktree_path=str(repo.workdir), branch=branch,
-        head=str(shown.id) if shown else None, tree=str(tree), files_changed=len(changes),
+        head=str(parent_commit.id) if parent_commit else None, tree=str(tree), files_changed=len(changes),
         created_at=now_ms, text=text, skipped=skipped,
     )
 

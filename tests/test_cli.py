@@ -7,17 +7,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from oxide_git import refs
-from oxide_git import store
+from oxide_git import refs, store
 from oxide_git.cli import main
 from oxide_git.errors import LockTimeout
-from oxide_git.model import Message
-from oxide_git.model import Part
-from oxide_git.model import Session
+from oxide_git.model import Message, Part, Session
 
-from .conftest import git
-from .conftest import make_ctx
-from .conftest import oxide
+from .conftest import git, make_ctx, oxide
 
 
 def _all_commands() -> list[list[str]]:

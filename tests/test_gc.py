@@ -72,6 +72,13 @@ def test_expiry_pin_link_and_gc_then_git_gc(repo: Path) -> None:
     fsck_clean(repo)
     g = pygit2.Repository(str(repo))
     assert g.get(old.id) is None
+    # rewinding to it says that it expired, and when
+    from oxide_git.errors import NotFound
+    from oxide_git.rewind import rewind
+
+    with pytest.raises(NotFound) as e:
+        rewind(make_ctx(repo, NOW_MS + 4 * DAY), old.id[:12])
+    assert "expired" in e.value.message and "2026-01-04" in e.value.message
     assert g.get(pinned.id) is not None and g.get(linked.id) is not None
 
     # unpinned, the pinned one expires too; the linked one stays while HEAD reaches its commit

@@ -5,11 +5,9 @@ from pathlib import Path
 
 import pygit2
 
-from oxide_git.packwriter import BLOB
-from oxide_git.packwriter import write_pack
+from oxide_git.packwriter import BLOB, write_pack
 
-from .conftest import fsck_clean
-from .conftest import git
+from .conftest import fsck_clean, git
 
 
 def test_pack_is_valid_git(repo: Path) -> None:

@@ -11,13 +11,9 @@ from pathlib import Path
 
 from oxide_git import store
 from oxide_git.checkpoint import checkpoint
-from oxide_git.model import Message
-from oxide_git.model import Part
-from oxide_git.model import Session
+from oxide_git.model import Message, Part, Session
 
-from .conftest import NOW_MS
-from .conftest import make_ctx
-from .conftest import oxide
+from .conftest import NOW_MS, make_ctx, oxide
 
 
 def _sessions(repo: Path) -> tuple[str, str]:
@@ -48,7 +44,7 @@ def _read_until(fd: int, needle: bytes, timeout: float = 20) -> bytes:
 
 
 def test_picker_filters_and_picks_in_a_terminal(repo: Path) -> None:
-    a, b = _sessions(repo)
+    _a, b = _sessions(repo)
     pid, fd = pty.fork()
     if pid == 0:  # child: the real command on a terminal
         os.chdir(repo)

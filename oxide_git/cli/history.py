@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import itertools
 import os
 import sys
 
@@ -11,7 +11,7 @@ import click
 from ..agents import AGENT_NAMES
 from ..errors import OxideError
 from . import main, make_context
-from .output import emit_json, short, status
+from .output import emit_json, short, status, stream_document
 
 
 def _confirm(summary: str, yes: bool) -> None:
@@ -64,21 +64,15 @@ def resume(session: str | None, last: bool, agent: str | None, run: bool, fmt: s
         if session is None:
             return
     if fmt:
-        from ..browse import message_json, session_json
+        from ..browse import session_json
         from ..memory import context_message as memory_context
 
-        s, messages = ops.context(ctx, session, full=full)
         if fmt == "json":
-            out = sys.stdout
-            out.write('{"session": ' + json.dumps(session_json(s), ensure_ascii=False) + ', "messages": [')
+            s, items = ops.context_json(ctx, session, full=full)
             head = memory_context(ctx) if with_memory else None
-            if head:
-                out.write("\n" + json.dumps(head, ensure_ascii=False))
-            for i, (seq, m) in enumerate(messages):
-                out.write(("," if i or head else "") + "\n" + json.dumps(message_json(seq, m),
-                                                                         ensure_ascii=False, default=str))
-            out.write("\n]}\n")
+            stream_document(session_json(s), itertools.chain([head] if head else [], items))
         else:
+            s, messages = ops.context(ctx, session, full=full)
             from ..render import markdown_message
 
             click.echo(f"# {s.title or s.id}\n")

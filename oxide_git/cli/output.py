@@ -15,6 +15,19 @@ def emit_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n")
 
 
+def stream_document(head: dict[str, Any], items: Iterable[dict[str, Any]], **fields: Any) -> None:
+    """``{"session": head, <fields>, "messages": [...]}`` written item by item: a long session is
+    never held in memory as one JSON document."""
+    out = sys.stdout
+    out.write('{"session": ' + json.dumps(head, ensure_ascii=False, default=str))
+    for k, v in fields.items():
+        out.write(f', "{k}": ' + json.dumps(v, ensure_ascii=False, default=str))
+    out.write(', "messages": [')
+    for i, d in enumerate(items):
+        out.write(("," if i else "") + "\n" + json.dumps(d, ensure_ascii=False, default=str))
+    out.write("\n]}\n")
+
+
 def status(msg: str) -> None:
     """A human message on stderr (data goes to stdout)."""
     click.echo(msg, err=True)

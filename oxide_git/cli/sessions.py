@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from . import main, make_context
-from .output import ago, clip, emit_json, short, table
+from .output import ago, clip, emit_json, short, stream_document, table
 
 
 @main.command(name="list")
@@ -39,25 +39,14 @@ def list_(all_: bool, agent: str | None, tree: bool, as_json: bool) -> None:
 @click.option("--full", is_flag=True, help="Print every part in full (default: clipped).")
 def show(session: str, as_json: bool, full: bool) -> None:
     """Show one session with its messages and parts."""
-    import json as jsonlib
-    import sys
-
-    from ..browse import message_json, session_json
+    from ..browse import session_json
     from ..browse import show as do_show
 
     ctx = make_context()
     shown = do_show(ctx, session)
     if as_json:
-        # Streamed: a long session is never held in memory as one JSON document.
-        out = sys.stdout
-        head = session_json(shown.session, shown.count, shown.children)
-        out.write('{"session": ' + jsonlib.dumps(head, ensure_ascii=False, default=str))
-        out.write(', "checkpoints": ' + jsonlib.dumps(shown.checkpoints, default=str))
-        out.write(', "messages": [')
-        for i, (seq, m) in enumerate(shown.messages):
-            line = jsonlib.dumps(message_json(seq, m), ensure_ascii=False, default=str)
-            out.write(("," if i else "") + "\n" + line)
-        out.write("\n]}\n")
+        stream_document(session_json(shown.session, shown.count, shown.children), shown.json,
+                        checkpoints=shown.checkpoints)
         return
     s = shown.session
     click.echo(f"session {s.id}")
