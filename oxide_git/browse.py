@@ -24,12 +24,18 @@ def list_sessions(
     ctx: Context, *, all_worktrees: bool = False, agent: str | None = None
 ) -> list[dict[str, Any]]:
     """Sessions, newest first: this worktree's, or every one in the store with ``all_worktrees``."""
+    from .index import LIST_FIELDS
+
     rows = ctx.index.session_rows(
         worktree=None if all_worktrees else ctx.repo.worktree_id, agent=agent)
-    keep = ("id", "agent", "native_id", "title", "message_count", "checkpoint_count", "parent_id",
-            "fork_message_id", "worktree", "branch", "cwd", "created_at", "updated_at",
-            "first_prompt", "last_message", "redactions", "model")
-    return [_iso({k: r.get(k) for k in keep}) for r in rows]
+    return [{k: (to_iso(r.get(k)) if k in _TIME_FIELDS else r.get(k)) for k in LIST_FIELDS}
+            for r in rows]
+
+
+def list_sessions_json(ctx: Context, *, all_worktrees: bool = False, agent: str | None = None) -> list[str]:
+    """The same rows as ``list_sessions``, as JSON text (what `list --json` prints)."""
+    return ctx.index.session_list_json(
+        worktree=None if all_worktrees else ctx.repo.worktree_id, agent=agent)
 
 
 def session_tree(rows: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:

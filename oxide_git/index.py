@@ -199,19 +199,30 @@ class Index:
         self, *, project_id: str | None = None, worktree: str | None = None,
         agent: str | None = None, ids: Iterable[str] | None = None,
     ) -> list[dict[str, Any]]:
-        sql = ("SELECT s.*, (SELECT count(*) FROM checkpoints c WHERE c.session_id=s.id) "
-               "AS checkpoint_count FROM sessions s WHERE 1=1")
-        args: list[Any] = []
-        for col, val in (("project_id", project_id), ("worktree", worktree), ("agent", agent)):
-            if val is not None:
-                sql += f" AND s.{col}=?"
-                args.append(val)
-        if ids is not None:
-            id_list = list(ids)
-            sql += f" AND s.id IN ({','.join('?' * len(id_list))})"
-            args += id_list
-        sql += " ORDER BY s.updated_at DESC, s.id"
+        cols = ", ".join(f"s.{c}" for c in (*_SESSION_COLS, "message_count", "first_prompt",
+                                                     "last_message", "redactions"))
+        where, args = _session_filter(project_id, worktree, agent, ids)
+        sql = (f"SELECT {cols}, {_CHECKPOINT_COUNT} AS checkpoint_count FROM sessions s {where} "
+               "ORDER BY s.updated_at DESC, s.id")
         return [_session_row(r) for r in self.query(sql, args)]
+
+    def session_list_json(self, *, worktree: str | None = None, agent: str | None = None) -> list[str]:
+        """`list --json` rows as JSON text built by SQLite itself (one C pass: 10,000 sessions
+        in a few milliseconds), with the fields and time format of ``LIST_FIELDS``/``to_iso``."""
+        def field(c: str) -> str:
+            if c in ("created_at", "updated_at"):
+                return (f"CASE WHEN s.{c} IS NULL THEN NULL ELSE strftime('%Y-%m-%dT%H:%M:%S', "
+                        f"s.{c} / 1000, 'unixepoch') || printf('.%03dZ', s.{c} % 1000) END")
+            if c == "checkpoint_count":
+                return _CHECKPOINT_COUNT
+            if c == "redactions":
+                return "json(coalesce(s.redactions, '{}'))"
+            return f"s.{c}"
+
+        obj = ", ".join(f"'{c}', {field(c)}" for c in LIST_FIELDS)
+        where, args = _session_filter(None, worktree, agent, None)
+        sql = f"SELECT json_object({obj}) FROM sessions s {where} ORDER BY s.updated_at DESC, s.id"
+        return [r[0] for r in self.query(sql, args)]
 
     def session_tips(self) -> dict[str, str]:
         return {r[0]: r[1] for r in self.query("SELECT id, log_commit FROM sessions")}
@@ -309,10 +320,31 @@ class Index:
                      (path, agent, size, mtime_ns, offset, json.dumps(state, default=str)))
 
 
+_CHECKPOINT_COUNT = "(SELECT count(*) FROM checkpoints c WHERE c.session_id=s.id)"
+LIST_FIELDS = ("id", "agent", "native_id", "title", "message_count", "checkpoint_count", "parent_id",
+               "fork_message_id", "worktree", "branch", "cwd", "created_at", "updated_at",
+               "first_prompt", "last_message", "redactions", "model")
+
+
+def _session_filter(
+    project_id: str | None, worktree: str | None, agent: str | None, ids: Iterable[str] | None
+) -> tuple[str, list[Any]]:
+    sql, args = "WHERE 1=1", []
+    for col, val in (("project_id", project_id), ("worktree", worktree), ("agent", agent)):
+        if val is not None:
+            sql += f" AND s.{col}=?"
+            args.append(val)
+    if ids is not None:
+        id_list = list(ids)
+        sql += f" AND s.id IN ({','.join('?' * len(id_list))})"
+        args += id_list
+    return sql, args
+
+
 def _session_row(r: sqlite3.Row) -> dict[str, Any]:
     d = dict(r)
-    d["redactions"] = json.loads(d.get("redactions") or "{}")
-    d["source"] = json.loads(d.get("source") or "{}")
+    red = d.get("redactions")
+    d["redactions"] = json.loads(red) if red and red != "{}" else {}
     return d
 
 

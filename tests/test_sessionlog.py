@@ -177,3 +177,17 @@ def test_search_finds_words_and_follows_replacements(repo: Path) -> None:
     assert len(ctx.index.search("lexer")) == 1
     store.save(ctx, s, {}, summary="cut", truncate_at=0)
     assert ctx.index.search("lexer") == []
+
+
+def test_list_json_from_sqlite_matches_the_python_rows(repo: Path) -> None:
+    from oxide_git.browse import list_sessions, list_sessions_json
+
+    ctx = make_ctx(repo)
+    store.append(ctx, _session(created_at=1_767_225_600_123, updated_at=1_767_225_601_999,
+                               worktree="main", branch="main", redactions={"openai": 2}),
+                 [_msg(0)])
+    store.append(ctx, Session(id="1" * 12 + "b" * 20, agent="codex", title="ünïcode ✓"), [_msg(1)])
+    py = list_sessions(ctx, all_worktrees=True)
+    sql = [json.loads(t) for t in list_sessions_json(ctx, all_worktrees=True)]
+    assert sql == py
+    assert py[0]["created_at"] == "2026-01-01T00:00:00.123Z"

@@ -11,7 +11,18 @@ from typing import Any
 import click
 
 
+def emit_json_lines(items: list[str]) -> None:
+    """A JSON list from elements that are already JSON text, one per line."""
+    body = ",\n".join(items)
+    sys.stdout.write(f"[\n{body}\n]\n" if items else "[]\n")
+
+
 def emit_json(obj: Any) -> None:
+    """JSON on stdout; a list is written one element per line (readable, and each element goes
+    through json's C encoder: `indent` would switch to the pure-Python one, 5x slower)."""
+    if isinstance(obj, list):
+        emit_json_lines([json.dumps(x, ensure_ascii=False, default=str) for x in obj])
+        return
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n")
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from . import main, make_context
-from .output import ago, clip, emit_json, short, stream_document, table
+from .output import ago, clip, emit_json, emit_json_lines, short, stream_document, table
 
 
 @main.command(name="list")
@@ -18,12 +18,15 @@ from .output import ago, clip, emit_json, short, stream_document, table
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def list_(all_: bool, agent: str | None, tree: bool, as_json: bool) -> None:
     """List sessions, most recently updated first."""
-    from ..browse import list_sessions, session_tree
+    from ..browse import list_sessions, list_sessions_json, session_tree
 
     ctx = make_context()
+    if as_json and not tree:
+        emit_json_lines(list_sessions_json(ctx, all_worktrees=all_, agent=agent))
+        return
     rows = list_sessions(ctx, all_worktrees=all_, agent=agent)
     if as_json:
-        emit_json(rows)
+        emit_json([r for _depth, r in session_tree(rows)])
         return
     ordered = session_tree(rows) if tree else [(0, r) for r in rows]
     table(["ID", "AGENT", "MSGS", "WORKTREE", "BRANCH", "UPDATED", "TITLE"],
