@@ -1,16 +1,17 @@
-"""The console script. For `checkpoint` it starts `git status` before anything heavy is imported,
-so the one unavoidable pass over the worktree overlaps Python's own start-up."""
+"""The console script. For the commands that snapshot the worktree first (checkpoint, rewind,
+undo) it starts `git status` before anything heavy is imported, so the one unavoidable pass over
+the worktree overlaps Python's own start-up."""
 
 from __future__ import annotations
 
 import sys
 
-PREFETCHED: dict[str, object] = {}
+_SNAPSHOT_FIRST = ("checkpoint", "rewind", "undo")
 
 
 def main() -> None:
     argv = sys.argv[1:]
-    if argv[:1] == ["checkpoint"] and not {"-h", "--help"} & set(argv):
+    if argv[:1] and argv[0] in _SNAPSHOT_FIRST and not {"-h", "--help", "-n", "--dry-run"} & set(argv):
         from pathlib import Path
 
         from . import status
@@ -21,8 +22,8 @@ def main() -> None:
             repo = find_repo(Path.cwd())
             from .watch_journal import active
 
-            if not active(repo):  # with `watch` running, its journal replaces git status
-                PREFETCHED["status"] = (repo.workdir, status.start(repo.workdir))
+            if not active(repo) or argv[0] != "checkpoint":  # `watch`'s journal replaces status
+                status.prefetch(repo.workdir)
         except (OxideError, OSError):
             pass
     from .cli import main as cli_main

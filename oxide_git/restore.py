@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import stat as statmod
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from .errors import Refused, UntrustedTree
 _LINK = pygit2.enums.FileMode.LINK
 _EXEC = pygit2.enums.FileMode.BLOB_EXECUTABLE
 _GITLINK = pygit2.enums.FileMode.COMMIT
+_TREE = pygit2.enums.FileMode.TREE
 _HFS_IGNORABLE = dict.fromkeys(map(ord, "\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
                                         "\u206a\u206b\u206c\u206d\u206e\u206f\ufeff"))
 MAX_BLOB = 1 << 30
@@ -62,21 +64,47 @@ def plan(
 ) -> FilePlan:
     """What must change so that a worktree whose snapshot is ``current`` matches ``target``."""
     out = FilePlan()
-    diff = current.diff_to_tree(target)
-    for delta in diff.deltas:
-        old, new = delta.old_file, delta.new_file
-        path = new.path if delta.status != pygit2.enums.DeltaStatus.DELETED else old.path
+    for path, old, new in diff_trees(git, current, target):
         check_path(path)
         if path in exclude:
             continue
-        if delta.status == pygit2.enums.DeltaStatus.DELETED:
+        if new is None:
             out.deleted.append(path)
             continue
-        if new.mode == _GITLINK:
+        if new[1] == _GITLINK:
             continue  # submodules are not ours to rewrite
-        (out.added if delta.status == pygit2.enums.DeltaStatus.ADDED else out.modified).append(path)
-        out.writes[path] = (new.id, new.mode)
+        (out.added if old is None else out.modified).append(path)
+        out.writes[path] = new
     return out
+
+
+Side = tuple[pygit2.Oid, int] | None
+
+
+def diff_trees(
+    git: pygit2.Repository, a: pygit2.Tree | None, b: pygit2.Tree | None, prefix: str = ""
+) -> Iterator[tuple[str, Side, Side]]:
+    """(path, old, new) for every file that differs, descending only into subtrees whose ids
+    differ: O(changed paths), where a full diff of two 100,000-file trees walks them all."""
+    ea = {str(e.name): e for e in a} if a is not None else {}
+    eb = {str(e.name): e for e in b} if b is not None else {}
+    if (b is not None and len(eb) != len(b)) or (a is not None and len(ea) != len(a)):
+        raise UntrustedTree(f"refusing a tree with duplicate entries under {prefix or '/'}",
+                            hint="git fsck rejects such trees; this checkpoint was not made by git oxide")
+    for name in sorted(ea.keys() | eb.keys()):
+        x, y = ea.get(name), eb.get(name)
+        if x is not None and y is not None and x.id == y.id and x.filemode == y.filemode:
+            continue
+        path = prefix + name
+        x_dir = x is not None and x.filemode == _TREE
+        y_dir = y is not None and y.filemode == _TREE
+        if x_dir or y_dir:
+            yield from diff_trees(git, git[x.id].peel(pygit2.Tree) if x_dir and x else None,
+                                  git[y.id].peel(pygit2.Tree) if y_dir and y else None, path + "/")
+        old = (x.id, x.filemode) if x is not None and not x_dir else None
+        new = (y.id, y.filemode) if y is not None and not y_dir else None
+        if old is not None or new is not None:
+            yield path, old, new
 
 
 def _safe_parent(workdir: Path, path: str) -> Path:

@@ -48,8 +48,17 @@ def collect(proc: subprocess.Popen[bytes]) -> Status:
     return parse(out)
 
 
+_PREFETCHED: dict[Path, subprocess.Popen[bytes]] = {}
+
+
+def prefetch(workdir: Path) -> None:
+    """Start the status pass now (before heavy imports); the next ``run`` of ``workdir`` takes it."""
+    _PREFETCHED[workdir] = start(workdir)
+
+
 def run(workdir: Path) -> Status:
-    return collect(start(workdir))
+    proc = _PREFETCHED.pop(workdir, None)
+    return collect(proc if proc is not None else start(workdir))
 
 
 def parse(out: bytes) -> Status:

@@ -45,16 +45,10 @@ def checkpoint(message: str, session: str | None, kind: str, as_json: bool) -> N
     your HEAD, branches, index and stash are not changed.
     """
     from ..checkpoint import checkpoint as take
-    from ..entry import PREFETCHED
-    from ..status import collect
+    from ..watch_journal import status_from_journal
 
     ctx = make_context()
-    pre = PREFETCHED.pop("status", None)
-    st = collect(pre[1]) if pre and pre[0] == ctx.repo.workdir else None  # type: ignore[index]
-    if st is None:
-        from ..watch_journal import status_from_journal
-
-        st = status_from_journal(ctx.repo)  # `watch` running: only the paths it saw change
+    st = status_from_journal(ctx.repo)  # `watch` running: only the paths it saw change
     cp = take(ctx, text=message, kind=kind, session=session, status=st)
     if as_json:
         emit_json(cp.to_dict())
