@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import stat as statmod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -80,10 +81,51 @@ def _save_statcache(repo: Repo, cache: Mapping[str, list[Any]]) -> None:
     os.replace(tmp, path)
 
 
+class _Filters:
+    """Whether git would run a path through attribute-driven filters (CRLF, LFS, ident...).
+
+    libgit2's filtered blob creation loads the whole index to look for .gitattributes on first
+    use (~50 ms on 100,000 files); when no attributes file and no eol setting can apply to a
+    path, its bytes are stored as they are, exactly as `git add` would store them.
+    """
+
+    def __init__(self, git: pygit2.Repository, repo: Repo) -> None:
+        cfg = git.config
+        xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+        self.workdir = str(repo.workdir)
+        self.everywhere = (
+            any(k in cfg for k in ("core.autocrlf", "core.eol", "core.attributesFile"))
+            or (repo.common_dir / "info" / "attributes").exists()
+            or os.path.exists(os.path.join(xdg, "git", "attributes"))
+        )
+        self.dirs: dict[str, bool] = {}
+
+    def apply(self, path: str) -> bool:
+        if self.everywhere:
+            return True
+        d = posixpath.dirname(path)
+        while True:
+            hit = self.dirs.get(d)
+            if hit is None:
+                hit = self.dirs[d] = os.path.exists(os.path.join(self.workdir, d, ".gitattributes"))
+            if hit:
+                return True
+            if not d:
+                return False
+            d = posixpath.dirname(d)
+
+
+def _hash(git: pygit2.Repository, filters: _Filters, path: str, full: str) -> pygit2.Oid:
+    if filters.apply(path):
+        return git.create_blob_fromworkdir(path)
+    with open(full, "rb") as f:
+        return git.create_blob(f.read())
+
+
 def _entry_for(
     git: pygit2.Repository, repo: Repo, path: str, untracked: bool, max_size: int,
     cache: dict[str, list[Any]], new_cache: dict[str, list[Any]], now_ns: int,
-    skipped: list[dict[str, Any]],
+    skipped: list[dict[str, Any]], filters: _Filters,
 ) -> Entry | str:
     """The blob and mode of ``path`` as it is in the worktree; None when absent; 'keep' to leave."""
     full = os.path.join(repo.workdir, path)
@@ -112,7 +154,7 @@ def _entry_for(
         oid = pygit2.Oid(hex=hit[4])
     else:
         try:
-            oid = git.create_blob_fromworkdir(path)
+            oid = _hash(git, filters, path, full)
         except (pygit2.GitError, OSError) as e:
             skipped.append({"path": path, "reason": f"unreadable: {e}"})
             return "keep"
@@ -206,6 +248,7 @@ def take(
     except pygit2.GitError as e:
         raise OxideError(f"cannot read HEAD: {e}") from e
     cache = _load_statcache(repo)
+    filters = _Filters(git, repo)
     new_cache: dict[str, list[Any]] = {}
     skipped: list[dict[str, Any]] = []
     changes: dict[str, Entry] = {}
@@ -225,7 +268,7 @@ def take(
             skipped.append({"path": readable, "reason": "file name is not valid UTF-8"})
             continue
         entry = _entry_for(git, repo, path, path in status.untracked, max_file_size, cache,
-                           new_cache, now_ns, skipped)
+                           new_cache, now_ns, skipped, filters)
         if not isinstance(entry, str):
             changes[path] = entry
     base = head.tree if head is not None else None

@@ -168,3 +168,19 @@ def test_crowded_untracked_folder_is_left_out_and_said(repo: Path) -> None:
     files = tree_files(ctx.repo.git, ctx.repo.git[cp.id].tree)
     assert "src/mine.py" in files and not any(p.startswith("node_modules") for p in files)
     assert {"path": "node_modules/", "reason": "untracked folder with 60 files (over 50)"} in cp.skipped
+
+
+def test_attribute_filters_still_apply(repo: Path) -> None:
+    """With a .gitattributes asking for LF, a CRLF file is stored as git add would store it;
+    without one, bytes are stored as they are."""
+    (repo / "sub").mkdir()
+    (repo / "sub" / ".gitattributes").write_text("*.txt text eol=lf\n")
+    (repo / "sub" / "crlf.txt").write_bytes(b"a\r\nb\r\n")
+    (repo / "raw.txt").write_bytes(b"a\r\nb\r\n")
+    ctx = make_ctx(repo)
+    cp = checkpoint(ctx)
+    files = tree_files(ctx.repo.git, ctx.repo.git[cp.id].tree)
+    assert files["sub/crlf.txt"][1] == b"a\nb\n"
+    assert files["raw.txt"][1] == b"a\r\nb\r\n"
+    git(repo, "add", "-A")
+    assert git(repo, "write-tree").strip() == str(ctx.repo.git[cp.id].tree_id)
