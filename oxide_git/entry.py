@@ -4,6 +4,7 @@ the worktree overlaps Python's own start-up."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 _SNAPSHOT_FIRST = ("checkpoint", "rewind", "undo")
@@ -24,6 +25,9 @@ def main() -> None:
 
             if not active(repo) or argv[0] != "checkpoint":  # `watch`'s journal replaces status
                 status.prefetch(repo.workdir)
+                # git status is the critical path; on a busy or small machine our own imports
+                # must not take CPU from it (the child keeps its priority).
+                os.nice(5)
         except (OxideError, OSError):
             pass
     from .cli import main as cli_main
