@@ -20,7 +20,7 @@ from .browse import message_json, session_json
 from .context import Context
 from .errors import NotFound, OxideError
 from .model import Message, PartType, Session, to_iso
-from .notesmerge import parse_note
+from .notes import parse_note
 from .repo import clean_git_env
 
 FORMAT, VERSION = "git-oxide-export", 1

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .notes import NOTES_REF, merge_notes, read_note, write_note
+from .repo import clean_git_env
 
 PENDING = "pre-commit.json"
 
@@ -31,8 +32,10 @@ def log(oxide_dir: Path, text: str) -> None:
 
 
 def _clean_env() -> None:
-    for k in ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_PREFIX", "GIT_COMMON_DIR"):
-        os.environ.pop(k, None)
+    """Forget the variables git sets for hooks: jobs open the repository explicitly."""
+    clean = clean_git_env()
+    for k in [k for k in os.environ if k not in clean]:
+        del os.environ[k]
 
 
 def _ctx(worktree: str) -> Any:

@@ -7,9 +7,45 @@ rebuilds. Stdlib only at import time: the hooks use this.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 NOTES_REF = "refs/notes/oxide"
+
+_HEX = re.compile(r"^[0-9a-f]{40}$|^[0-9a-f]{64}$")
+_ID = re.compile(r"^[A-Za-z0-9_-]{6,128}$")
+
+
+def parse_note(text: str) -> dict[str, Any]:
+    """A note as ``{"sessions": [...], "checkpoints": [...], ...}`` from JSON, several JSON
+    documents (a line-wise union merge of two notes) or one id per line."""
+    out: dict[str, Any] = {"sessions": [], "checkpoints": []}
+    docs: list[Any] = []
+    try:
+        docs = [json.loads(text)]
+    except ValueError:
+        for line in text.splitlines():
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                docs.append(json.loads(line))
+            except ValueError:
+                docs.append(line)
+    for d in docs:
+        if isinstance(d, dict):
+            for key in ("sessions", "checkpoints"):
+                for v in d.get(key) or []:
+                    if isinstance(v, str) and v not in out[key]:
+                        out[key].append(v)
+            out.update({k: v for k, v in d.items() if k not in ("sessions", "checkpoints")})
+        elif isinstance(d, str):
+            for word in re.split(r"[\s,]+", d):
+                word = word.strip().removeprefix("session:").removeprefix("checkpoint:")
+                key = "checkpoints" if _HEX.match(word) else "sessions"
+                if _ID.match(word) and word not in out[key]:
+                    out[key].append(word)
+    return out
 
 
 def read_note(git: Any, commit: str) -> dict[str, Any]:
@@ -17,11 +53,7 @@ def read_note(git: Any, commit: str) -> dict[str, Any]:
         note = git.lookup_note(commit, NOTES_REF)
     except (KeyError, ValueError, Exception):  # pygit2 raises KeyError or GitError
         return {}
-    try:
-        data = json.loads(note.message)
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
+    return parse_note(note.message)
 
 
 def merge_notes(*notes: dict[str, Any]) -> dict[str, Any]:
@@ -69,11 +101,7 @@ def rebuild_links(ctx: Any) -> int:
     except Exception:
         return 0
     for note in notes:
-        try:
-            data = json.loads(note.message)
-        except ValueError:
-            continue
-        put_links(ctx, str(note.annotated_id), merge_notes(data))
+        put_links(ctx, str(note.annotated_id), merge_notes(parse_note(note.message)))
         n += 1
     return n
 

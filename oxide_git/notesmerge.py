@@ -1,62 +1,22 @@
-"""Commit notes on ``refs/notes/oxide``: read them tolerantly and merge two notes trees.
+"""Merging two notes trees of ``refs/notes/oxide`` (on pull): a union per annotated commit.
 
-A note is JSON ``{"oxide": 1, "sessions": [...], "checkpoints": [...], ...}`` (written by the
-hooks); older or hand-written notes may hold one id per line, and both are accepted.
+What a note holds and how it is read is ``notes.py``'s.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
-from typing import Any
 
 import pygit2
 
-_HEX = re.compile(r"^[0-9a-f]{40}$|^[0-9a-f]{64}$")
-_ID = re.compile(r"^[A-Za-z0-9_-]{6,128}$")
-
-
-def parse_note(text: str) -> dict[str, Any]:
-    """A note as ``{"sessions": [...], "checkpoints": [...], ...}`` from JSON, several JSON
-    documents (a line-wise union merge of two notes) or one id per line."""
-    out: dict[str, Any] = {"sessions": [], "checkpoints": []}
-    docs: list[Any] = []
-    try:
-        docs = [json.loads(text)]
-    except ValueError:
-        for line in text.splitlines():
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                docs.append(json.loads(line))
-            except ValueError:
-                docs.append(line)
-    for d in docs:
-        if isinstance(d, dict):
-            for key in ("sessions", "checkpoints"):
-                for v in d.get(key) or []:
-                    if isinstance(v, str) and v not in out[key]:
-                        out[key].append(v)
-            out.update({k: v for k, v in d.items() if k not in ("sessions", "checkpoints")})
-        elif isinstance(d, str):
-            for word in re.split(r"[\s,]+", d):
-                word = word.strip().removeprefix("session:").removeprefix("checkpoint:")
-                key = "checkpoints" if _HEX.match(word) else "sessions"
-                if _ID.match(word) and word not in out[key]:
-                    out[key].append(word)
-    return out
+from .notes import merge_notes as merge_note_dicts
+from .notes import parse_note
 
 
 def merge_texts(*texts: str) -> str:
-    merged: dict[str, Any] = {"oxide": 1, "sessions": [], "checkpoints": []}
-    for t in texts:
-        n = parse_note(t)
-        for key in ("sessions", "checkpoints"):
-            merged[key] += [v for v in n[key] if v not in merged[key]]
-        merged.update({k: v for k, v in n.items() if k not in ("sessions", "checkpoints")})
-    return json.dumps(merged, sort_keys=True) + "\n"
+    """Two (or more) note texts as one JSON note: the union, first-seen order."""
+    return json.dumps(merge_note_dicts(*(parse_note(t) for t in texts)), sort_keys=True) + "\n"
 
 
 def _flatten(git: pygit2.Repository, tree: pygit2.Tree, prefix: str = "") -> dict[str, pygit2.Oid]:
@@ -99,16 +59,3 @@ def _write(git: pygit2.Repository, items: Iterable[tuple[str, pygit2.Oid]]) -> p
             tb.insert(rest, blob, pygit2.enums.FileMode.BLOB)
         root.insert(head, tb.write(), pygit2.enums.FileMode.TREE)
     return root.write()
-
-
-def notes_for(git: pygit2.Repository, commits: Iterable[str], ref: str = "refs/notes/oxide"
-              ) -> dict[str, dict[str, Any]]:
-    """The parsed note of each of ``commits`` that has one."""
-    out: dict[str, dict[str, Any]] = {}
-    for c in commits:
-        try:
-            note = git.lookup_note(c, ref)
-        except (KeyError, ValueError, pygit2.GitError):
-            continue
-        out[c] = parse_note(note.message)
-    return out

@@ -16,6 +16,7 @@ from typing import TypeVar
 import pygit2
 
 from .errors import LockTimeout, OxideError
+from .repo import common_dir_of
 
 SESSIONS = "refs/oxide/sessions/"
 CHECKPOINTS = "refs/oxide/checkpoints/"
@@ -104,12 +105,7 @@ def update(
 
 def common_dir(repo: pygit2.Repository) -> Path:
     """The shared gitdir (objects, refs) of the repository ``repo`` was opened on."""
-    git_dir = Path(repo.path)
-    try:
-        rel = (git_dir / "commondir").read_text().strip()
-    except OSError:
-        return git_dir
-    return (git_dir / rel).resolve()
+    return common_dir_of(Path(repo.path))
 
 
 def _break_stale_locks(repo: pygit2.Repository, names: Iterable[str]) -> bool:

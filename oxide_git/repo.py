@@ -169,7 +169,8 @@ def _read_gitfile(path: Path) -> Path:
     return (path.parent / target).resolve() if not target.is_absolute() else target
 
 
-def _common_dir(git_dir: Path) -> Path:
+def common_dir_of(git_dir: Path) -> Path:
+    """The shared gitdir of a (possibly linked-worktree) gitdir."""
     try:
         rel = (git_dir / "commondir").read_text().strip()
     except OSError:
@@ -191,14 +192,14 @@ def find_repo(cwd: Path, environ: dict[str, str] | None = None) -> Repo:
         if (git_dir / "commondir").is_file() or _is_gitdir(git_dir):
             work = environ.get("GIT_WORK_TREE")
             workdir = Path(os.path.abspath(cwd / work)) if work else _toplevel_from(cwd, git_dir)
-            return Repo(workdir, git_dir, _common_dir(git_dir))
+            return Repo(workdir, git_dir, common_dir_of(git_dir))
     for d in (cwd, *cwd.parents):
         dotgit = d / ".git"
         if dotgit.is_dir():
-            return Repo(d, dotgit.resolve(), _common_dir(dotgit.resolve()))
+            return Repo(d, dotgit.resolve(), common_dir_of(dotgit.resolve()))
         if dotgit.is_file():
             git_dir = _read_gitfile(dotgit)
-            return Repo(d, git_dir, _common_dir(git_dir))
+            return Repo(d, git_dir, common_dir_of(git_dir))
         if _is_gitdir(d) and d.name != ".git":
             raise BareRepository(
                 f"{d} is a bare repository",
