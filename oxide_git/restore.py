@@ -107,6 +107,20 @@ def diff_trees(
             yield path, old, new
 
 
+def _check_parents(workdir: Path, path: str) -> None:
+    """Refuse ``path`` if a folder on its way in the worktree is a symlink (nothing is created)."""
+    parent = workdir
+    for comp in path.split("/")[:-1]:
+        parent = parent / comp
+        try:
+            st = os.lstat(parent)
+        except FileNotFoundError:
+            return
+        if statmod.S_ISLNK(st.st_mode):
+            raise UntrustedTree(f"refusing to write {path}: {parent.relative_to(workdir)} is a symlink",
+                                hint="a symlinked folder could lead outside the worktree")
+
+
 def _safe_parent(workdir: Path, path: str) -> Path:
     """The folder for ``path``, created as needed; refuses to go through a symlink."""
     parent = workdir
@@ -137,7 +151,12 @@ def _remove_empty_parents(workdir: Path, path: str) -> None:
 
 
 def apply(git: pygit2.Repository, workdir: Path, fp: FilePlan) -> int:
-    """Write the plan into the worktree: deletions first, then each file atomically. Returns writes."""
+    """Write the plan into the worktree: deletions first, then each file atomically. Returns writes.
+
+    Every path is checked before the first byte is written, so a refused plan changes nothing.
+    """
+    for path in [*fp.deleted, *fp.writes]:
+        _check_parents(workdir, path)
     for path in fp.deleted:
         full = workdir / path
         _safe_parent(workdir, path)
@@ -149,8 +168,14 @@ def apply(git: pygit2.Repository, workdir: Path, fp: FilePlan) -> int:
             pass
         _remove_empty_parents(workdir, path)
     written = 0
+    swept: set[Path] = set()
     for path, (oid, mode) in sorted(fp.writes.items()):
         parent = _safe_parent(workdir, path)
+        if parent not in swept:  # temp files of a restore that was killed half-way
+            swept.add(parent)
+            for stale in parent.glob(".oxide-tmp-*"):
+                if not stale.name.startswith(f".oxide-tmp-{os.getpid()}-"):
+                    stale.unlink(missing_ok=True)
         full = parent / path.rsplit("/", 1)[-1]
         blob = git[oid]
         if not isinstance(blob, pygit2.Blob) or blob.size > MAX_BLOB:
