@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-all lint demo bench bench-quick reliability clean
+.PHONY: install test test-all lint demo bench bench-quick reliability fuzz clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -33,8 +33,11 @@ bench: $(STAMP)  ## medians and ratios against git itself (100,000-file tree, ca
 bench-quick: $(STAMP)  ## the same, on a small tree: what CI runs
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m bench --quick
 
-reliability: $(STAMP)
+reliability: $(STAMP)  ## crash, concurrency and hostile-input suite (OXIDE_RELIABILITY_QUICK=1: ~1 min)
 	$(BIN)/python -m pytest -q -m slow
+
+fuzz: $(STAMP)  ## the importers under hypothesis for minutes each (OXIDE_FUZZ_EXAMPLES per importer)
+	OXIDE_FUZZ_EXAMPLES=$${OXIDE_FUZZ_EXAMPLES:-50000} $(BIN)/python -m pytest -q -m slow -k "fuzz or corpus" --durations=0
 
 clean:
 	rm -rf $(VENV) .bench-cache build *.egg-info

@@ -141,7 +141,9 @@ def test_importers_under_fuzz(agent: str, tmp_path: Path) -> None:
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     path = tmp_path / FILENAMES[agent]
 
-    @settings(max_examples=trials(1500, 120), deadline=2000, database=None, derandomize=True,
+    examples = int(os.environ.get("OXIDE_FUZZ_EXAMPLES") or trials(1500, 120))  # `make fuzz`: more
+
+    @settings(max_examples=examples, deadline=2000, database=None, derandomize=True,
               suppress_health_check=list(HealthCheck))
     @given(data=fuzz_input(agent))
     def one(data: bytes) -> None:
