@@ -6,12 +6,15 @@ import hashlib
 import json
 import re
 from collections.abc import Iterator, Mapping
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ..model import Message, Part, Session, from_iso, session_id_for
 from . import Event, FoundMessage, FoundSession, Problem, Resumable
+from .codex_lines import is_error as _is_error
+from .codex_lines import iso_ms as _iso
+from .codex_lines import loads as _loads
+from .codex_lines import texts as _texts
 
 name = "codex"
 
@@ -25,9 +28,6 @@ _EVENT_KIND = {"agent_message": "message", "agent_reasoning": "reasoning",
 _INJECTED = re.compile(r"\s*(<[A-Za-z_]+[ >]|# AGENTS\.md)")
 _UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
 _CWD = re.compile(r"<cwd>([^<]+)</cwd>")
-_EXIT = re.compile(r"(?:^Exit code: |Process exited with code )(-?\d+)", re.M)
-
-
 class _Open:
     __slots__ = ("created", "extra", "item_text", "merged", "model", "parts", "queue", "role",
                  "usage", "wants")
@@ -41,54 +41,6 @@ class _Open:
         self.merged = False
         self.queue: list[tuple[str, dict[str, Any]]] = []  # events waiting for their item
         self.wants: list[list[Any]] = []  # [part index, kind, wanted texts, got texts]
-
-
-_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
-
-
-def _loads(raw: bytes) -> Any:
-    try:
-        text = raw.decode()
-        obj, end = _SCAN(text, 0)
-        if end == len(text) or not text[end:].strip():
-            return obj
-    except (ValueError, StopIteration):
-        pass
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return None
-
-
-def _iso(ts: Any) -> int | None:
-    if isinstance(ts, str) and len(ts) == 24 and ts[-1] == "Z":
-        try:
-            return int(datetime.fromisoformat(ts).timestamp() * 1000)
-        except ValueError:
-            return None
-    return from_iso(ts)
-
-
-def _texts(content: Any, kinds: tuple[str, ...]) -> list[str]:
-    if not isinstance(content, list):
-        return []
-    return [c["text"] for c in content if isinstance(c, dict) and c.get("type") in kinds
-            and isinstance(c.get("text"), str)]
-
-
-def _is_error(output: Any) -> bool:
-    if isinstance(output, dict):
-        return output.get("success") is False
-    if not isinstance(output, str):
-        return False
-    if output.startswith("{") and '"exit_code"' in output:
-        try:
-            meta = json.loads(output).get("metadata") or {}
-            return bool(meta.get("exit_code"))
-        except (ValueError, AttributeError):
-            return False
-    m = _EXIT.search(output[:400])
-    return bool(m and int(m.group(1)) != 0)
 
 
 class _Parser:
