@@ -6,10 +6,11 @@ STAMP := $(VENV)/.installed
 
 .PHONY: install test test-all lint demo bench bench-quick reliability fuzz clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml docs/git-oxide.1
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]' --config-settings editable_mode=compat
+	mkdir -p $(VENV)/share/man/man1 && cp docs/git-oxide.1 $(VENV)/share/man/man1/
 	touch $(STAMP)
 
 install: $(STAMP)  ## venv + editable install + dev tools

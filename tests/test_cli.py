@@ -97,3 +97,11 @@ def test_checkpoint_prints_id_alone_on_stdout(repo: Path) -> None:
     assert len(cid) == 40 and "\n" not in cid
     assert "Checkpoint" in r.stderr
     assert git(repo, "cat-file", "-t", cid).strip() == "commit"
+
+
+def test_man_page_names_every_command() -> None:
+    """`git oxide --help` shows docs/git-oxide.1 (git turns --help into `man git-oxide`)."""
+    page = (Path(__file__).resolve().parent.parent / "docs" / "git-oxide.1").read_text()
+    for name, cmd in main.commands.items():
+        if not cmd.hidden:
+            assert f"\\fB{name}" in page, f"{name} is missing from docs/git-oxide.1"
