@@ -10,6 +10,7 @@ Encoding decisions, made once here:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import time
 from collections.abc import Iterable, Mapping
@@ -152,12 +153,17 @@ class Session:
     unknown: Mapping[str, Any] = field(default_factory=dict)
 
 
+@functools.lru_cache(maxsize=4096)
+def _second(s: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(s))
+
+
 def to_iso(ms: int | None) -> str | None:
     """Epoch milliseconds as ISO 8601 UTC with milliseconds and ``Z``."""
     if ms is None:
         return None
     try:
-        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
+        return _second(ms // 1000) + f".{ms % 1000:03d}Z"
     except (OverflowError, OSError, ValueError):
         return datetime.fromtimestamp(0, UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 

@@ -71,7 +71,7 @@ def _blob(repo: pygit2.Repository, oid: pygit2.Oid) -> bytes:
         raise OxideError(f"session log entry {oid} is missing from the object store") from None
     if kind != _OBJ_BLOB:
         raise OxideError(f"session log entry {oid} is not a blob")
-    return bytes(data)
+    return data
 
 
 def load(repo: pygit2.Repository, session_id: str) -> Log | None:

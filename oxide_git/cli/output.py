@@ -30,12 +30,15 @@ def stream_document(head: dict[str, Any], items: Iterable[dict[str, Any]], **fie
     """``{"session": head, <fields>, "messages": [...]}`` written item by item: a long session is
     never held in memory as one JSON document."""
     out = sys.stdout
-    out.write('{"session": ' + json.dumps(head, ensure_ascii=False, default=str))
+    encode = json.JSONEncoder(ensure_ascii=False, default=str).encode  # one encoder, not one a line
+    out.write('{"session": ' + encode(head))
     for k, v in fields.items():
-        out.write(f', "{k}": ' + json.dumps(v, ensure_ascii=False, default=str))
+        out.write(f', "{k}": ' + encode(v))
     out.write(', "messages": [')
-    for i, d in enumerate(items):
-        out.write(("," if i else "") + "\n" + json.dumps(d, ensure_ascii=False, default=str))
+    sep = "\n"
+    for d in items:
+        out.write(sep + encode(d))
+        sep = ",\n"
     out.write("\n]}\n")
 
 
