@@ -144,7 +144,7 @@ def _write_new_session(ctx: Any, s: Any, messages: list[Any], now_ms: int, chunk
     _ = ctx.index  # opened (and reindexed when new) before anything is written
     for start in range(0, len(messages), chunk):
         lg = sessionlog.load(git, s.id)
-        puts = sessionlog.with_ids(s.id, start, messages[start:start + chunk])
+        puts = sessionlog.with_ids(s.id, dict(enumerate(messages[start:start + chunk], start)))
         oid = sessionlog.commit(git, s, puts, now_ms=now_ms, summary=f"bench {len(puts)} messages",
                                 base=lg.commit if lg else None, expected=lg.tip if lg else None)
         with ctx.index.write() as conn:
@@ -263,7 +263,7 @@ def _list_repo(n: int, log: Log) -> Path:
             s = replace(base, id=f"{t:012x}{i:020d}", native_id=f"native-{i}",
                         title=f"session {i}: fix the flaky test in module {i % 97}",
                         created_at=t, updated_at=t + 30_000)
-            puts = sessionlog.with_ids(s.id, 0, [_message(q, t) for q in range(3)])
+            puts = sessionlog.with_ids(s.id, dict(enumerate(_message(q, t) for q in range(3))))
             oid = sessionlog.commit(git, s, puts, now_ms=t, summary="bench")
             done.append((s, puts, oid))
         with ctx.index.write() as conn:

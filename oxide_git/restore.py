@@ -109,32 +109,29 @@ def diff_trees(
 
 def _check_parents(workdir: Path, path: str) -> None:
     """Refuse ``path`` if a folder on its way in the worktree is a symlink (nothing is created)."""
-    parent = workdir
-    for comp in path.split("/")[:-1]:
-        parent = parent / comp
-        try:
-            st = os.lstat(parent)
-        except FileNotFoundError:
-            return
-        if statmod.S_ISLNK(st.st_mode):
-            raise UntrustedTree(f"refusing to write {path}: {parent.relative_to(workdir)} is a symlink",
-                                hint="a symlinked folder could lead outside the worktree")
+    _walk_parents(workdir, path, create=False)
 
 
 def _safe_parent(workdir: Path, path: str) -> Path:
     """The folder for ``path``, created as needed; refuses to go through a symlink."""
+    return _walk_parents(workdir, path, create=True)
+
+
+def _walk_parents(workdir: Path, path: str, *, create: bool) -> Path:
     parent = workdir
     for comp in path.split("/")[:-1]:
         parent = parent / comp
         try:
             st = os.lstat(parent)
         except FileNotFoundError:
+            if not create:
+                return parent
             os.mkdir(parent)
             continue
         if statmod.S_ISLNK(st.st_mode):
             raise UntrustedTree(f"refusing to write {path}: {parent.relative_to(workdir)} is a symlink",
                                 hint="a symlinked folder could lead outside the worktree")
-        if not statmod.S_ISDIR(st.st_mode):
+        if create and not statmod.S_ISDIR(st.st_mode):
             os.unlink(parent)  # a file where the target has a folder (its deletion is in the plan)
             os.mkdir(parent)
     return parent

@@ -210,13 +210,10 @@ def build_tree(
     return root.write()
 
 
-def with_ids(session_id: str, start: int, messages: list[Message]) -> dict[int, Message]:
-    """Number messages from ``start`` and give those without an id their deterministic one."""
-    out: dict[int, Message] = {}
-    for i, m in enumerate(messages):
-        seq = start + i
-        out[seq] = m if m.id else replace(m, id=message_id_for(session_id, seq, m.created_at))
-    return out
+def with_ids(session_id: str, puts: Mapping[int, Message]) -> dict[int, Message]:
+    """The messages by seq, each without an id given its deterministic one."""
+    return {q: m if m.id else replace(m, id=message_id_for(session_id, q, m.created_at))
+            for q, m in puts.items()}
 
 
 def commit(
@@ -247,22 +244,3 @@ def commit(
     oid = repo.create_commit(None, sig, sig, text, tree, parents)
     refs.update(repo, {refs.session_ref(session.id): (expected, oid)}, f"oxide: {summary}")
     return oid
-
-
-def append(
-    repo: pygit2.Repository, session: Session, messages: list[Message], now_ms: int
-) -> tuple[pygit2.Oid | None, dict[int, Message]]:
-    """Append messages to the session (creating it if new); retried when another writer races."""
-
-    def attempt() -> tuple[pygit2.Oid | None, dict[int, Message]]:
-        log = load(repo, session.id)
-        start = log.count if log else 0
-        puts = with_ids(session.id, start, messages)
-        oid = commit(
-            repo, session, puts, now_ms=now_ms,
-            summary=f"append {len(messages)} message(s)",
-            base=log.commit if log else None, expected=log.tip if log else None,
-        )
-        return oid, puts
-
-    return refs.retry_on_move(attempt)

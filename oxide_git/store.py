@@ -6,14 +6,13 @@ never drifts from the refs it describes (and if a crash falls between the two, `
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import replace
+from collections.abc import Callable, Mapping
 
 import pygit2
 
 from . import redact, refs, sessionlog
 from .context import Context
-from .model import Message, Session, message_id_for
+from .model import Message, Session
 from .snapshots import Checkpoint
 
 
@@ -26,14 +25,30 @@ def save(
     truncate_at: int | None = None,
 ) -> tuple[pygit2.Oid | None, dict[int, Message]]:
     """Place messages at their seqs (replacing or appending) on the session's current tip."""
+    return _write(ctx, session, lambda _log: puts, summary, truncate_at)
+
+
+def append(ctx: Context, session: Session, messages: list[Message]) -> dict[int, Message]:
+    """Append messages at the end of the session (creating it); returns them by seq."""
+    _oid, placed = _write(ctx, session, lambda log: dict(enumerate(messages, log.count if log else 0)),
+                          f"append {len(messages)} message(s)", None)
+    return placed
+
+
+def _write(
+    ctx: Context,
+    session: Session,
+    place: Callable[[sessionlog.Log | None], Mapping[int, Message]],
+    summary: str,
+    truncate_at: int | None,
+) -> tuple[pygit2.Oid | None, dict[int, Message]]:
+    """The one write path: on the current tip (``place`` picks the seqs from it), redacted,
+    compare-and-swapped (rebuilt when another writer won), then indexed."""
     git = ctx.repo.git
 
     def attempt() -> tuple[pygit2.Oid | None, dict[int, Message], Session]:
         log = sessionlog.load(git, session.id)
-        placed = {
-            q: m if m.id else replace(m, id=message_id_for(session.id, q, m.created_at))
-            for q, m in puts.items()
-        }
+        placed = sessionlog.with_ids(session.id, place(log))
         s, placed = redact.for_write(ctx, log, session, placed, truncate_at)  # secrets never reach git
         oid = sessionlog.commit(
             git, s, placed, now_ms=ctx.now_ms, summary=summary, truncate_at=truncate_at,
@@ -41,34 +56,13 @@ def save(
         )
         return oid, placed, s
 
-    oid, placed, session = refs.retry_on_move(attempt)
+    oid, placed, written = refs.retry_on_move(attempt)
     if oid is not None:
         count = sessionlog.count_messages(git, git[oid].peel(pygit2.Tree))
         with ctx.index.write() as conn:
-            ctx.index.put_messages(conn, session.id, placed, truncate_at=truncate_at)
-            ctx.index.put_session(conn, session, log_commit=str(oid), count=count)
+            ctx.index.put_messages(conn, written.id, placed, truncate_at=truncate_at)
+            ctx.index.put_session(conn, written, log_commit=str(oid), count=count)
     return oid, placed
-
-
-def append(ctx: Context, session: Session, messages: list[Message]) -> dict[int, Message]:
-    """Append messages at the end of the session (creating it); returns them by seq."""
-    git = ctx.repo.git
-
-    def attempt() -> tuple[pygit2.Oid | None, dict[int, Message], Session]:
-        log = sessionlog.load(git, session.id)
-        puts = sessionlog.with_ids(session.id, log.count if log else 0, messages)
-        s, puts = redact.for_write(ctx, log, session, puts)  # secrets never reach git
-        oid = sessionlog.commit(git, s, puts, now_ms=ctx.now_ms, summary=f"append {len(messages)} message(s)",
-                                base=log.commit if log else None, expected=log.tip if log else None)
-        return oid, puts, s
-
-    oid, puts, session = refs.retry_on_move(attempt)
-    if oid is not None:
-        count = max(puts) + 1 if puts else sessionlog.count_messages(git, git[oid].peel(pygit2.Tree))
-        with ctx.index.write() as conn:
-            ctx.index.put_messages(conn, session.id, puts)
-            ctx.index.put_session(conn, session, log_commit=str(oid), count=count)
-    return puts
 
 
 def record_checkpoint(ctx: Context, cp: Checkpoint) -> None:
