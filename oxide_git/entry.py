@@ -1,4 +1,5 @@
-"""The console script. For the commands that snapshot the worktree first (checkpoint, rewind,
+"""The console script. `checkpoint` is first offered to a running `git oxide watch` (``fastpath``).
+For the commands that snapshot the worktree first (checkpoint, rewind,
 undo) it starts `git status` before anything heavy is imported, so the one unavoidable pass over
 the worktree overlaps Python's own start-up."""
 
@@ -12,6 +13,12 @@ _SNAPSHOT_FIRST = ("checkpoint", "rewind", "undo")
 
 def main() -> None:
     argv = sys.argv[1:]
+    if argv[:1] == ["checkpoint"]:
+        from .fastpath import checkpoint
+
+        rc = checkpoint(argv[1:])  # `git oxide watch` answers, without click or pygit2 here
+        if rc is not None:
+            raise SystemExit(rc)
     if argv[:1] and argv[0] in _SNAPSHOT_FIRST and not {"-h", "--help", "-n", "--dry-run"} & set(argv):
         from pathlib import Path
 

@@ -76,6 +76,8 @@ class Watcher:
         self.known: dict[str, str] | None = None  # discovered agent files -> agent (None: not yet)
         self.stop = threading.Event()
         self.plan = Plan(store_roots(ctx), {})
+        self.server: Any = None  # watch_server.Server: `git oxide checkpoint` answered from here
+        self.serve: Any = None
 
     def log(self, text: str) -> None:
         log(self.ctx.repo.oxide_dir, f"watch: {text}")
@@ -192,6 +194,7 @@ class Watcher:
             self.rescan()
             self.known = {str(p): a for a, p in _safe_discover(self)}
             self.import_due(sorted((a, p) for p, a in self.known.items()), prompts=False)
+            self.start_server()
             if ready:
                 ready.set()
             last_scan = time.monotonic()
@@ -203,6 +206,7 @@ class Watcher:
                         paths.append(self.events.get_nowait())
                 except queue.Empty:
                     pass
+                paths = [p for p in paths if p]  # "" only wakes us for a checkpoint request
                 now = time.monotonic()
                 for j in self.plan.feed(paths, now):
                     repo = next((r for t, r in self.repos.items()
@@ -212,6 +216,8 @@ class Watcher:
                             journal.append(repo, list(j.paths))
                         except OSError as e:
                             self.log(f"journal of {repo.workdir}: {e}")
+                if self.server is not None:  # after the journal took every event seen so far
+                    self.server.serve_pending(self.serve)
                 due = self.plan.due(now)
                 if due:
                     self.import_due([(d.agent, d.path) for d in due], prompts=True)
@@ -219,8 +225,22 @@ class Watcher:
                     self.rescan()
                     last_scan = now
         finally:
+            if self.server is not None:
+                self.server.close()
             self.observer.stop()
             self.observer.join(timeout=5)
+
+    def start_server(self) -> None:
+        """Answer `git oxide checkpoint` over the socket (see ``fastpath``); optional."""
+        from . import watch_server
+
+        try:
+            server = watch_server.Server(self.ctx.repo.common_dir, self.log, lambda: self.events.put(""))
+            self.serve = watch_server.checkpoint_handler(self.ctx.repo.common_dir, self.log)
+            if server.start():
+                self.server = server
+        except Exception:
+            self.log(f"not serving checkpoints:\n{traceback.format_exc()}")
 
 
 def _safe_discover(w: Watcher) -> list[tuple[str, Path]]:

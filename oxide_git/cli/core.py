@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+from typing import Any
+
 import click
 
 from . import main, make_context
-from .output import ago, clip, emit_json, short, status, table
+from .output import ago, clip, emit_json, json_text, short, status, table
 
 
 @main.command()
@@ -42,22 +45,31 @@ def checkpoint(message: str, session: str | None, kind: str, as_json: bool) -> N
     """Snapshot the whole worktree as a commit on a hidden ref; prints its id.
 
     The snapshot holds tracked files and untracked files that are not ignored;
-    your HEAD, branches, index and stash are not changed.
+    your HEAD, branches, index and stash are not changed. While `git oxide watch`
+    runs, it takes the checkpoint (same result, without starting Python's heavy
+    parts here); OXIDE_FASTPATH=0 always does it in this process.
     """
+    out, err = checkpoint_output(make_context(), message, session, kind, as_json)
+    sys.stdout.write(out)
+    sys.stderr.write(err)
+
+
+def checkpoint_output(
+    ctx: Any, message: str, session: str | None, kind: str, as_json: bool
+) -> tuple[str, str]:
+    """Take the checkpoint; return what the command prints (stdout, stderr). The watcher serves
+    `git oxide checkpoint` with this same function (``watch_server``)."""
     from ..checkpoint import checkpoint as take
     from ..watch_journal import status_from_journal
 
-    ctx = make_context()
     st = status_from_journal(ctx.repo)  # `watch` running: only the paths it saw change
     cp = take(ctx, text=message, kind=kind, session=session, status=st)
     if as_json:
-        emit_json(cp.to_dict())
-        return
-    click.echo(cp.id)
-    status(f"Checkpoint {short(cp.id)} of {ctx.repo.worktree_id} ({cp.branch}): "
-           f"{cp.files_changed} file(s) differ from HEAD")
-    for s in cp.skipped:
-        status(f"warning: left out {s['path']}: {s['reason']}")
+        return json_text(cp.to_dict()), ""
+    err = (f"Checkpoint {short(cp.id)} of {ctx.repo.worktree_id} ({cp.branch}): "
+           f"{cp.files_changed} file(s) differ from HEAD\n")
+    err += "".join(f"warning: left out {s['path']}: {s['reason']}\n" for s in cp.skipped)
+    return cp.id + "\n", err
 
 
 @main.command()
