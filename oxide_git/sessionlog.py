@@ -14,7 +14,7 @@ from typing import Any
 
 import pygit2
 
-from . import codec, packwriter, refs
+from . import codec, packread, packwriter, refs
 from .errors import OxideError
 from .model import Message, Session, message_id_for
 
@@ -131,19 +131,22 @@ def _iter_blobs(
     if msgs is None:
         return
     first_bucket = start // BUCKET
-    for bentry in msgs:
-        if _seq_of(bentry.name) < first_bucket:
-            continue
-        bucket = repo[bentry.id]
-        if not isinstance(bucket, pygit2.Tree):
-            continue
-        for entry in bucket:
-            seq = _seq_of(entry.name)
-            if seq < start:
+    # Blobs come straight from the packs that imports write (one lookup in libgit2's odb per
+    # message was most of the cost of a long resume); anything else through the odb.
+    with packread.PackReader(refs.common_dir(repo) / "objects") as packs:
+        for bentry in msgs:
+            if _seq_of(bentry.name) < first_bucket:
                 continue
-            if stop is not None and seq >= stop:
+            bucket = repo[bentry.id]
+            if not isinstance(bucket, pygit2.Tree):
+                continue
+            entries = [(_seq_of(e.name), e.id) for e in bucket]
+            done = stop is not None and entries and entries[-1][0] >= stop
+            entries = [e for e in entries if e[0] >= start and (stop is None or e[0] < stop)]
+            for (seq, oid), data in zip(entries, packs.blobs([o.raw for _, o in entries]), strict=True):
+                yield seq, _blob(repo, oid) if data is None else data
+            if done:
                 return
-            yield seq, _blob(repo, entry.id)
 
 
 def message_at(repo: pygit2.Repository, tree: pygit2.Tree, seq: int) -> Message | None:
