@@ -23,8 +23,15 @@ _SESSION_FIELDS = [f.name for f in dataclasses.fields(Session) if f.name != "unk
 _MESSAGE_FIELDS = [f.name for f in dataclasses.fields(Message) if f.name not in ("unknown", "parts")]
 
 
+def _as_plain(obj: Any) -> Any:
+    # msgpack packs dicts, lists and tuples itself; only other mappings need a hand.
+    if isinstance(obj, Mapping):
+        return dict(obj)
+    raise TypeError(f"cannot encode {type(obj).__name__}")
+
+
 def _pack(d: dict[str, Any]) -> bytes:
-    return bytes(msgpack.packb(d, use_bin_type=True))
+    return bytes(msgpack.packb(d, use_bin_type=True, default=_as_plain))
 
 
 def _unpack(data: bytes, what: str) -> dict[str, Any]:
@@ -68,7 +75,43 @@ def encode_session(s: Session) -> bytes:
 
 
 def encode_message(m: Message) -> bytes:
-    return _pack({"v": SCHEMA_VERSION, **message_to_dict(m)})
+    return encode_message_scan(m)[0]
+
+
+_HEAD_FIELDS = [k for k in _MESSAGE_FIELDS if k != "extra"]
+_MESSAGE_KEYS = frozenset(("v", "parts", *_MESSAGE_FIELDS))
+
+
+def encode_message_scan(m: Message) -> tuple[bytes, bytes]:
+    """``encode_message(m)`` (the same bytes) and the part of them that redaction reads: parts,
+    ``extra`` and ``unknown``, not the id, times, model or token usage (whose key names would look
+    like secrets to ``secretgate``). A msgpack map is a header and its entries, so three maps' entries
+    under one header are the one map."""
+    if m.unknown and not _MESSAGE_KEYS.isdisjoint(m.unknown):  # keys would merge: the plain way
+        blob = _pack({"v": SCHEMA_VERSION, **message_to_dict(m)})
+        return blob, blob
+    n1, unknown = _entries({"v": SCHEMA_VERSION, **m.unknown})
+    n2, head = _entries({k: getattr(m, k) for k in _HEAD_FIELDS})
+    n3, body = _entries({"extra": m.extra, "parts": [p.to_dict() for p in m.parts]})
+    return _map_header(n1 + n2 + n3) + unknown + head + body, unknown + body
+
+
+def _entries(d: dict[str, Any]) -> tuple[int, bytes]:
+    b = _pack(d)
+    first = b[0]
+    if first & 0xF0 == 0x80:
+        return first & 0x0F, b[1:]
+    if first == 0xDE:
+        return int.from_bytes(b[1:3], "big"), b[3:]
+    return int.from_bytes(b[1:5], "big"), b[5:]
+
+
+def _map_header(n: int) -> bytes:
+    if n < 16:
+        return bytes((0x80 | n,))
+    if n < 0x10000:
+        return b"\xde" + n.to_bytes(2, "big")
+    return b"\xdf" + n.to_bytes(4, "big")
 
 
 def _split(obj: dict[str, Any], known: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -14,7 +14,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from . import codec
 from .model import Message, PartType, Session
+from .secretgate import PASSWORD_TAIL, SECRET_TAIL, URL_TAIL, Gate
 
 ALLOWLIST_FILE = ".oxideallow"
 MARK = "[REDACTED:{}]"
@@ -57,6 +59,11 @@ def not_placeholder(s: str) -> bool:
     return not _PLACEHOLDER.match(s)
 
 
+# Literals that _PASSWORD_WORD / _SECRET_WORD (lowercased) always contain.
+_PASSWORD_HINTS = ("passw", "passp", "pwd")
+_SECRET_HINTS = ("secret", "token", "credential",
+                 *(f"{w}{sep}key" for w in ("api", "access", "private", "auth") for sep in ("", "_", "-")))
+
 _W = "A-Za-z0-9_-"  # characters that may not precede a token (it would be part of a longer word)
 
 
@@ -65,7 +72,8 @@ class Rule:
     """``regex`` finds a hit (its ``secret`` group, or the whole match, is replaced); ``check`` must
     accept the replaced text; ``before``: characters that may not precede the match; ``hints``:
     lowercase literals one of which must occur in the lowercased string; ``lower``: the regex is
-    lowercase too and runs on the lowercased string.
+    lowercase too and runs on the lowercased string; ``tail``: what must follow a hint for the rule
+    to have a chance (``secretgate``; None: the hint alone).
     """
 
     kind: str
@@ -74,30 +82,32 @@ class Rule:
     check: Callable[[str], bool] | None = None
     lower: bool = False
     before: str = ""
+    tail: str | None = None
 
 
 RULES: tuple[Rule, ...] = (
     Rule("private_key", r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[ A-Z0-9]*"
-         r"PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\]*)", ("private",)),
-    Rule("url_credentials", r"://(?P<secret>[^\s:/@\[\]]+:[^\s/@\[\]]+)@(?=[A-Za-z0-9.\[-])", ("://",)),
+         r"PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\]*)", ("-----begin",)),
+    Rule("url_credentials", r"://(?P<secret>[^\s:/@\[\]]+:[^\s/@\[\]]+)@(?=[A-Za-z0-9.\[-])", ("://",),
+         tail=URL_TAIL),
     Rule("anthropic_key", r"sk-ant-[A-Za-z0-9_-]{20,}", ("sk-",), before=_W),
     Rule("openai_key", r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", ("sk-",), mixed, before=_W),
     Rule("google_api_key", r"AIza[0-9A-Za-z_-]{35}", ("aiza",), before=_W),
     Rule("aws_access_key_id", r"(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])", ("akia", "asia"), before=_W),
     Rule("aws_secret_access_key", r"aws[a-z0-9_.-]*secret[a-z0-9_.-]*[\"']?\s*(?:=|:)\s*[\"']?"
-         r"(?P<secret>[a-z0-9/+]{40})(?![a-z0-9/+])", ("aws",), lower=True),
+         r"(?P<secret>[a-z0-9/+]{40})(?![a-z0-9/+])", ("aws",), lower=True, tail=SECRET_TAIL),
     Rule("github_token", r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
-         ("gh",), before=_W),
+         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), before=_W),
     Rule("gitlab_token", r"glpat-[A-Za-z0-9_-]{20,}", ("glpat-",), before=_W),
     Rule("slack_token", r"xox[abprs]-[A-Za-z0-9-]{10,}", ("xox",), before=_W),
     Rule("stripe_key", r"[sr]k_live_[A-Za-z0-9]{16,}", ("_live_",), before=_W),
     Rule("jwt", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", ("eyj",), before=_W),
     Rule("bearer_token", r"bearer\s+(?P<secret>[a-z0-9._~+/-]{16,}=*)", ("bearer",), high_entropy,
          lower=True, before=_W),
-    Rule("password", _ASSIGN % _PASSWORD_WORD + _VALUE % 4, ("passw", "passp", "pwd"),
-         not_placeholder, lower=True),
-    Rule("secret", _ASSIGN % _SECRET_WORD + _VALUE % 8, ("secret", "token", "key", "credential"),
-         high_entropy, lower=True),
+    Rule("password", _ASSIGN % _PASSWORD_WORD + _VALUE % 4, _PASSWORD_HINTS, not_placeholder,
+         lower=True, tail=PASSWORD_TAIL),
+    Rule("secret", _ASSIGN % _SECRET_WORD + _VALUE % 8, _SECRET_HINTS, high_entropy, lower=True,
+         tail=SECRET_TAIL),
 )
 
 _BEFORE = {_W: frozenset(_W.replace("A-Z", "ABCDEFGHIJKLMNOPQRSTUVWXYZ").replace(
@@ -131,6 +141,10 @@ class Redactor:
         self._gate_rx = re.compile("|".join(map(re.escape, self._gate))) if self._gate else None
         self._key_rules: dict[str, tuple[Any, ...]] = {}  # dict key -> the key rules it matches
         self._hints = [frozenset(r.hints) for r in rules]
+        # Dict keys naming secrets (_KEY_RULES) use the same words as the two assignment rules.
+        self.gate = Gate([(h, r.tail) for r in rules for h in r.hints]
+                         + [(h, PASSWORD_TAIL) for h in _PASSWORD_HINTS]
+                         + [(h, SECRET_TAIL) for h in _SECRET_HINTS])
 
     def allowed(self, hit: str) -> bool:
         return any(p.search(hit) for p in self.allow)
@@ -224,6 +238,15 @@ class Redactor:
         extra = {**extra, COUNTS_KEY: dict(sorted((message_counts(m) + counts).items()))}
         return replace(m, parts=tuple(parts), extra=extra, unknown=unknown), counts
 
+    def encoded(self, m: Message) -> tuple[Message, bytes]:
+        """The message redacted and its payload (``codec.encode_message``); the walk of ``message``
+        runs only when the gate on the encoded bytes says a rule may match."""
+        blob, scan = codec.encode_message_scan(m)
+        if not self.gate.maybe(scan):
+            return m, blob
+        m2, _counts = self.message(m)
+        return (m, blob) if m2 is m else (m2, codec.encode_message(m2))
+
     def session(self, s: Session) -> Session:
         """The session's own fields (title, extra, unknown) redacted; their hits in extra."""
         counts: Counter[str] = Counter()
@@ -310,8 +333,9 @@ def _default() -> Redactor:
 
 
 def for_write(ctx: Any, log: Any, session: Session, puts: Mapping[int, Message],
-              truncate_at: int | None = None) -> tuple[Session, dict[int, Message]]:
-    """Redact what ``store`` is about to write on the log ``log`` (None: a new session).
+              truncate_at: int | None = None) -> tuple[Session, dict[int, Message], dict[int, bytes]]:
+    """Redact what ``store`` is about to write on the log ``log`` (None: a new session), and
+    encode it (the gate reads the encoded bytes: see ``secretgate``).
 
     Each message keeps its own hits in ``extra["redactions"]``; the session's ``redactions`` is the
     sum over the messages stored after this write plus its own fields' hits. It is kept up to date
@@ -321,7 +345,10 @@ def for_write(ctx: Any, log: Any, session: Session, puts: Mapping[int, Message],
     from . import sessionlog
 
     r = redactor_for(ctx)
-    out = {q: (r.message(m)[0] if r else m) for q, m in puts.items()}
+    out: dict[int, Message] = {}
+    blobs: dict[int, bytes] = {}
+    for q, m in puts.items():
+        out[q], blobs[q] = r.encoded(m) if r else (m, codec.encode_message(m))
     total: Counter[str] = Counter()
     if log is not None:
         total = Counter(dict(log.session.redactions)) - _field_counts(log.session)
@@ -337,7 +364,7 @@ def for_write(ctx: Any, log: Any, session: Session, puts: Mapping[int, Message],
     for m in out.values():
         total += message_counts(m)
     s = r.session(session) if r else session
-    return replace(s, redactions=session_total(total, s)), out
+    return replace(s, redactions=session_total(total, s)), out, blobs
 
 
 def _entry(tree: Any, seq: int) -> Any:

@@ -172,13 +172,16 @@ def build_tree(
     session: Session,
     puts: Mapping[int, Message],
     truncate_at: int | None = None,
+    blobs: Mapping[int, bytes] | None = None,
 ) -> pygit2.Oid:
-    """The tree of ``base`` with ``session`` written, ``puts`` placed and seqs >= truncate_at dropped."""
+    """The tree of ``base`` with ``session`` written, ``puts`` placed and seqs >= truncate_at dropped
+    (``blobs``: the puts already encoded)."""
     root = repo.TreeBuilder(base) if base is not None else repo.TreeBuilder()
     root.insert(SESSION_FILE, repo.create_blob(codec.encode_session(session)), _BLOB)
     msgs = _messages_tree(repo, base) if base is not None else None
     mb = repo.TreeBuilder(msgs) if msgs is not None else repo.TreeBuilder()
-    oids = dict(zip(puts, _blob_ids(repo, [codec.encode_message(m) for m in puts.values()]), strict=True))
+    data = [blobs[q] for q in puts] if blobs is not None else [codec.encode_message(m) for m in puts.values()]
+    oids = dict(zip(puts, _blob_ids(repo, data), strict=True))
     by_bucket: dict[str, dict[int, Message]] = {}
     for seq, m in puts.items():
         by_bucket.setdefault(bucket_name(seq), {})[seq] = m
@@ -224,6 +227,7 @@ def commit(
     session: Session,
     puts: Mapping[int, Message],
     *,
+    blobs: Mapping[int, bytes] | None = None,
     now_ms: int,
     summary: str,
     truncate_at: int | None = None,
@@ -237,7 +241,7 @@ def commit(
     ref's current value (compare-and-swap; RefMoved when another writer moved it). Returns the
     new tip, or None when the tree came out identical to the tip's (idempotent imports).
     """
-    tree = build_tree(repo, base.tree if base is not None else None, session, puts, truncate_at)
+    tree = build_tree(repo, base.tree if base is not None else None, session, puts, truncate_at, blobs)
     if base is not None and expected == base.id and base.tree_id == tree:
         return None
     if parents is None:

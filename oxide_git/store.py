@@ -49,9 +49,9 @@ def _write(
     def attempt() -> tuple[pygit2.Oid | None, dict[int, Message], Session]:
         log = sessionlog.load(git, session.id)
         placed = sessionlog.with_ids(session.id, place(log))
-        s, placed = redact.for_write(ctx, log, session, placed, truncate_at)  # secrets never reach git
+        s, placed, blobs = redact.for_write(ctx, log, session, placed, truncate_at)  # secrets never reach git
         oid = sessionlog.commit(
-            git, s, placed, now_ms=ctx.now_ms, summary=summary, truncate_at=truncate_at,
+            git, s, placed, blobs=blobs, now_ms=ctx.now_ms, summary=summary, truncate_at=truncate_at,
             base=log.commit if log else None, expected=log.tip if log else None,
         )
         return oid, placed, s
