@@ -2,8 +2,10 @@
 
 An import stores one blob per message; a loose object is a file of its own (create, write,
 rename), which made bulk imports cost ~0.5 ms per message. A pack of the batch is one file pair.
-Plain stdlib: undeltified entries at zlib level 1, index version 2, written under temporary names
-and renamed into place pack first, index last, as git does, so readers never see half a pack.
+Undeltified entries, index version 2, written under temporary names and renamed into place pack
+first, index last, as git does, so readers never see half a pack. Entries are deflated by ISA-L
+(``isal``) at its level 0 when it is installed: a standard zlib stream, about six times faster than
+zlib's level 1 for a slightly larger pack (imports are bounded by this); stdlib zlib otherwise.
 """
 
 from __future__ import annotations
@@ -14,6 +16,15 @@ import struct
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
+
+try:
+    from isal import isal_zlib
+
+    def _deflate(data: bytes) -> bytes:
+        return isal_zlib.compress(data, 0)
+except ImportError:  # pragma: no cover - a dependency of the package
+    def _deflate(data: bytes) -> bytes:
+        return zlib.compress(data, 1)
 
 BLOB = 3
 _TYPE_NAMES = {1: b"commit", 2: b"tree", 3: b"blob", 4: b"tag"}
@@ -48,19 +59,19 @@ def write_pack(objects_dir: Path, objects: Sequence[tuple[int, bytes]]) -> list[
     pack_dir.mkdir(parents=True, exist_ok=True)
     tmp_pack = pack_dir / f"tmp_pack_oxide_{os.getpid()}"
     offsets: dict[bytes, tuple[int, int]] = {}
-    pack_hash = hashlib.sha1()
+    head = b"PACK" + struct.pack(">II", 2, len(unique))
+    chunks = [head]
+    pos = len(head)
+    for oid, (kind, data) in unique.items():
+        chunk = _entry_header(kind, len(data)) + _deflate(data)
+        chunks.append(chunk)
+        offsets[oid] = (pos, zlib.crc32(chunk))
+        pos += len(chunk)
+    body = b"".join(chunks)
+    del chunks
+    trailer = hashlib.sha1(body).digest()
     with open(tmp_pack, "wb") as f:
-        head = b"PACK" + struct.pack(">II", 2, len(unique))
-        f.write(head)
-        pack_hash.update(head)
-        pos = len(head)
-        for oid, (kind, data) in unique.items():
-            chunk = _entry_header(kind, len(data)) + zlib.compress(data, 1)
-            f.write(chunk)
-            pack_hash.update(chunk)
-            offsets[oid] = (pos, zlib.crc32(chunk))
-            pos += len(chunk)
-        trailer = pack_hash.digest()
+        f.write(body)
         f.write(trailer)
         f.flush()
         os.fsync(f.fileno())
