@@ -21,10 +21,12 @@ from . import sessionlog, store
 from .agents import AGENT_NAMES, AgentEnv, FoundMessage, FoundSession, Problem, Resumable, registry
 from .context import Context
 from .errors import OxideError, UnsupportedFormat
+from .index_queue import IndexQueue
 from .model import Message, Session
 
 BATCH = 2000  # messages per write; also written when FLUSH_BYTES of the file were read
 FLUSH_BYTES = 16 * 1024 * 1024
+BACKGROUND_BYTES = 4 * 1024 * 1024  # from this much new data, index rows are written on a thread
 Progress = Callable[[int, int], None]
 
 
@@ -100,11 +102,15 @@ def expand(agent: str, paths: list[Path]) -> list[tuple[str, Path]]:
 class _Writer:
     """Buffers one file's messages per session and writes them in batches."""
 
-    def __init__(self, ctx: Context, report: FileReport, dry_run: bool, seqs: dict[str, int]) -> None:
+    def __init__(self, ctx: Context, report: FileReport, dry_run: bool, seqs: dict[str, int],
+                 background: bool = False) -> None:
         self.ctx, self.report, self.dry_run = ctx, report, dry_run
+        # A big file: its index rows are written on another core while the next batch is parsed.
+        self.queue = IndexQueue(ctx.index.path) if background and not dry_run else None
         self.sessions: dict[str, Session] = {}
         self.pending: dict[str, list[Message]] = {}
         self.next_seq = dict(seqs)
+        self.resume: tuple[int, Any, dict[str, int]] | None = None  # the last restart point
         self.saved_meta: set[str] = set()
 
     def session(self, s: Session) -> None:
@@ -148,11 +154,14 @@ class _Writer:
             if last and (s.updated_at is None or last > s.updated_at):
                 s = replace(s, updated_at=last)
             if start == 0 and s.parent_id is None:
+                if self.queue is not None:
+                    self.queue.drain()  # it reads what earlier batches indexed
                 s = _link_copied_history(self.ctx, s, msgs)
             self.sessions[sid] = s
         if not self.dry_run and (msgs or sid not in self.saved_meta):
             puts = dict(enumerate(msgs, start))
-            store.save(self.ctx, s, puts, summary=f"import {len(msgs)} message(s) from {s.agent}")
+            store.save(self.ctx, s, puts, summary=f"import {len(msgs)} message(s) from {s.agent}",
+                       later=self.queue.submit if self.queue is not None else None)
             self.saved_meta.add(sid)
         self.report.messages += len(msgs)
         self.next_seq[sid] = start + len(msgs)
@@ -161,6 +170,18 @@ class _Writer:
     def flush_all(self) -> None:
         for sid in list(self.sessions):
             self.flush(sid)
+
+    def close(self) -> None:
+        """Every batch written and indexed (raises what an index write raised)."""
+        self.flush_all()
+        if self.queue is not None:
+            queue, self.queue = self.queue, None
+            queue.close()
+
+    def abandon(self) -> None:
+        if self.queue is not None:
+            queue, self.queue = self.queue, None
+            queue.close(raise_error=False)
 
 
 def _link_copied_history(ctx: Context, s: Session, msgs: list[Message]) -> Session:
@@ -190,6 +211,30 @@ def _link_copied_history(ctx: Context, s: Session, msgs: list[Message]) -> Sessi
     return replace(s, parent_id=parent, fork_message_id=shared)
 
 
+def _feed(writer: _Writer, events: Any, path: Path, size: int, flushed_at: int,
+          progress: Progress | None) -> None:
+    report = writer.report
+    try:
+        for ev in events:
+            if isinstance(ev, FoundMessage):
+                writer.message(ev.session_id, ev.message)
+            elif isinstance(ev, FoundSession):
+                writer.session(ev.session)
+            elif isinstance(ev, Resumable):
+                if ev.offset - flushed_at > FLUSH_BYTES:  # bounded memory on huge transcripts
+                    writer.flush_all()
+                    flushed_at = ev.offset
+                writer.resume = (ev.offset, ev.state, writer.seqs_at_this_point())
+                if progress:
+                    progress(ev.offset, size)
+            elif isinstance(ev, Problem):
+                where = f"{path}:{ev.line}" if ev.line else str(path)
+                report.problems.append(f"{where}: {ev.text}")
+    except (UnsupportedFormat, OSError, UnicodeError) as e:
+        report.problems.append(f"{path}: {getattr(e, 'message', e)}")
+        report.state = "failed"
+
+
 def import_file(
     ctx: Context, agent: str, path: Path, *, dry_run: bool = False,
     progress: Progress | None = None,
@@ -212,40 +257,24 @@ def import_file(
     else:
         kind = "changed"
     report = FileReport(agent, str(path), kind)
-    writer = _Writer(ctx, report, dry_run, seqs)
-    resume: tuple[int, Any, dict[str, int]] | None = None
-    flushed_at = offset
-    if state is not None:
-        for sid in seqs:
-            stored = writer._stored(sid)
-            if stored is not None:
-                writer.session(stored)
     kwargs: dict[str, Any] = {"offset": offset, "state": state}
     if "env" in inspect.signature(parser.parse).parameters:
         kwargs["env"] = agent_env(ctx)  # a shared store (opencode.db) holds other projects too
+    writer = _Writer(ctx, report, dry_run, seqs, background=st.st_size - offset >= BACKGROUND_BYTES)
     try:
-        for ev in parser.parse(path, **kwargs):
-            if isinstance(ev, FoundMessage):
-                writer.message(ev.session_id, ev.message)
-            elif isinstance(ev, FoundSession):
-                writer.session(ev.session)
-            elif isinstance(ev, Resumable):
-                if ev.offset - flushed_at > FLUSH_BYTES:  # bounded memory on huge transcripts
-                    writer.flush_all()
-                    flushed_at = ev.offset
-                resume = (ev.offset, ev.state, writer.seqs_at_this_point())
-                if progress:
-                    progress(ev.offset, st.st_size)
-            elif isinstance(ev, Problem):
-                where = f"{path}:{ev.line}" if ev.line else str(path)
-                report.problems.append(f"{where}: {ev.text}")
-    except (UnsupportedFormat, OSError, UnicodeError) as e:
-        report.problems.append(f"{path}: {getattr(e, 'message', e)}")
-        report.state = "failed"
-    writer.flush_all()
+        if state is not None:
+            for sid in seqs:
+                stored = writer._stored(sid)
+                if stored is not None:
+                    writer.session(stored)
+        _feed(writer, parser.parse(path, **kwargs), path, st.st_size, offset, progress)
+        writer.close()
+    finally:
+        writer.abandon()  # on an unexpected error: stop the index thread, keep the error
     if not report.sessions and report.state != "failed":
         report.problems.append(f"{path}: no {agent} session found in it")
         report.state = "failed"
+    resume = writer.resume
     if not dry_run and report.state != "failed" and resume is not None:
         with ctx.index.write() as conn:
             ctx.index.put_cursor(conn, key, agent, st.st_size, st.st_mtime_ns, resume[0],

@@ -173,22 +173,26 @@ class Index:
                              (session_id, truncate_at))
         if not puts:
             return
-        seqs = list(puts)
+        seqs = sorted(puts)
         for table in ("messages", "parts"):
-            conn.executemany(f"DELETE FROM {table} WHERE session_id=? AND seq=?",
-                             [(session_id, q) for q in seqs])
-        conn.executemany(
-            "INSERT INTO messages VALUES (?,?,?,?,?,?,?,?,?,?)",
-            [(session_id, q, m.id, m.role, m.created_at, m.native_id, int(m.compacted),
-              int(m.is_compaction()), m.text()[:FTS_TEXT_LIMIT], m.model)
-             for q, m in puts.items()],
-        )
-        conn.executemany(
-            "INSERT INTO parts VALUES (?,?,?,?,?,?,?)",
-            [(session_id, q, i, p.type, p.get("call_id"), p.get("name"),
-              int(bool(p.get("is_error"))) if p.type == PartType.TOOL_RESULT else None)
-             for q, m in puts.items() for i, p in enumerate(m.parts)],
-        )
+            if seqs[-1] - seqs[0] + 1 == len(seqs):  # a run of seqs (an import batch): one range
+                conn.execute(f"DELETE FROM {table} WHERE session_id=? AND seq BETWEEN ? AND ?",
+                             (session_id, seqs[0], seqs[-1]))
+            else:
+                conn.executemany(f"DELETE FROM {table} WHERE session_id=? AND seq=?",
+                                 [(session_id, q) for q in seqs])
+        # All rows of a table in one statement (a JSON array walked by json_each): one call into
+        # SQLite instead of one per row, which also keeps the GIL released for all of it.
+        messages = [(q, m.id, m.role, m.created_at, m.native_id, int(m.compacted), int(m.is_compaction()),
+                     m.text()[:FTS_TEXT_LIMIT], m.model) for q, m in puts.items()]
+        parts = [(q, i, p.type, p.get("call_id"), p.get("name"),
+                  int(bool(p.get("is_error"))) if p.type == PartType.TOOL_RESULT else None)
+                 for q, m in puts.items() for i, p in enumerate(m.parts)]
+        for table, rows in (("messages", messages), ("parts", parts)):
+            if rows:
+                cols = ", ".join(f"value->>{i}" for i in range(len(rows[0])))
+                conn.execute(f"INSERT INTO {table} SELECT ?, {cols} FROM json_each(?)",
+                             (session_id, json.dumps(rows, ensure_ascii=False, default=str)))
 
     def delete_session(self, conn: sqlite3.Connection, session_id: str) -> None:
         for table in ("messages", "parts"):

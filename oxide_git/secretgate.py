@@ -33,9 +33,10 @@ PASSWORD_TAIL = "password"  # a word naming a password: an assignment, or a key 
 SECRET_TAIL = "secret"  # the same for secrets, whose values are judged only from 12 characters on
 
 _URL = re.compile(rb"[^\t-\r\x1c-\x1f :/@\[\]]+:[^\t-\r\x1c-\x1f /@\[\]]+@")
-# More name characters, then `=` or `:` (maybe after a quote and whitespace; 0xc2/0xe1/0xe2/0xe3
-# start the non-ASCII whitespace that `\s` also matches).
-_ASSIGN = re.compile(rb"[a-z0-9_.\-]*[\"']?[\t-\r\x1c-\x1f ]*[=:\xc2\xe1\xe2\xe3]")
+# More name characters, then either `=` or `:` (maybe after a quote and whitespace; 0xc2/0xe1/0xe2/
+# 0xe3 start the non-ASCII whitespace that `\s` also matches), or the header of a string.
+_AFTER_NAME = re.compile(rb"[a-z0-9_.\-]*(?:([\"']?[\t-\r\x1c-\x1f ]*[=:\xc2\xe1\xe2\xe3])"
+                         rb"|[\xa4-\xbf\xd9-\xdb])")
 _NAME = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_.-")  # what a key naming a secret is made of
 _STR8, _STR16, _STR32 = 0xD9, 0xDA, 0xDB
 # Shortest string value that a key rule judges: passwords from 4 characters, secrets from 12.
@@ -77,7 +78,10 @@ def _follows(tail: str | None, low: bytes, start: int, end: int) -> bool:
         return True
     if tail == URL_TAIL:
         return _URL.match(low, end) is not None
-    return _ASSIGN.match(low, end) is not None or _key_of_value(low, start, end, _MIN_VALUE[tail])
+    m = _AFTER_NAME.match(low, end)
+    if m is None:  # `input_tokens` followed by a number: the common case, decided in C
+        return False
+    return m.group(1) is not None or _key_of_value(low, start, end, _MIN_VALUE[tail])
 
 
 def _key_of_value(low: bytes, start: int, end: int, min_len: int) -> bool:

@@ -7,6 +7,7 @@ never drifts from the refs it describes (and if a crash falls between the two, `
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 import pygit2
 
@@ -14,6 +15,12 @@ from . import redact, refs, sessionlog
 from .context import Context
 from .model import Message, Session
 from .snapshots import Checkpoint
+
+if TYPE_CHECKING:
+    from .index import Index
+
+# Where the index rows of a write go: None writes them now; an import passes IndexQueue.submit.
+Later = Callable[[Callable[["Index"], None]], None] | None
 
 
 def save(
@@ -23,15 +30,16 @@ def save(
     *,
     summary: str,
     truncate_at: int | None = None,
+    later: Later = None,
 ) -> tuple[pygit2.Oid | None, dict[int, Message]]:
     """Place messages at their seqs (replacing or appending) on the session's current tip."""
-    return _write(ctx, session, lambda _log: puts, summary, truncate_at)
+    return _write(ctx, session, lambda _log: puts, summary, truncate_at, later)
 
 
 def append(ctx: Context, session: Session, messages: list[Message]) -> dict[int, Message]:
     """Append messages at the end of the session (creating it); returns them by seq."""
     _oid, placed = _write(ctx, session, lambda log: dict(enumerate(messages, log.count if log else 0)),
-                          f"append {len(messages)} message(s)", None)
+                          f"append {len(messages)} message(s)", None, None)
     return placed
 
 
@@ -41,9 +49,10 @@ def _write(
     place: Callable[[sessionlog.Log | None], Mapping[int, Message]],
     summary: str,
     truncate_at: int | None,
+    later: Later,
 ) -> tuple[pygit2.Oid | None, dict[int, Message]]:
     """The one write path: on the current tip (``place`` picks the seqs from it), redacted,
-    compare-and-swapped (rebuilt when another writer won), then indexed."""
+    compare-and-swapped (rebuilt when another writer won), then indexed (now, or by ``later``)."""
     git = ctx.repo.git
 
     def attempt() -> tuple[pygit2.Oid | None, dict[int, Message], Session]:
@@ -59,9 +68,16 @@ def _write(
     oid, placed, written = refs.retry_on_move(attempt)
     if oid is not None:
         count = sessionlog.count_messages(git, git[oid].peel(pygit2.Tree))
-        with ctx.index.write() as conn:
-            ctx.index.put_messages(conn, written.id, placed, truncate_at=truncate_at)
-            ctx.index.put_session(conn, written, log_commit=str(oid), count=count)
+
+        def put(index: Index) -> None:
+            with index.write() as conn:
+                index.put_messages(conn, written.id, placed, truncate_at=truncate_at)
+                index.put_session(conn, written, log_commit=str(oid), count=count)
+
+        if later is None:
+            put(ctx.index)
+        else:
+            later(put)
     return oid, placed
 
 

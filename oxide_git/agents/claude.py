@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import Message, Session, session_id_for
-from . import AgentEnv, Event, Export, FoundMessage, FoundSession, Problem, Resumable
+from . import AgentEnv, Event, Export, FoundMessage, FoundSession, Problem, Resumable, jsonline
 from .claude_blocks import Builder, classify, line_ts
 
 name = "claude"
@@ -168,7 +168,7 @@ class _Parser:
                 if not raw.strip():
                     continue
                 try:
-                    obj = json.loads(raw)
+                    obj = jsonline.loads(raw)
                 except (ValueError, RecursionError):
                     yield Problem(self.line, "not JSON, skipped")
                     continue

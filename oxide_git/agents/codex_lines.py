@@ -8,25 +8,16 @@ from datetime import datetime
 from typing import Any
 
 from ..model import from_iso
+from . import jsonline
 
 _EXIT = re.compile(r"(?:^Exit code: |Process exited with code )(-?\d+)", re.M)
 
 
 
-_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
-
-
 def loads(raw: bytes) -> Any:
     try:
-        text = raw.decode()
-        obj, end = _SCAN(text, 0)
-        if end == len(text) or not text[end:].strip():
-            return obj
-    except (ValueError, StopIteration):
-        pass
-    try:
-        return json.loads(raw)
-    except ValueError:
+        return jsonline.loads(raw)
+    except (ValueError, RecursionError):
         return None
 
 

@@ -1,0 +1,95 @@
+"""What the import's fast paths must not change: the index written from a background thread, the
+bulk index statements, and orjson standing in for json."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from oxide_git import importing
+from oxide_git.agents import jsonline
+from oxide_git.index_queue import IndexQueue
+from oxide_git.model import Message, Part
+from oxide_git.sessionlog import with_ids
+from tests.conftest import make_ctx
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+
+
+def _index_dump(repo: Path) -> list[list[tuple[object, ...]]]:
+    db = sqlite3.connect(repo / ".git" / "oxide" / "index.db")
+    try:
+        return [sorted(db.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
+                for t in ("sessions", "messages", "parts")] + [
+            sorted(db.execute("SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'the'").fetchall())]
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("agent,name", [("claude", "split_response.jsonl"), ("codex", "fork.jsonl"),
+                                        ("claude", "legacy_sidechain.jsonl")])
+def test_index_written_on_a_thread_equals_the_direct_one(tmp_path: Path, repo: Path,
+                                                          monkeypatch: pytest.MonkeyPatch, agent: str,
+                                                          name: str) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(repo, other)
+    src = FIXTURES / agent / name
+    monkeypatch.setattr(importing, "BATCH", 2)  # several batches, so several jobs queue up
+    importing.import_file(make_ctx(repo), agent, src)
+    monkeypatch.setattr(importing, "BACKGROUND_BYTES", 0)  # every file takes the thread path
+    importing.import_file(make_ctx(other), agent, src)
+    assert _index_dump(other) == _index_dump(repo)
+    assert _index_dump(repo)[1]
+
+
+def test_a_failing_index_job_is_raised_to_the_importer_and_stops_the_rest(tmp_path: Path) -> None:
+    done: list[int] = []
+    q = IndexQueue(tmp_path / "index.db")
+
+    def boom(_ix: object) -> None:
+        raise RuntimeError("disk full")
+
+    q.submit(lambda _ix: done.append(1))
+    q.submit(boom)
+    q.submit(lambda _ix: done.append(3))
+    with pytest.raises(RuntimeError, match="disk full"):
+        q.close()
+    assert done == [1]
+
+
+def test_bulk_put_messages_with_gaps_replaces_only_those_seqs(repo: Path) -> None:
+    ctx = make_ctx(repo)
+    ix = ctx.index
+    msgs = {q: Message("user", (Part.text(f"m{q}"), Part.tool_result(f"c{q}", "out", True)),
+                       created_at=q) for q in range(6)}
+    with ix.write() as c:
+        ix.put_messages(c, "s", with_ids("s", msgs))
+    with ix.write() as c:  # seqs 1 and 4 only: a run would wrongly drop 2 and 3
+        ix.put_messages(c, "s", with_ids("s", {1: Message("assistant", (Part.text("one"),)),
+                                                4: Message("assistant", (Part.text("four"),))}))
+    rows = ix.query("SELECT seq, role, text FROM messages WHERE session_id='s' ORDER BY seq")
+    assert [tuple(r) for r in rows] == [(0, "user", "m0"), (1, "assistant", "one"), (2, "user", "m2"),
+                                        (3, "user", "m3"), (4, "assistant", "four"), (5, "user", "m5")]
+    parts = ix.query("SELECT seq, idx, type, call_id, is_error FROM parts WHERE seq=2")
+    assert [tuple(r) for r in parts] == [(2, 0, "text", None, None), (2, 1, "tool_result", "c2", 1)]
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"a": 1, "b": [1.5, -0.0, true, null], "c": "\\u00e9\\n"}',
+    b"123456789012345678901234567890", b"-9223372036854775809", b"18446744073709551616",
+    b'{"n": 12345678901234567890123}', b"1e400", b"NaN", b'"\\ud800"', b'{"a":1,"a":2}',
+    b'{"k": "\xff"}', b"[1,", b"{} x", b'{"deep": ' * 3000 + b"1" + b"}" * 3000,
+])
+def test_jsonline_gives_what_json_gives(raw: bytes) -> None:
+    try:
+        expected: object = json.loads(raw)
+    except (ValueError, RecursionError) as e:
+        with pytest.raises(type(e)):
+            jsonline.loads(raw)
+        return
+    got = jsonline.loads(raw)
+    assert repr(got) == repr(expected) and type(got) is type(expected)
