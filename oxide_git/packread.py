@@ -30,7 +30,7 @@ _GIVE_UP = 64  # misses beyond the hits by this many: the objects are elsewhere,
 
 
 class _Pack:
-    __slots__ = ("count", "data", "fanout", "idx", "large", "offsets")
+    __slots__ = ("count", "data", "end", "fanout", "idx", "large", "offsets")
 
     def __init__(self, idx_path: Path) -> None:
         with open(idx_path, "rb") as fi, open(idx_path.with_suffix(".pack"), "rb") as fp:
@@ -43,6 +43,7 @@ class _Pack:
         try:
             if self.idx[:8] != _IDX_MAGIC or self.data[:4] != b"PACK":
                 raise ValueError("not a version-2 pack index")
+            self.end = len(self.data) - 20  # the pack's own checksum follows the last entry
             self.fanout = struct.unpack_from(">256I", self.idx, _FANOUT)
             self.count = self.fanout[255]
             self.offsets = _NAMES + self.count * 24  # after the names (20 bytes) and CRCs (4)
@@ -74,26 +75,27 @@ class _Pack:
     def entry(self, off: int) -> tuple[bytes | None, int]:
         """The blob at ``off`` and where the next entry starts; None for anything else (a delta,
         a tree, a damaged entry)."""
-        data = self.data
-        end = len(data) - 20
+        end = self.end
         if not 12 <= off < end:  # after the pack header, before its trailing checksum
             return None, -1
-        c = data[off]
-        kind = (c >> 4) & 7
+        head = self.data[off:off + 16]
+        c = head[0]
+        if (c >> 4) & 7 != _BLOB:
+            return None, -1  # a delta (6, 7), a commit, tree or tag: the odb knows
         size = c & 15
         shift = 4
-        pos = off + 1
+        pos = 1
         while c & 0x80:
-            if pos >= end:
+            if pos >= len(head):
                 return None, -1
-            c = data[pos]
+            c = head[pos]
             pos += 1
             size |= (c & 0x7F) << shift
             shift += 7
-        if kind != _BLOB:
-            return None, -1
+        pos += off
         # Deflate never grows data by more than a few bytes per 16 KiB block plus its wrapper.
-        chunk = data[pos:min(end, pos + size + (size >> 10) + 64)]
+        stop = pos + size + (size >> 10) + 64
+        chunk = self.data[pos:stop if stop < end else end]
         z = zlib.decompressobj()
         try:
             out = z.decompress(chunk, size + 1)
