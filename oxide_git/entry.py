@@ -19,7 +19,14 @@ def main() -> None:
         rc = checkpoint(argv[1:])  # `git oxide watch` answers, without click or pygit2 here
         if rc is not None:
             raise SystemExit(rc)
-    if argv[:1] and argv[0] in _SNAPSHOT_FIRST and not {"-h", "--help", "-n", "--dry-run"} & set(argv):
+    quiet = not {"-h", "--help", "-n", "--dry-run"} & set(argv)
+    snapshot_first = bool(argv[:1]) and argv[0] in _SNAPSHOT_FIRST and quiet
+    if snapshot_first and argv[0] != "checkpoint":
+        from . import prefetch
+
+        prefetch.start()  # before any other import: git finds the worktree itself
+        os.nice(5)  # git status is the critical path: our imports must not take its CPU
+    elif snapshot_first:
         from pathlib import Path
 
         from . import status

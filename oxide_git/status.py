@@ -7,17 +7,15 @@ before the rest of the program has imported (``start``) and collected later (``c
 
 from __future__ import annotations
 
+import os
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import prefetch as early_pass
 from .errors import OxideError
+from .prefetch import STATUS_ARGS as _STATUS_ARGS
 from .repo import clean_git_env
-
-_STATUS_ARGS = [
-    "git", "--no-optional-locks", "-c", "core.quotePath=false", "status",
-    "--porcelain=v2", "-z", "--untracked-files=all", "--ignore-submodules=none",
-]
 
 
 @dataclass
@@ -58,7 +56,34 @@ def prefetch(workdir: Path) -> None:
 
 def run(workdir: Path) -> Status:
     proc = _PREFETCHED.pop(workdir, None)
+    if proc is None:
+        early = early_pass.take(str(workdir))  # started by the console script in this worktree
+        if early is not None:
+            rc, out, _ = _wait(*early)
+            if rc == 0:
+                return parse(out)  # else: git once more, as usual, for its error message
     return collect(proc if proc is not None else start(workdir))
+
+
+def _wait(pid: int, out_fd: int, err_fd: int) -> tuple[int, bytes, bytes]:
+    """Read a spawned git's output (both pipes at once: neither may fill up) and its exit code."""
+    import selectors
+
+    chunks: dict[int, list[bytes]] = {out_fd: [], err_fd: []}
+    with selectors.DefaultSelector() as sel:
+        for fd in chunks:
+            sel.register(fd, selectors.EVENT_READ)
+        while sel.get_map():
+            for key, _ in sel.select():
+                data = os.read(key.fd, 1 << 20)
+                if data:
+                    chunks[key.fd].append(data)
+                else:
+                    sel.unregister(key.fd)
+    os.close(out_fd)
+    os.close(err_fd)
+    _, code = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(code), b"".join(chunks[out_fd]), b"".join(chunks[err_fd])
 
 
 def parse(out: bytes) -> Status:
