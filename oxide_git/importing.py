@@ -19,6 +19,7 @@ from typing import Any
 
 from . import sessionlog, store
 from .agents import AGENT_NAMES, AgentEnv, FoundMessage, FoundSession, Problem, Resumable, registry
+from .agents import agent as agent_module
 from .context import Context
 from .errors import OxideError, UnsupportedFormat
 from .index_queue import IndexQueue
@@ -239,7 +240,7 @@ def import_file(
     ctx: Context, agent: str, path: Path, *, dry_run: bool = False,
     progress: Progress | None = None,
 ) -> FileReport:
-    parser = registry()[agent]
+    parser = agent_module(agent)
     key = str(path.resolve())
     try:
         st = path.stat()

@@ -124,10 +124,8 @@ class Redactor:
 
     def __init__(self, allow: Iterable[str] = (), rules: Iterable[Rule] = RULES) -> None:
         rules = list(rules)
-        # A lowercase rule's regex runs on the lowercased string; re.I is the fallback for the rare
-        # string whose lowercase form has another length (positions would not line up).
-        self.rules = [(r, re.compile(r.regex), re.compile(r.regex, re.I) if r.lower else None,
-                       "secret" in r.regex) for r in rules]
+        self._rules = rules
+        self._compiled: list[tuple[Rule, re.Pattern[str], re.Pattern[str] | None, bool]] | None = None
         self.allow: list[re.Pattern[str]] = []
         for line in allow:
             try:
@@ -137,14 +135,26 @@ class Redactor:
         # Hints are looked for in the lowercased string (``in`` is far faster than any regex);
         # only the rules whose hints occur then run.
         self._gate = tuple(sorted({h for r in rules for h in r.hints}))
-        # One C-level scan says whether any hint occurs at all (most strings have none).
-        self._gate_rx = re.compile("|".join(map(re.escape, self._gate))) if self._gate else None
+        self._gate_rx: re.Pattern[str] | None = None
         self._key_rules: dict[str, tuple[Any, ...]] = {}  # dict key -> the key rules it matches
         self._hints = [frozenset(r.hints) for r in rules]
         # Dict keys naming secrets (_KEY_RULES) use the same words as the two assignment rules.
         self.gate = Gate([(h, r.tail) for r in rules for h in r.hints]
                          + [(h, PASSWORD_TAIL) for h in _PASSWORD_HINTS]
                          + [(h, SECRET_TAIL) for h in _SECRET_HINTS])
+
+    @property
+    def rules(self) -> list[tuple[Rule, re.Pattern[str], re.Pattern[str] | None, bool]]:
+        """The rules compiled, on first use: most processes that write never need them (the
+        gate says no), and compiling them all costs milliseconds."""
+        if self._compiled is None:
+            # A lowercase rule's regex runs on the lowercased string; re.I is the fallback for the
+            # rare string whose lowercase form has another length (positions would not line up).
+            self._compiled = [(r, re.compile(r.regex), re.compile(r.regex, re.I) if r.lower else None,
+                               "secret" in r.regex) for r in self._rules]
+            # One C-level scan says whether any hint occurs at all (most strings have none).
+            self._gate_rx = re.compile("|".join(map(re.escape, self._gate))) if self._gate else None
+        return self._compiled
 
     def allowed(self, hit: str) -> bool:
         return any(p.search(hit) for p in self.allow)
@@ -154,12 +164,13 @@ class Redactor:
         if len(s) < 8:
             return s
         low: str | None = s.lower()
+        rules = self.rules
         if self._gate_rx is None or not self._gate_rx.search(low):  # type: ignore[arg-type]
             return s
         found = {h for h in self._gate if h in low}  # type: ignore[operator]
         if not found:
             return s
-        for (rule, rx, rx_i, grouped), hints in zip(self.rules, self._hints, strict=True):
+        for (rule, rx, rx_i, grouped), hints in zip(rules, self._hints, strict=True):
             if found.isdisjoint(hints):
                 continue
             if rule.lower:

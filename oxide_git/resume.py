@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from . import sessionlog, store
-from .agents import registry
+from .agents import agent as agent_module
 from .context import Context
 from .errors import NotFound
 from .importing import agent_env
@@ -112,7 +112,7 @@ def into(ctx: Context, ref: str, agent: str) -> IntoResult:
         # Continue where the code is: a session recorded elsewhere (another clone, a moved
         # folder) is resumed in this worktree, never in a folder outside the repository.
         session = replace(session, cwd=str(ctx.repo.workdir))
-    exp = registry()[agent].export(session, messages, env)
+    exp = agent_module(agent).export(session, messages, env)
     res = IntoResult(agent, exp.native_id, list(exp.command), exp.cwd, lost=list(exp.lost))
     for path, data in exp.files.items():
         _write(Path(path), data, append=(agent == "aider"), res=res)

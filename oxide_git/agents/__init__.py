@@ -22,6 +22,7 @@ Parsing is a stream of events so that a 200 MB transcript never sits in memory:
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -112,11 +113,17 @@ class Agent(Protocol):
         ...
 
 
-def registry() -> dict[str, Agent]:
-    """Agent name -> module. Imported on demand: hooks and checkpoints never pay for parsers."""
-    from . import aider, claude, codex, opencode
-
-    return {"claude": claude, "codex": codex, "opencode": opencode, "aider": aider}
-
-
 AGENT_NAMES = ("claude", "codex", "opencode", "aider")
+
+
+def agent(name: str) -> Agent:
+    """One agent's module, imported on demand: hooks and checkpoints never pay for parsers, and
+    importing a Claude transcript does not load the Codex reader."""
+    if name not in AGENT_NAMES:
+        raise KeyError(name)
+    return importlib.import_module(f"{__name__}.{name}")
+
+
+def registry() -> dict[str, Agent]:
+    """Agent name -> module, every agent."""
+    return {n: agent(n) for n in AGENT_NAMES}
