@@ -52,7 +52,9 @@ def _repo(root: Path, files: int) -> Path:
         d.mkdir(exist_ok=True)
         (d / f"f{i}.txt").write_text(f"file {i}\n")
     _run(["git", "add", "-A"], root)
-    _run(["git", "commit", "-q", "-m", "initial"], root)
+    # the automatic gc that 100,000 new loose objects set off would otherwise repack and prune in
+    # the background during the measurements (slowing git and, through ~100,000 file events, watch)
+    _run(["git", "-c", "gc.autoDetach=false", "commit", "-q", "-m", "initial"], root)
     return root
 
 

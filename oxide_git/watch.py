@@ -8,6 +8,7 @@ re-schedules stores and worktrees that vanish or appear. Errors are logged, neve
 from __future__ import annotations
 
 import json
+import logging
 import os
 import queue
 import signal
@@ -51,6 +52,7 @@ def _agent_env(ctx: Context) -> Any:
 
 class Watcher:
     def __init__(self, ctx: Context, token: str) -> None:
+        from watchdog import events as ev
         from watchdog.events import FileSystemEventHandler
         from watchdog.observers import Observer
 
@@ -69,6 +71,12 @@ class Watcher:
                     events.put(os.fsdecode(event.dest_path))
 
         self.handler = _Forward()
+        # only what can change a file: no open/close-without-write events, which a `git status`
+        # reading 100,000 files would turn into a flood that overflows the kernel's queue
+        self.event_filter = [ev.FileCreatedEvent, ev.DirCreatedEvent, ev.FileDeletedEvent,
+                             ev.DirDeletedEvent, ev.FileMovedEvent, ev.DirMovedEvent,
+                             ev.FileModifiedEvent, ev.FileClosedEvent]
+        self.overflowed = threading.Event()  # events were lost: the journals cannot be trusted
         self.observer = Observer()
         self.watches: dict[str, Any] = {}
         self.repos: dict[str, Repo] = {}
@@ -97,7 +105,8 @@ class Watcher:
             return False
         if os.path.isdir(path):
             try:
-                self.watches[path] = self.observer.schedule(self.handler, path, recursive=True)
+                self.watches[path] = self.observer.schedule(self.handler, path, recursive=True,
+                                                            event_filter=self.event_filter)
                 return True
             except Exception as e:
                 self.log(f"cannot watch {path}: {e}")
@@ -188,7 +197,19 @@ class Watcher:
             checkpoint(wctx, kind="prompt", session=sid, message_id=rows[0][0],
                        text=(rows[0][1] or "").strip()[:200], status=journal.status_from_journal(repo))
 
+    def drop_journals_if_overflowed(self) -> None:
+        """After the kernel dropped events, every journal may miss paths: rebuild them."""
+        if not self.overflowed.is_set():
+            return
+        self.overflowed.clear()
+        self.log("the file event queue overflowed; journals rebuilt from git status")
+        for repo in self.repos.values():
+            journal.drop(repo)
+        self.rescan()
+
     def run(self, ready: threading.Event | None = None) -> None:
+        overflow = _OverflowFlag(self.overflowed)
+        logging.getLogger("watchdog").addHandler(overflow)
         self.observer.start()
         try:
             self.rescan()
@@ -216,6 +237,7 @@ class Watcher:
                             journal.append(repo, list(j.paths))
                         except OSError as e:
                             self.log(f"journal of {repo.workdir}: {e}")
+                self.drop_journals_if_overflowed()
                 if self.server is not None:  # after the journal took every event seen so far
                     self.server.serve_pending(self.serve)
                 due = self.plan.due(now)
@@ -229,6 +251,7 @@ class Watcher:
                 self.server.close()
             self.observer.stop()
             self.observer.join(timeout=5)
+            logging.getLogger("watchdog").removeHandler(overflow)
 
     def start_server(self) -> None:
         """Answer `git oxide checkpoint` over the socket (see ``fastpath``); optional."""
@@ -236,11 +259,23 @@ class Watcher:
 
         try:
             server = watch_server.Server(self.ctx.repo.common_dir, self.log, lambda: self.events.put(""))
-            self.serve = watch_server.checkpoint_handler(self.ctx.repo.common_dir, self.log)
+            self.serve = watch_server.checkpoint_handler(self.ctx.repo.common_dir, self.repos)
             if server.start():
                 self.server = server
         except Exception:
             self.log(f"not serving checkpoints:\n{traceback.format_exc()}")
+
+
+class _OverflowFlag(logging.Handler):
+    """watchdog reports a kernel queue overflow (lost events) only in its log."""
+
+    def __init__(self, flag: threading.Event) -> None:
+        super().__init__(logging.WARNING)
+        self.flag = flag
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "overflow" in record.getMessage().lower():
+            self.flag.set()
 
 
 def _safe_discover(w: Watcher) -> list[tuple[str, Path]]:

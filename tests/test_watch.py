@@ -146,3 +146,30 @@ def test_daemon_imports_checkpoints_prompts_and_stops(repo: Path) -> None:
         wait_for(lambda: os.kill(pid, 0), timeout=5)
     log = make_ctx(repo).repo.oxide_dir / "log"
     assert "Traceback" not in (log.read_text() if log.exists() else "")
+
+
+def test_lost_file_events_rebuild_the_journal(repo: Path) -> None:
+    """When the kernel drops file events (watchdog only logs it), the journal may miss paths: it is
+    rebuilt from git status before the next checkpoint is answered."""
+    import logging
+
+    from oxide_git import watch
+    from oxide_git import watch_journal as journal
+
+    ctx = make_ctx(repo)
+    ctx.repo.oxide_dir.mkdir(parents=True, exist_ok=True)
+    w = watch.Watcher(ctx, "tok")
+    w.rescan()
+    assert (journal.read(ctx.repo) or ({}, set()))[0].get("token") == "tok"
+    journal.append(ctx.repo, ["missed-by-nobody"])
+    (repo / "missed.txt").write_text("its event was lost\n")
+    flag = watch._OverflowFlag(w.overflowed)
+    logging.getLogger("watchdog").addHandler(flag)
+    try:
+        logging.getLogger("watchdog.observers.inotify_c").warning("Inotify queue overflowed; filesystem events were lost")
+    finally:
+        logging.getLogger("watchdog").removeHandler(flag)
+    w.drop_journals_if_overflowed()
+    got = journal.read(ctx.repo)
+    assert got is not None and got[1] == {"missed.txt"}
+    w.observer.unschedule_all()
