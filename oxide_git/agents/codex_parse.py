@@ -288,7 +288,10 @@ class _Parser:
             info = p.get("info")
             if not isinstance(info, dict):
                 return
-            total = json.dumps(info.get("total_token_usage"), sort_keys=True)
+            total = info.get("total_token_usage")
+            prev = st.get("total")
+            if isinstance(prev, str):  # a cursor written by an older build kept it as JSON text
+                prev = json.loads(prev)
             if c is not None and c.role == "assistant":
                 last = info.get("last_token_usage")
                 usage = dict(last) if isinstance(last, dict) else {}
@@ -298,7 +301,7 @@ class _Parser:
                 if p.get("rate_limits") is not None:
                     usage["rate_limits"] = p["rate_limits"]
                 c.usage = usage
-            elif total != st.get("total"):
+            elif total != prev:
                 self._neutral(Part.other("token_count", p, line="event_msg"), ts)
             st["total"] = total
         elif t in ("task_started", "turn_started"):
