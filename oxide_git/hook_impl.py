@@ -1,4 +1,4 @@
-"""What the git hook shims run: ``python -m oxide_git.hook_impl drain|prepare-commit-msg|push``.
+"""What the git hook shims run: ``python -m oxide_git.hook_impl drain|prepare-commit-msg|push|install-hook``.
 
 Shims only append a line to ``<git-common-dir>/oxide/hooks.queue`` and start ``drain`` in the
 background, which runs the queued jobs in order under a lock. Nothing here ever fails git: every
@@ -235,6 +235,19 @@ def prepare_commit_msg(worktree: str, msg_file: str, *_: str) -> None:
                    cwd=worktree, check=True, capture_output=True, env=clean_git_env())
 
 
+def install_hook(hook: str, worktree: str) -> None:
+    """Install an on-demand shim (``hooks.ON_DEMAND``) whose setting was turned on; its chained
+    hook is kept as ``hooks install`` keeps it. Called by the pre-commit shim."""
+    from .hooks import ON_DEMAND, install
+    from .repo import find_repo
+
+    if hook not in ON_DEMAND:
+        raise ValueError(f"{hook} is not installed on demand")
+    repo = find_repo(Path(worktree), environ={})
+    for action in install(repo, python=sys.executable, types=(hook,)).actions:
+        log(repo.oxide_dir, f"hooks: {action} ({ON_DEMAND[hook]} is true)")
+
+
 def push(worktree: str, remote: str) -> None:
     """Push sessions and notes (and checkpoints with oxide.pushCheckpoints) within a budget."""
     from .context import Context
@@ -319,6 +332,8 @@ def main(argv: list[str]) -> int:
             prepare_commit_msg(*args)
         elif cmd == "push":
             push(*args[:2])
+        elif cmd == "install-hook":
+            install_hook(*args[:2])
         elif cmd == "--hook-type" and args:
             framework(args[0], [a for a in args[1:] if a != "--"])
         else:

@@ -272,3 +272,37 @@ def test_reindex_rebuilds_links_from_notes(tmp_path: Path) -> None:
         Path(f"{db}{suffix}").unlink(missing_ok=True)
     rows = [tuple(r) for r in _make_ctx(root).index.query("SELECT commit_id, session_id, checkpoint_id FROM links")]
     assert rows == [(head, "s1", "c1")]
+
+
+def test_prepare_commit_msg_is_installed_only_while_trailers_are_on(repo: Path) -> None:
+    """One hook less per commit without trailers; turning them on needs no reinstall, and the
+    user's own prepare-commit-msg is chained then and put back exactly afterwards."""
+    hooks = repo / ".git" / "hooks"
+    user_hook(hooks / "prepare-commit-msg", 'echo "user-pcm $2" >> .git/ran\nexit 0\n')
+    before = {p.name: (p.read_bytes(), stat.S_IMODE(p.stat().st_mode)) for p in hooks.iterdir()}
+    oxide(repo, "hooks", "install")
+    st = {h["hook"]: h["state"] for h in json.loads(oxide(repo, "hooks", "status", "--json").stdout)["hooks"]}
+    assert st["prepare-commit-msg"] == "foreign" and st["pre-commit"] == "installed"
+    assert not (hooks / "prepare-commit-msg.pre-oxide").exists()
+    sid = make_session(repo)
+    for name, trailers in (("a", False), ("b", True)):
+        git(repo, "config", "oxide.trailers", str(trailers).lower())
+        (repo / name).write_text(name)
+        git(repo, "add", name)
+        git(repo, "commit", "-q", "-m", name)
+        assert (f"Oxide-Session: {sid}" in git(repo, "log", "-1", "--format=%B")) is trailers
+    assert (repo / ".git" / "ran").read_text() == "user-pcm message\nuser-pcm message\n"
+    assert (hooks / "prepare-commit-msg.pre-oxide").exists()
+    assert note(repo)["sessions"] == [sid]
+    git(repo, "config", "oxide.trailers", "false")
+    out = oxide(repo, "hooks", "install").stderr
+    assert "restored prepare-commit-msg" in out
+    after = {p.name: (p.read_bytes(), stat.S_IMODE(p.stat().st_mode)) for p in hooks.iterdir()}
+    assert after["prepare-commit-msg"] == before["prepare-commit-msg"]
+    oxide(repo, "hooks", "uninstall")
+    assert {p.name: (p.read_bytes(), stat.S_IMODE(p.stat().st_mode)) for p in hooks.iterdir()} == before
+    empty = repo.parent / "bare-hooks"
+    git(repo, "config", "core.hooksPath", str(empty))
+    oxide(repo, "hooks", "install")
+    st = {h["hook"]: h["state"] for h in json.loads(oxide(repo, "hooks", "status", "--json").stdout)["hooks"]}
+    assert st["prepare-commit-msg"] == "not needed" and not (empty / "prepare-commit-msg").exists()

@@ -29,6 +29,9 @@ def hooks_install(as_json: bool) -> None:
 
     A hook already there is moved to <hook>.pre-oxide and run first; its exit
     code still decides. The shims call this Python by absolute path.
+    prepare-commit-msg is installed only while oxide.trailers is true (the
+    pre-commit shim installs it when it sees them turned on; running this
+    again with them off removes it).
     """
     from ..checkpoint import init
     from ..hooks import install
@@ -78,6 +81,9 @@ def watch(daemon: bool, stop: bool, as_json: bool) -> None:
     """Import agent sessions as they grow, checkpoint each new prompt, journal changed files.
 
     In the foreground until ^C, or --daemon; `git oxide watch --stop` stops it.
+    While it runs, `git oxide checkpoint` is answered by it over a unix socket
+    (<git-common-dir>/oxide/run/, only for your user): the same checkpoint
+    without starting click and pygit2. OXIDE_FASTPATH=0 turns that off.
     """
     from .. import watch as w
 
