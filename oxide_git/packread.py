@@ -93,8 +93,10 @@ class _Pack:
             size |= (c & 0x7F) << shift
             shift += 7
         pos += off
-        # Deflate never grows data by more than a few bytes per 16 KiB block plus its wrapper.
-        stop = pos + size + (size >> 10) + 64
+        # Room for what deflate can add to data it cannot shrink: fixed-code literals take up to
+        # 9 bits (ISA-L's fast levels use them), stored blocks 5 bytes a block. A stream longer
+        # than this is only read through the odb.
+        stop = pos + size + (size >> 2) + 64
         chunk = self.data[pos:stop if stop < end else end]
         z = zlib.decompressobj()
         try:
