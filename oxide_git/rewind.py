@@ -48,7 +48,7 @@ def load_checkpoint(ctx: Context, ref: str) -> tuple[snapshots.Checkpoint, pygit
             raise
         raise NotFound(f"checkpoint {ref} expired: `git oxide gc` removed it on {to_iso(gone[1])}",
                        hint="its code can no longer be restored; `git oxide pin` keeps checkpoints") from None
-    row = next(r for r in ctx.index.checkpoint_rows() if r["id"] == cid)
+    row = ctx.index.query("SELECT ref, created_at FROM checkpoints WHERE id=?", (cid,))[0]
     try:
         commit = ctx.repo.git[cid]
     except (KeyError, ValueError):
@@ -67,10 +67,15 @@ def load_checkpoint(ctx: Context, ref: str) -> tuple[snapshots.Checkpoint, pygit
 def _others_changes(ctx: Context, cp: snapshots.Checkpoint, session_id: str | None) -> dict[str, set[str]]:
     """Paths each other session of this worktree changed after ``cp``, from its own checkpoints."""
     git = ctx.repo.git
-    by_session: dict[str, list[dict[str, Any]]] = {}
-    for r in ctx.index.checkpoint_rows():
-        if r["session_id"] and r["session_id"] != session_id and r["worktree"] == cp.worktree:
-            by_session.setdefault(r["session_id"], []).append(r)
+    by_session: dict[str, list[Any]] = {}
+    # Only the rows that matter, and no JSON decoding of each one: a worktree keeps thousands.
+    for r in ctx.index.query(
+        "SELECT session_id, created_at, tree FROM checkpoints WHERE session_id IS NOT NULL "
+        "AND session_id != '' AND (? IS NULL OR session_id != ?) AND worktree = ? "
+        "ORDER BY created_at DESC, id",
+        (session_id, session_id, cp.worktree),
+    ):
+        by_session.setdefault(r["session_id"], []).append(r)
     out: dict[str, set[str]] = {}
     for sid, rows in by_session.items():
         rows.sort(key=lambda r: r["created_at"])
