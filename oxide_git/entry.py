@@ -18,7 +18,7 @@ def main() -> None:
 
         rc = checkpoint(argv[1:])  # `git oxide watch` answers, without click or pygit2 here
         if rc is not None:
-            raise SystemExit(rc)
+            _exit_now(rc)  # written with os.write: nothing to flush or free (~3 ms of teardown)
     quiet = not {"-h", "--help", "-n", "--dry-run"} & set(argv)
     snapshot_first = bool(argv[:1]) and argv[0] in _SNAPSHOT_FIRST and quiet
     if snapshot_first and argv[0] != "checkpoint":
