@@ -12,11 +12,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import sessionlog, store
-from .agents import agent as agent_module
+from . import sessionlog
 from .context import Context
 from .errors import NotFound
-from .importing import agent_env
 from .model import Message, Session
 
 
@@ -100,6 +98,11 @@ def _write(path: Path, data: bytes, append: bool, res: IntoResult) -> None:
 
 def into(ctx: Context, ref: str, agent: str) -> IntoResult:
     """Write the session into ``agent``'s store; return the command that continues it there."""
+    # Imported here: the writing side (store, importers) is not needed to print a context.
+    from . import store
+    from .agents import agent as agent_module
+    from .importing import agent_env
+
     sid = ctx.index.resolve_session(ref)
     git = ctx.repo.git
     log = sessionlog.load(git, sid)

@@ -65,11 +65,14 @@ def resume(session: str | None, last: bool, agent: str | None, run: bool, fmt: s
             return
     if fmt:
         from ..browse import session_json
-        from ..memory import context_message as memory_context
 
         if fmt == "json":
             s, items = ops.context_json(ctx, session, full=full)
-            head = memory_context(ctx) if with_memory else None
+            head = None
+            if with_memory:
+                from ..memory import context_message as memory_context
+
+                head = memory_context(ctx)
             stream_document(session_json(s), itertools.chain([head] if head else [], items))
         else:
             s, messages = ops.context(ctx, session, full=full)
