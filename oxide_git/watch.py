@@ -325,6 +325,8 @@ def start_daemon(repo: Repo, timeout: float = 15.0) -> dict[str, Any]:
         if proc.poll() is not None:
             break
         time.sleep(0.02)
+    if proc.poll() is None:
+        proc.terminate()  # said not to have started: it must not start later
     from .errors import OxideError
 
     raise OxideError("git oxide watch did not start", hint=f"see {repo.oxide_dir / 'log'}")

@@ -63,7 +63,12 @@ def start(repo: Path) -> int:
     from oxide_git import watch_journal as journal
 
     pid = json.loads(oxide(repo, "watch", "--daemon", "--json").stdout)["pid"]
-    wait_for(lambda: answers(repo) and journal.active(make_ctx(repo).repo))
+    try:
+        wait_for(lambda: answers(repo) and journal.active(make_ctx(repo).repo), timeout=60)
+    except BaseException:
+        oxide(repo, "watch", "--stop", check=False)  # never leave a watcher behind
+        log = make_ctx(repo).repo.oxide_dir / "log"
+        raise AssertionError(log.read_text() if log.exists() else "no log") from None
     return int(pid)
 
 
