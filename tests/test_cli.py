@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from oxide_git import refs, store
-from oxide_git.cli import main
+from oxide_git.cli import COMMANDS, load_all, main
 from oxide_git.errors import LockTimeout
 from oxide_git.model import Message, Part, Session
 
@@ -17,11 +17,19 @@ from .conftest import git, make_ctx, oxide
 
 def _all_commands() -> list[list[str]]:
     out = []
-    for name, cmd in main.commands.items():
+    for name, cmd in load_all().items():
         out.append([name])
         for sub in getattr(cmd, "commands", {}):
             out.append([name, sub])
     return out
+
+
+def test_the_command_table_names_each_command_where_it_is_defined() -> None:
+    """Only the invoked command's module is imported: the table must be right and complete."""
+    commands = load_all()
+    assert list(commands) == list(COMMANDS)
+    for name, cmd in commands.items():
+        assert cmd.callback is not None and cmd.callback.__module__ == f"oxide_git.cli.{COMMANDS[name]}"
 
 
 @pytest.mark.parametrize("args", _all_commands(), ids=" ".join)
@@ -102,6 +110,6 @@ def test_checkpoint_prints_id_alone_on_stdout(repo: Path) -> None:
 def test_man_page_names_every_command() -> None:
     """`git oxide --help` shows docs/git-oxide.1 (git turns --help into `man git-oxide`)."""
     page = (Path(__file__).resolve().parent.parent / "docs" / "git-oxide.1").read_text()
-    for name, cmd in main.commands.items():
+    for name, cmd in load_all().items():
         if not cmd.hidden:
             assert f"\\fB{name}" in page, f"{name} is missing from docs/git-oxide.1"

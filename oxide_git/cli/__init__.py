@@ -7,10 +7,10 @@ anything unexpected exits 3 with the traceback logged under ``<git-common-dir>/o
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import time
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ def _log_unexpected() -> str | None:
     path = log_dir / "oxide.log"
     try:
         import platform
+        import traceback
 
         with open(path, "a") as f:
             f.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} git-oxide {__version__} "
@@ -73,7 +74,13 @@ class OxideGroup(click.Group):
             ctx.exit(3)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(self.commands)  # in registration order, grouped by topic
+        return list(COMMANDS)  # grouped by topic
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = COMMANDS.get(cmd_name)
+        if module is not None:  # its module registers it on `main` when imported
+            importlib.import_module(f"{__name__}.{module}")
+        return self.commands.get(cmd_name)
 
 
 @click.group(cls=OxideGroup, context_settings=CONTEXT_SETTINGS)
@@ -103,13 +110,23 @@ def make_context() -> Any:
     return Context(find_repo(Path.cwd()), now_ms, dict(os.environ))
 
 
-# The command modules register themselves on `main`; one line each.
-from . import core  # noqa: E402,F401,I001
-from . import sessions  # noqa: E402,F401
-from . import imports  # noqa: E402,F401
-from . import history  # noqa: E402,F401
-from . import capture  # noqa: E402,F401
-from . import share  # noqa: E402,F401
-from . import export  # noqa: E402,F401
-from . import store_admin  # noqa: E402,F401
-from . import memory  # noqa: E402,F401
+# Command -> the module that defines it (and registers it on `main` when imported). Only the
+# invoked command's module is imported: the others, and what they import, cost start-up time.
+COMMANDS = {
+    **dict.fromkeys(("init", "checkpoint", "checkpoints", "reindex", "doctor"), "core"),
+    **dict.fromkeys(("list", "show", "search"), "sessions"),
+    "import": "imports",
+    **dict.fromkeys(("resume", "fork", "rewind", "undo"), "history"),
+    **dict.fromkeys(("hooks", "watch", "hook-impl"), "capture"),
+    **dict.fromkeys(("push", "pull"), "share"),
+    "export": "export",
+    **dict.fromkeys(("gc", "pin", "unpin", "rm"), "store_admin"),
+    "memory": "memory",
+}
+
+
+def load_all() -> dict[str, click.Command]:
+    """Every command, imported (for help listings and tests)."""
+    for name in COMMANDS:
+        main.get_command(click.Context(main), name)
+    return dict(main.commands)
