@@ -87,9 +87,12 @@ def bench_resume(quick: bool) -> list[dict[str, Any]]:
     m = median(t["last"])
     rows.append(row(f"git oxide resume --format json ({small:,} messages)", m, "< 500 ms",
                     met=m < 0.5, samples=t["last"]))
-    wall, rss = common.peak_rss_mb(common.oxide_cmd("resume", ids[big], "--format", "json", "--full"), path)
+    runs = [common.peak_rss_mb(common.oxide_cmd("resume", ids[big], "--format", "json", "--full"), path)
+            for _ in range(3)]  # a median: one run is at the mercy of whatever else the machine does
+    wall, rss = median([w for w, _ in runs]), max(r for _, r in runs)
     rows.append(row(f"git oxide resume --format json --full ({big:,} messages)", wall,
-                    "< 1 s, < 200 MB", met=wall < 1 and rss < 200, value=f"{wall:.2f} s, {rss:.0f} MB"))
+                    "< 1 s, < 200 MB", met=wall < 1 and rss < 200, value=f"{wall:.2f} s, {rss:.0f} MB",
+                    samples=[w for w, _ in runs]))
     return rows
 
 
