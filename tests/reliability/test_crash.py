@@ -19,7 +19,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from oxide_git import refs, sessionlog
+from oxide_git import importing, refs, sessionlog
 
 from ..conftest import fsck_clean, git
 from . import report
@@ -170,15 +170,19 @@ def _claude_transcript(path: Path, sessions: int = 3, messages: int = 300) -> No
     path.write_text("\n".join(lines) + "\n")
 
 
-def test_import_killed_then_rerun_finishes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("messages,n_trials", [(300, (30, 4)), (3500, (12, 2))],
+                         ids=["small", "index-thread"])  # 3 x 3,500 lines: over importing.BACKGROUND_BYTES
+def test_import_killed_then_rerun_finishes(tmp_path: Path, messages: int, n_trials: tuple[int, int]) -> None:
     transcript = tmp_path / "big.jsonl"
-    _claude_transcript(transcript)
+    _claude_transcript(transcript, messages=messages)
+    if messages > 300:
+        assert transcript.stat().st_size >= importing.BACKGROUND_BYTES
     ref_root = _init(tmp_path / "reference")
     dur = _timed(["git", "oxide", "import", "--agent", "claude", "-q", str(transcript)], ref_root)
     expected = _counts(ref_root)
     assert expected and all(expected.values())
     rng = random.Random(8002)
-    for t in range(trials(30, 4)):
+    for t in range(trials(*n_trials)):
         root = _init(tmp_path / f"r{t}")
         _kill_at(["git", "oxide", "import", "--agent", "claude", "-q", str(transcript)], root,
                  rng.uniform(0.05, dur * 1.1))
