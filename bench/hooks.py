@@ -1,8 +1,9 @@
 """Hook latency and watch-assisted checkpoints, each against git itself in the same run.
 
 Rows: `git commit` with the hooks installed vs without (10 and 1,000 stored sessions, a current
-session, so a pre-commit checkpoint and a note are made), with oxide disabled, and a checkpoint taken
-while `watch` keeps a journal vs `git status --porcelain`. The hooks' background work is waited for
+session, so a pre-commit checkpoint and a note are made), with oxide disabled, a checkpoint taken
+while `watch` keeps a journal vs `git status --porcelain`, and how soon a line appended to a watched
+transcript shows in `git oxide show`. The hooks' background work is waited for
 between iterations (outside the timing) so one commit's jobs never overlap the next measurement.
 """
 
@@ -95,7 +96,7 @@ def _commit_pair(hooked: Path, plain: Path, n: int) -> tuple[float, float]:
     return statistics.median(a), statistics.median(b)
 
 
-def _row(name: str, median: float, baseline: float, target: str) -> dict[str, Any]:
+def _row(name: str, median: float, baseline: float | None, target: str) -> dict[str, Any]:
     return {"name": name, "median_s": median, "baseline_s": baseline,
             "ratio": median / baseline if baseline else None, "target": target}
 
@@ -106,7 +107,8 @@ def run(quick: bool) -> list[dict[str, Any]]:
     tmp = Path(tempfile.mkdtemp(prefix="oxide-bench-hooks-"))
     old_env = dict(os.environ)
     os.environ.update({"HOME": str(tmp), "GIT_CONFIG_GLOBAL": str(tmp / "gitconfig"),
-                       "GIT_CONFIG_NOSYSTEM": "1"})
+                       "GIT_CONFIG_NOSYSTEM": "1", "CLAUDE_CONFIG_DIR": str(tmp / "claude"),
+                       "CODEX_HOME": str(tmp / "codex"), "XDG_DATA_HOME": str(tmp / "xdg")})
     (tmp / "gitconfig").write_text("")
     try:
         plain = _repo(tmp / "plain", 200)
@@ -127,6 +129,36 @@ def run(quick: bool) -> list[dict[str, Any]]:
     return rows
 
 
+_WATCHED = "7f3e2a10-0000-4000-8000-00000000beef"
+
+
+def _claude_prompt(cwd: Path, text: str) -> str:
+    return json.dumps({"type": "user", "cwd": str(cwd), "sessionId": _WATCHED, "uuid": f"u-{text}",
+                       "timestamp": "2026-01-01T00:00:00Z",
+                       "message": {"role": "user", "content": text}}) + "\n"
+
+
+def _appended_line_latency(root: Path, transcript: Path, reps: int) -> list[float]:
+    """From appending a prompt to a watched Claude transcript until `git oxide show` (run back to
+    back, so the figure includes up to one `show`) prints it."""
+    out = []
+    for i in range(reps):
+        text = f"bench prompt {i}"
+        with transcript.open("a") as f:
+            f.write(_claude_prompt(root, text))
+        t = time.perf_counter()
+        while True:
+            r = subprocess.run(["git", "oxide", "show", _WATCHED, "--json"], cwd=root, env=_env(),
+                               capture_output=True, text=True)
+            if text in r.stdout:
+                break
+            if time.perf_counter() - t > 30:
+                raise TimeoutError(f"the appended line never showed up: {r.stderr.strip()[-300:]}")
+        out.append(time.perf_counter() - t)
+        time.sleep(0.3)
+    return out
+
+
 def _watch_rows(tmp: Path, files: int, reps: int) -> list[dict[str, Any]]:
     from oxide_git import snapshots
     from oxide_git import watch_journal as journal
@@ -135,6 +167,9 @@ def _watch_rows(tmp: Path, files: int, reps: int) -> list[dict[str, Any]]:
     root = _repo(tmp / "big", files)
     _run(["git", "oxide", "init"], root)
     _run(["git", "status", "--porcelain"], root)  # warm the index
+    transcript = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "bench" / f"{_WATCHED}.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text(_claude_prompt(root, "first prompt"))  # a session of this repository
     started = json.loads(_run(["git", "oxide", "watch", "--daemon", "--json"], root))
     repo = find_repo(root, environ={})
     try:
@@ -153,10 +188,13 @@ def _watch_rows(tmp: Path, files: int, reps: int) -> list[dict[str, Any]]:
             snapshots.take(repo, kind="watch", now_ms=int(time.time() * 1000), status=st, keep=False)
             inproc.append(time.perf_counter() - t)
         s = statistics.median(status)
+        latency = _appended_line_latency(root, transcript, reps)
         return [_row(f"watch-assisted `git oxide checkpoint`, {files} files, 10 changed",
                      statistics.median(cli), s, "< 0.3x git status"),
                 _row(f"watch-assisted snapshot in-process (journal + take), {files} files",
-                     statistics.median(inproc), s, "< 0.3x git status")]
+                     statistics.median(inproc), s, "< 0.3x git status"),
+                _row("watched transcript: appended line visible in `git oxide show`",
+                     statistics.median(latency), None, "< 1 s")]
     finally:
         _run(["git", "oxide", "watch", "--stop"], root)
         assert started["pid"]
