@@ -1,4 +1,5 @@
-"""What one Codex rollout line holds, decoded: JSON (fast path), times, texts, error outputs."""
+"""What one Codex rollout line holds, decoded: JSON (fast path), times, texts, error outputs, and
+the data of reasoning and tool-call parts."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from ..model import from_iso
+from ..model import Part, from_iso
 from . import jsonline
 
 _EXIT = re.compile(r"(?:^Exit code: |Process exited with code )(-?\d+)", re.M)
@@ -50,3 +51,48 @@ def is_error(output: Any) -> bool:
             return False
     m = _EXIT.search(output[:400])
     return bool(m and int(m.group(1)) != 0)
+
+
+CALL_KEYS = {"function_call": ("type", "name", "arguments", "call_id"),
+             "custom_tool_call": ("type", "status", "call_id", "name", "input"),
+             "local_shell_call": ("type", "call_id", "status", "action")}
+
+
+def reasoning_data(p: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A reasoning item's part data, and the summary texts its events will repeat."""
+    summary = p.get("summary")
+    summaries = texts(summary, ("summary_text",))
+    body = summaries or texts(p.get("content"), ("reasoning_text", "text"))
+    data: dict[str, Any] = {"text": "\n\n".join(body)}
+    if len(summaries) != 1:
+        data["summary"] = summaries
+    if not isinstance(summary, list) or len(summaries) != len(summary) or any(len(s) != 2 for s in summary):
+        data["summary_raw"] = summary
+    if p.get("encrypted_content") is not None:
+        data["encrypted"] = p["encrypted_content"]
+    data.update((k, v) for k, v in p.items() if k not in ("type", "summary", "encrypted_content"))
+    return data, summaries
+
+
+def tool_call_data(t: str, p: dict[str, Any]) -> dict[str, Any]:
+    """A function, custom tool or local shell call item (``t`` in CALL_KEYS) as tool_call data."""
+    rest = {k: v for k, v in p.items() if k not in CALL_KEYS[t]}
+    call_id = str(p.get("call_id") or p.get("id") or "")
+    if t == "function_call":
+        raw = p.get("arguments")
+        try:
+            value = json.loads(raw) if isinstance(raw, str) else raw
+            same = json.dumps(value, ensure_ascii=False, separators=(",", ":")) == raw
+        except ValueError:
+            value, same = raw, False
+        part = Part.tool_call(call_id, str(p.get("name")), value, **({} if same else {"arguments": raw}))
+    elif t == "custom_tool_call":
+        part = Part.tool_call(call_id, str(p.get("name")), p.get("input"))
+    else:
+        part = Part.tool_call(call_id, "local_shell", p.get("action"))
+    data = {**part.data, "codex_type": t}
+    if "status" in p:
+        data["status"] = p["status"]
+    if rest:
+        data["native"] = rest
+    return data

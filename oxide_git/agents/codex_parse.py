@@ -11,6 +11,7 @@ from typing import Any
 
 from ..model import Message, Part, Session, from_iso, session_id_for
 from . import Event, FoundMessage, FoundSession, Problem, Resumable
+from .codex_lines import CALL_KEYS, reasoning_data, tool_call_data
 from .codex_lines import is_error as _is_error
 from .codex_lines import iso_ms as _iso
 from .codex_lines import loads as _loads
@@ -20,9 +21,6 @@ name = "codex"
 
 _ASSISTANT_ITEMS = {"reasoning", "function_call", "custom_tool_call", "local_shell_call",
                     "web_search_call", "image_generation_call"}
-_CALL_KEYS = {"function_call": ("type", "name", "arguments", "call_id"),
-              "custom_tool_call": ("type", "status", "call_id", "name", "input"),
-              "local_shell_call": ("type", "call_id", "status", "action")}
 _EVENT_KIND = {"agent_message": "message", "agent_reasoning": "reasoning",
                "agent_reasoning_raw_content": "raw"}
 _INJECTED = re.compile(r"\s*(<[A-Za-z_]+[ >]|# AGENTS\.md)")
@@ -211,44 +209,11 @@ class _Parser:
         if t in _ASSISTANT_ITEMS:
             c = self._want("assistant", ts)
             if t == "reasoning":
-                summary = p.get("summary")
-                texts = _texts(summary, ("summary_text",))
-                body = texts or _texts(p.get("content"), ("reasoning_text", "text"))
-                data = {"text": "\n\n".join(body)}
-                if len(texts) != 1:
-                    data["summary"] = texts
-                if not isinstance(summary, list) or len(texts) != len(summary) or any(
-                        len(s) != 2 for s in summary):
-                    data["summary_raw"] = summary
-                if p.get("encrypted_content") is not None:
-                    data["encrypted"] = p["encrypted_content"]
-                data.update((k, v) for k, v in p.items()
-                            if k not in ("type", "summary", "encrypted_content"))
+                data, texts = reasoning_data(p)
                 c.parts.append(["reasoning", data])
                 self._pair(c, len(c.parts) - 1, "reasoning", texts)
-            elif t in _CALL_KEYS:
-                keys = _CALL_KEYS[t]
-                rest = {k: v for k, v in p.items() if k not in keys}
-                call_id = str(p.get("call_id") or p.get("id") or "")
-                if t == "function_call":
-                    raw = p.get("arguments")
-                    try:
-                        value = json.loads(raw) if isinstance(raw, str) else raw
-                        same = json.dumps(value, ensure_ascii=False, separators=(",", ":")) == raw
-                    except ValueError:
-                        value, same = raw, False
-                    extra = {} if same else {"arguments": raw}
-                    part = Part.tool_call(call_id, str(p.get("name")), value, **extra)
-                elif t == "custom_tool_call":
-                    part = Part.tool_call(call_id, str(p.get("name")), p.get("input"))
-                else:
-                    part = Part.tool_call(call_id, "local_shell", p.get("action"))
-                data = {**part.data, "codex_type": t}
-                if "status" in p:
-                    data["status"] = p["status"]
-                if rest:
-                    data["native"] = rest
-                c.parts.append(["tool_call", data])
+            elif t in CALL_KEYS:
+                c.parts.append(["tool_call", tool_call_data(t, p)])
             else:
                 c.parts.append(["other", {"kind": t, "raw": p, "line": "response_item"}])
             return
