@@ -20,6 +20,7 @@ from oxide_git.agents import (
     Resumable,
     aider,
 )
+from oxide_git.errors import OxideError
 from oxide_git.model import Message, Part, Session, from_iso, session_id_for
 
 FIX = Path(__file__).resolve().parent.parent.parent / "fixtures" / "aider"
@@ -365,7 +366,7 @@ def test_export_foreign_session(tmp_path: Path) -> None:
 
 def test_export_needs_a_folder(tmp_path: Path) -> None:
     s = Session(id="1" * 32, agent="aider")
-    with pytest.raises(aider.OxideError):
+    with pytest.raises(OxideError):
         aider.export(s, [], AgentEnv(tmp_path, {}))
     exp = aider.export(s, [], AgentEnv(tmp_path, {}, (tmp_path,)))
     assert exp.cwd == str(tmp_path) and any("1970" in x for x in exp.lost)
