@@ -90,9 +90,13 @@ def encode_message_scan(m: Message) -> tuple[bytes, bytes]:
     if m.unknown and not _MESSAGE_KEYS.isdisjoint(m.unknown):  # keys would merge: the plain way
         blob = _pack({"v": SCHEMA_VERSION, **message_to_dict(m)})
         return blob, blob
-    n1, unknown = _entries({"v": SCHEMA_VERSION, **m.unknown})
-    n2, head = _entries({k: getattr(m, k) for k in _HEAD_FIELDS})
+    fields = {k: getattr(m, k) for k in _HEAD_FIELDS}
     n3, body = _entries({"extra": m.extra, "parts": [p.to_dict() for p in m.parts]})
+    if not m.unknown:  # the usual case: "v" and the fields in one map, nothing of it to scan
+        n2, head = _entries({"v": SCHEMA_VERSION, **fields})
+        return _map_header(n2 + n3) + head + body, body
+    n1, unknown = _entries({"v": SCHEMA_VERSION, **m.unknown})
+    n2, head = _entries(fields)
     return _map_header(n1 + n2 + n3) + unknown + head + body, unknown + body
 
 

@@ -9,7 +9,7 @@ a commit whose tree drops the later messages, the old tip staying in history.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import pygit2
@@ -218,7 +218,7 @@ def build_tree(
 
 def with_ids(session_id: str, puts: Mapping[int, Message]) -> dict[int, Message]:
     """The messages by seq, each without an id given its deterministic one."""
-    return {q: m if m.id else replace(m, id=message_id_for(session_id, q, m.created_at))
+    return {q: m if m.id else m.with_id(message_id_for(session_id, q, m.created_at))
             for q, m in puts.items()}
 
 

@@ -93,3 +93,14 @@ def test_jsonline_gives_what_json_gives(raw: bytes) -> None:
         return
     got = jsonline.loads(raw)
     assert repr(got) == repr(expected) and type(got) is type(expected)
+
+
+def test_with_id_copies_every_field() -> None:
+    """``Message.with_id`` names the fields itself (it is on the import path): a field added to the
+    model and not copied there fails here."""
+    from dataclasses import fields, replace
+
+    values = {f.name: f"sentinel-{f.name}" for f in fields(Message)}
+    values["parts"] = (Part.text("x"),)
+    m = Message(**values)
+    assert m.with_id("new") == replace(m, id="new")
