@@ -17,7 +17,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import sessionlog, store
 from .agents import AGENT_NAMES, AgentEnv, FoundMessage, FoundSession, Problem, Resumable, registry
 from .agents import agent as agent_module
 from .context import Context
@@ -132,6 +131,8 @@ class _Writer:
             self.report.sessions.append(s.id)
 
     def _stored(self, sid: str) -> Session | None:
+        from . import sessionlog
+
         log = sessionlog.load(self.ctx.repo.git, sid)
         return log.session if log else None
 
@@ -160,6 +161,8 @@ class _Writer:
                 s = _link_copied_history(self.ctx, s, msgs)
             self.sessions[sid] = s
         if not self.dry_run and (msgs or sid not in self.saved_meta):
+            from . import store  # git and what writes to it: not loaded when nothing changed
+
             puts = dict(enumerate(msgs, start))
             store.save(self.ctx, s, puts, summary=f"import {len(msgs)} message(s) from {s.agent}",
                        later=self.queue.submit if self.queue is not None else None)
@@ -314,6 +317,8 @@ def _follow_latest(ctx: Context, imported: set[str]) -> None:
     rows = [r for r in ctx.index.session_rows(worktree=ctx.repo.worktree_id) if r["id"] in imported]
     if not rows:
         return
+    from . import store
+
     current = store.current_session(ctx)
     latest = rows[0]
     cur_rows = ctx.index.session_rows(ids=[current]) if current else []
