@@ -5,7 +5,7 @@ rename), which made bulk imports cost ~0.5 ms per message. A pack of the batch i
 Undeltified entries, index version 2, written under temporary names and renamed into place pack
 first, index last, as git does, so readers never see half a pack. Entries are deflated by ISA-L
 (``isal``) when it is installed: a standard zlib stream, two to six times faster than zlib's level 1
-for the same size (imports are bounded by this); stdlib zlib otherwise.
+for packs about a tenth larger (imports are bounded by this); stdlib zlib otherwise.
 """
 
 from __future__ import annotations
