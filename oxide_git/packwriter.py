@@ -5,7 +5,7 @@ rename), which made bulk imports cost ~0.5 ms per message. A pack of the batch i
 Undeltified entries, index version 2, written under temporary names and renamed into place pack
 first, index last, as git does, so readers never see half a pack. Entries are deflated by ISA-L
 (``isal``) when it is installed: a standard zlib stream, two to six times faster than zlib's level 1
-for packs about a tenth larger (imports are bounded by this); stdlib zlib otherwise.
+for packs about 15% larger (imports are bounded by this); stdlib zlib otherwise.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ try:
 
     def _deflate(data: bytes) -> bytes:
         # ISA-L's level 0 is 2.5x faster than its level 1 but starts every stream with ~120 bytes
-        # of tables: worth it from a kilobyte (the pack grows by about a tenth).
+        # of tables: worth it from a kilobyte (the pack grows by about 15%).
         return isal_zlib.compress(data, 0 if len(data) >= 1024 else 1)
 except ImportError:  # pragma: no cover - a dependency of the package
     def _deflate(data: bytes) -> bytes:
