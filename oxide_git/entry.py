@@ -20,30 +20,11 @@ def main() -> None:
         if rc is not None:
             _exit_now(rc)  # written with os.write: nothing to flush or free (~3 ms of teardown)
     quiet = not {"-h", "--help", "-n", "--dry-run"} & set(argv)
-    snapshot_first = bool(argv[:1]) and argv[0] in _SNAPSHOT_FIRST and quiet
-    if snapshot_first and argv[0] != "checkpoint":
+    if argv[:1] and argv[0] in _SNAPSHOT_FIRST and quiet and not _journal_active(argv[0]):
         from . import prefetch
 
         prefetch.start()  # before any other import: git finds the worktree itself
         os.nice(5)  # git status is the critical path: our imports must not take its CPU
-    elif snapshot_first:
-        from pathlib import Path
-
-        from . import status
-        from .errors import OxideError
-        from .repo import find_repo
-
-        try:
-            repo = find_repo(Path.cwd())
-            from .watch_journal import active
-
-            if not active(repo) or argv[0] != "checkpoint":  # `watch`'s journal replaces status
-                status.prefetch(repo.workdir)
-                # git status is the critical path; on a busy or small machine our own imports
-                # must not take CPU from it (the child keeps its priority).
-                os.nice(5)
-        except (OxideError, OSError):
-            pass
     from .cli import main as cli_main
 
     if argv[:1] and argv[0] in _QUICK_EXIT:
@@ -53,6 +34,22 @@ def main() -> None:
             _exit_now(e.code)
         _exit_now(0)
     cli_main()
+
+
+def _journal_active(command: str) -> bool:
+    """A checkpoint made from `watch`'s journal needs no `git status` pass."""
+    if command != "checkpoint":
+        return False
+    from pathlib import Path
+
+    from .errors import OxideError
+    from .repo import find_repo
+    from .watch_journal import active
+
+    try:
+        return active(find_repo(Path.cwd()))
+    except (OxideError, OSError):
+        return False
 
 
 # Commands whose work is done when they return (files closed, index transactions committed, no

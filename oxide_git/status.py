@@ -1,8 +1,8 @@
 """What changed in a worktree, according to git itself (no pygit2 here: this runs first, hot).
 
 One ``git status --porcelain=v2 -z --untracked-files=all`` pass, run with ``--no-optional-locks``
-so that git's opportunistic index refresh never writes the user's index file. It can be started
-before the rest of the program has imported (``start``) and collected later (``collect``).
+so that git's opportunistic index refresh never writes the user's index file. The console script
+may have started it before anything was imported (``prefetch``); ``run`` takes that pass.
 """
 
 from __future__ import annotations
@@ -46,23 +46,13 @@ def collect(proc: subprocess.Popen[bytes]) -> Status:
     return parse(out)
 
 
-_PREFETCHED: dict[Path, subprocess.Popen[bytes]] = {}
-
-
-def prefetch(workdir: Path) -> None:
-    """Start the status pass now (before heavy imports); the next ``run`` of ``workdir`` takes it."""
-    _PREFETCHED[workdir] = start(workdir)
-
-
 def run(workdir: Path) -> Status:
-    proc = _PREFETCHED.pop(workdir, None)
-    if proc is None:
-        early = early_pass.take(str(workdir))  # started by the console script in this worktree
-        if early is not None:
-            rc, out, _ = _wait(*early)
-            if rc == 0:
-                return parse(out)  # else: git once more, as usual, for its error message
-    return collect(proc if proc is not None else start(workdir))
+    early = early_pass.take(str(workdir))  # started by the console script in this worktree
+    if early is not None:
+        rc, out, _ = _wait(*early)
+        if rc == 0:
+            return parse(out)  # else: git once more, as usual, for its error message
+    return collect(start(workdir))
 
 
 def _wait(pid: int, out_fd: int, err_fd: int) -> tuple[int, bytes, bytes]:
