@@ -8,7 +8,7 @@ bytes to print and the exit code. Any doubt (no socket, a stale one, a refused c
 busy or slow watcher, an option it does not know, an error) returns None and the normal
 in-process command runs instead, printing whatever it prints.
 
-This module imports nothing beyond ``os``, ``sys`` and ``_socket`` (``socket`` and ``json`` cost
+This module imports nothing beyond ``os``, ``sys``, ``_socket`` and ``gitdirs`` (``socket`` and ``json`` cost
 ~7 ms each to import); the protocol is a length-prefixed, NUL-separated request and a
 ``D <rc> <len-out> <len-err>`` answer. ``OXIDE_FASTPATH=0`` turns it off; ``OXIDE_FASTPATH=only``
 (for tests) exits 125 instead of falling back.
@@ -24,6 +24,8 @@ from __future__ import annotations
 import os
 import sys
 
+from . import gitdirs
+
 MAGIC = b"oxide-fast 1"
 RUN_DIR = ("oxide", "run")  # under the git common dir
 SOCKET_NAME = "watch.sock"
@@ -37,32 +39,14 @@ UNSERVED = 125  # exit code with OXIDE_FASTPATH=only when the watcher did not se
 
 
 def common_dir(cwd: str) -> str | None:
-    """The git common dir above ``cwd`` found by reading files (None: not in a worktree)."""
-    d = cwd
-    while True:
-        dotgit = os.path.join(d, ".git")
-        if os.path.isdir(dotgit):
-            gitdir = dotgit
-            break
-        if os.path.isfile(dotgit):
-            try:
-                with open(dotgit, encoding="utf-8", errors="surrogateescape") as f:
-                    text = f.read().strip()
-            except OSError:
-                return None
-            if not text.startswith("gitdir:"):
-                return None
-            gitdir = os.path.join(d, text[7:].strip())
-            break
-        parent = os.path.dirname(d)
-        if parent == d:
-            return None
-        d = parent
+    """The git common dir of the worktree above ``cwd`` (None: not in a worktree)."""
     try:
-        with open(os.path.join(gitdir, "commondir"), encoding="utf-8", errors="surrogateescape") as f:
-            return os.path.normpath(os.path.join(gitdir, f.read().strip()))
-    except OSError:
-        return os.path.normpath(gitdir)
+        found = gitdirs.locate(cwd)
+    except (OSError, ValueError):
+        return None
+    if found is None or found[1] is None:
+        return None
+    return gitdirs.common_dir(found[1])
 
 
 def socket_path(common: str) -> str:

@@ -13,6 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import gitdirs
 from .errors import BareRepository, NotInGitRepository
 
 if TYPE_CHECKING:
@@ -161,26 +162,9 @@ def clean_git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def _read_gitfile(path: Path) -> Path:
-    text = path.read_text().strip()
-    if not text.startswith("gitdir:"):
-        raise NotInGitRepository(f"{path} is not a gitdir link")
-    target = Path(text[7:].strip())
-    return (path.parent / target).resolve() if not target.is_absolute() else target
-
-
 def common_dir_of(git_dir: Path) -> Path:
     """The shared gitdir of a (possibly linked-worktree) gitdir."""
-    try:
-        rel = (git_dir / "commondir").read_text().strip()
-    except OSError:
-        return git_dir
-    p = Path(rel)
-    return (git_dir / p).resolve() if not p.is_absolute() else p
-
-
-def _is_gitdir(p: Path) -> bool:
-    return (p / "HEAD").is_file() and (p / "objects").is_dir() and (p / "refs").is_dir()
+    return Path(gitdirs.common_dir(str(git_dir)))
 
 
 def find_repo(cwd: Path, environ: dict[str, str] | None = None) -> Repo:
@@ -189,26 +173,26 @@ def find_repo(cwd: Path, environ: dict[str, str] | None = None) -> Repo:
     cwd = Path(os.path.abspath(cwd))
     if environ.get("GIT_DIR"):
         git_dir = Path(os.path.abspath(cwd / environ["GIT_DIR"]))
-        if (git_dir / "commondir").is_file() or _is_gitdir(git_dir):
+        if (git_dir / "commondir").is_file() or gitdirs.is_gitdir(str(git_dir)):
             work = environ.get("GIT_WORK_TREE")
             workdir = Path(os.path.abspath(cwd / work)) if work else _toplevel_from(cwd, git_dir)
             return Repo(workdir, git_dir, common_dir_of(git_dir))
-    for d in (cwd, *cwd.parents):
-        dotgit = d / ".git"
-        if dotgit.is_dir():
-            return Repo(d, dotgit.resolve(), common_dir_of(dotgit.resolve()))
-        if dotgit.is_file():
-            git_dir = _read_gitfile(dotgit)
-            return Repo(d, git_dir, common_dir_of(git_dir))
-        if _is_gitdir(d) and d.name != ".git":
-            raise BareRepository(
-                f"{d} is a bare repository",
-                hint="git oxide needs a worktree: run it inside a clone or `git worktree add`",
-            )
-    raise NotInGitRepository(
-        "not a git repository (or any of the parent directories)",
-        hint="run git oxide inside a git repository, or `git init` one",
-    )
+    try:
+        found = gitdirs.locate(str(cwd))
+    except (OSError, ValueError) as e:
+        raise NotInGitRepository(str(e)) from None
+    if found is None:
+        raise NotInGitRepository(
+            "not a git repository (or any of the parent directories)",
+            hint="run git oxide inside a git repository, or `git init` one",
+        )
+    top, git_dir_s = found
+    if git_dir_s is None:
+        raise BareRepository(
+            f"{top} is a bare repository",
+            hint="git oxide needs a worktree: run it inside a clone or `git worktree add`",
+        )
+    return Repo(Path(top), Path(git_dir_s), common_dir_of(Path(git_dir_s)))
 
 
 def _toplevel_from(cwd: Path, git_dir: Path) -> Path:
