@@ -230,6 +230,25 @@ class Redactor:
 
     def message(self, m: Message) -> tuple[Message, Counter[str]]:
         """The message with every string of every part, ``extra`` and ``unknown`` redacted."""
+        m2, counts, _blob = self._gated(m)
+        return m2, counts
+
+    def encoded(self, m: Message) -> tuple[Message, bytes]:
+        """``message(m)`` and its payload (``codec.encode_message``), encoded once."""
+        m2, _counts, blob = self._gated(m)
+        return m2, blob if blob is not None else codec.encode_message(m2)
+
+    def _gated(self, m: Message) -> tuple[Message, Counter[str], bytes | None]:
+        """The message is encoded first and ``secretgate`` scans the bytes: only a message it cannot
+        clear is walked. Also the encoding when it is still the message's."""
+        blob, scan = codec.encode_message_scan(m)
+        if not self.gate.maybe(scan):
+            return m, Counter(), blob
+        m2, counts = self.walk(m)
+        return m2, counts, blob if m2 is m else None
+
+    def walk(self, m: Message) -> tuple[Message, Counter[str]]:
+        """``message`` without the gate: every string visited (what the gate is held to)."""
         counts: Counter[str] = Counter()
         parts = []
         for p in m.parts:
@@ -248,15 +267,6 @@ class Redactor:
             return m, counts
         extra = {**extra, COUNTS_KEY: dict(sorted((message_counts(m) + counts).items()))}
         return replace(m, parts=tuple(parts), extra=extra, unknown=unknown), counts
-
-    def encoded(self, m: Message) -> tuple[Message, bytes]:
-        """The message redacted and its payload (``codec.encode_message``); the walk of ``message``
-        runs only when the gate on the encoded bytes says a rule may match."""
-        blob, scan = codec.encode_message_scan(m)
-        if not self.gate.maybe(scan):
-            return m, blob
-        m2, _counts = self.message(m)
-        return (m, blob) if m2 is m else (m2, codec.encode_message(m2))
 
     def session(self, s: Session) -> Session:
         """The session's own fields (title, extra, unknown) redacted; their hits in extra."""

@@ -96,7 +96,7 @@ _json: Any = st.recursive(
 def test_the_gate_never_stops_a_message_the_walk_would_change(
         text: str, data: Any, extra: dict[str, Any], unknown: dict[str, Any]) -> None:
     m = Message("user", (Part.text(text), Part.tool_call("c", "tool", data)), extra=extra, unknown=unknown)
-    walked, counts = REDACTOR.message(m)
+    walked, counts = REDACTOR.walk(m)
     for r in GATES:
         if counts:
             assert _maybe(r, m), (counts, m)
