@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,24 +21,26 @@ pytestmark = [
 ]
 
 
+def _json_lines(path: Path) -> list[dict[str, Any]]:
+    out = []
+    for line in path.read_text().splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue
+    return out
+
+
 def _raw_counts(agent: str, path: Path) -> dict[str, int]:
     calls: set[str] = set()
     prompts = 0
     if agent == "claude":
-        for line in path.read_text().splitlines():
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                continue
+        for obj in _json_lines(path):
             content = (obj.get("message") or {}).get("content")
             if isinstance(content, list):
                 calls |= {b["id"] for b in content if isinstance(b, dict) and b.get("type") == "tool_use"}
     elif agent == "codex":
-        for line in path.read_text().splitlines():
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                continue
+        for obj in _json_lines(path):
             p = obj.get("payload") or {}
             if obj.get("type") == "response_item" and p.get("type") in (
                     "function_call", "custom_tool_call", "local_shell_call"):
