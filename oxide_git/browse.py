@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .context import Context
-from .errors import NotFound
 from .model import to_iso
 
 if TYPE_CHECKING:  # `list` reads the index only: no pygit2, no msgpack on its path
@@ -72,9 +71,7 @@ def show(ctx: Context, ref: str) -> Shown:
 
     sid = ctx.index.resolve_session(ref)
     git = ctx.repo.git
-    log = sessionlog.load(git, sid)
-    if log is None:
-        raise NotFound(f"session {ref} has no log in git", hint="run `git oxide reindex`")
+    log = sessionlog.load_required(git, sid, ref)
     rows = ctx.index.query(
         "SELECT max(seq) FROM messages WHERE session_id=? AND is_compaction=1", (sid,))
     last_compaction = rows[0][0] if rows and rows[0][0] is not None else -1

@@ -210,9 +210,7 @@ def _checkpoint_view(git: pygit2.Repository, cp: snapshots.Checkpoint, commit: p
 
 def load(ctx: Context, sid: str, *, patches: bool = False) -> SessionView:
     git = ctx.repo.git
-    log = sessionlog.load(git, sid)
-    if log is None:
-        raise NotFound(f"session {sid} has no log in git", hint="run `git oxide reindex`")
+    log = sessionlog.load_required(git, sid)
     r = redact.redactor_for(ctx)
     s = r.session(log.session) if r is not None else log.session
     view = SessionView(s, log.count, checkpoints_of(ctx, sid, patches=patches, r=r),

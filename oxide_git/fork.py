@@ -45,9 +45,7 @@ def _nearest_checkpoint(ctx: Context, session_id: str, seq: int) -> str | None:
 def fork(ctx: Context, ref: str, *, at: str | None = None, title: str | None = None) -> ForkResult:
     git = ctx.repo.git
     sid = ctx.index.resolve_session(ref)
-    log = sessionlog.load(git, sid)
-    if log is None:
-        raise NotFound(f"session {ref} has no log in git", hint="run `git oxide reindex`")
+    log = sessionlog.load_required(git, sid, ref)
     seq = ctx.index.message_seq(sid, at) if at is not None else log.count
     if seq > log.count:
         raise NotFound(f"session {sid[:12]} has only {log.count} messages")

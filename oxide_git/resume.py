@@ -58,9 +58,7 @@ def context_json(ctx: Context, ref: str, *, full: bool = False) -> tuple[Session
 def _context_start(ctx: Context, ref: str, full: bool) -> tuple[sessionlog.Log, int]:
     sid = ctx.index.resolve_session(ref)
     git = ctx.repo.git
-    log = sessionlog.load(git, sid)
-    if log is None:
-        raise NotFound(f"session {ref} has no log in git", hint="run `git oxide reindex`")
+    log = sessionlog.load_required(git, sid, ref)
     start = 0
     if not full:
         rows = ctx.index.query(
@@ -105,9 +103,7 @@ def into(ctx: Context, ref: str, agent: str) -> IntoResult:
 
     sid = ctx.index.resolve_session(ref)
     git = ctx.repo.git
-    log = sessionlog.load(git, sid)
-    if log is None:
-        raise NotFound(f"session {ref} has no log in git", hint="run `git oxide reindex`")
+    log = sessionlog.load_required(git, sid, ref)
     messages = [m for _, m in sessionlog.iter_messages(git, log.commit.tree)]
     session = log.session
     env = agent_env(ctx)

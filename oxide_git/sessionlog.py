@@ -15,7 +15,7 @@ from typing import Any
 import pygit2
 
 from . import codec, packread, packwriter, refs
-from .errors import OxideError
+from .errors import NotFound, OxideError
 from .model import Message, Session, message_id_for
 
 BUCKET = 256
@@ -78,6 +78,14 @@ def load(repo: pygit2.Repository, session_id: str) -> Log | None:
     """The session's log at its ref's tip, or None if there is no such session."""
     oid = refs.read(repo, refs.session_ref(session_id))
     return None if oid is None else load_commit(repo, oid)
+
+
+def load_required(repo: pygit2.Repository, session_id: str, ref: str | None = None) -> Log:
+    """``load``, or NotFound naming ``ref`` (what the user gave) when the session has no log."""
+    log = load(repo, session_id)
+    if log is None:
+        raise NotFound(f"session {ref or session_id} has no log in git", hint="run `git oxide reindex`")
+    return log
 
 
 def load_commit(repo: pygit2.Repository, oid: pygit2.Oid) -> Log:
