@@ -203,19 +203,19 @@ class _Parser:
         group = self.open.get(stream)
         mid = obj["message"].get("id") if kind == "assistant" else None
         if group is not None and mid and group.last["message"].get("id") == mid:
-            group.add(obj)
+            group.add(obj, ts)
         elif last and last.stream == stream and (
             (kind == "meta" and last.kind == "meta")
             or (kind == "summary" and last.kind == "boundary" and len(last.lines) == 1)
         ):
-            last.add(obj)
+            last.add(obj, ts)
         else:
             if kind != "tool" and kind != "meta":
                 self.open.pop(stream, None)
             if not self.open:
                 yield from self.flush()
                 yield Resumable(start, self.state(self.line - 1))
-            b = Builder(kind, stream, obj)
+            b = Builder(kind, stream, obj, ts)
             self.pending.append(b)
             if kind == "assistant" and mid:
                 self.open[stream] = b

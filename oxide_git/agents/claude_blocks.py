@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from ..model import Message, Part, Role, from_iso
@@ -89,11 +89,12 @@ def _meta_kind(obj: Mapping[str, Any]) -> str:
 class Builder:
     """One message being assembled from one or more lines."""
 
-    __slots__ = ("blocks", "extra", "first", "kind", "last", "lines", "stream", "tool_ids")
+    __slots__ = ("blocks", "extra", "first", "kind", "last", "lines", "stream", "tool_ids", "ts")
 
-    def __init__(self, kind: str, stream: str, obj: dict[str, Any]) -> None:
+    def __init__(self, kind: str, stream: str, obj: dict[str, Any], ts: int | None) -> None:
         self.kind = kind  # assistant | user | tool | summary | boundary | meta
         self.stream = stream
+        self.ts = ts  # the first line_ts among the lines: the parser has it already, and it is dear
         self.first = obj
         self.last = obj
         self.lines: list[dict[str, Any]] = [obj]
@@ -117,9 +118,11 @@ class Builder:
                 continue
             self.blocks.append(b)
 
-    def add(self, obj: dict[str, Any]) -> None:
+    def add(self, obj: dict[str, Any], ts: int | None) -> None:
         self.lines.append(obj)
         self.last = obj
+        if self.ts is None:
+            self.ts = ts
         if self.kind == "assistant":
             self._add_blocks(obj)
 
@@ -128,7 +131,7 @@ class Builder:
         if self.kind == "meta":
             others = tuple(Part.other(_meta_kind(o), o) for o in self.lines)
             uid = next((o["uuid"] for o in self.lines if isinstance(o.get("uuid"), str)), None)
-            return Message(Role.SYSTEM, others, created_at=first_ts(self.lines), native_id=uid)
+            return Message(Role.SYSTEM, others, created_at=self.ts, native_id=uid)
         summary_line = last if self.kind in ("boundary", "summary") else first
         extra = {k: v for k, v in summary_line.items() if k not in _OWN}
         if extra.get("sessionId") == own_session:
@@ -171,13 +174,9 @@ class Builder:
                 extra["message"] = {k: v for k, v in msg.items() if k != "content"}
         if self.kind == "summary" or self.kind == "boundary":
             extra.pop("message", None)
-        return Message(role, parts, created_at=first_ts(self.lines),
+        return Message(role, parts, created_at=self.ts,
                        native_id=uuids[0] if uuids else None, model=model, usage=usage, cost=cost,
                        extra=extra)
-
-
-def first_ts(lines: Sequence[Mapping[str, Any]]) -> int | None:
-    return next((t for t in map(line_ts, lines) if t is not None), None)
 
 
 def classify(obj: Mapping[str, Any]) -> str:
