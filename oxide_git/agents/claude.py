@@ -165,17 +165,20 @@ class _Parser:
                     break  # a partial line: read it next time
                 start, pos = pos, pos + len(raw)
                 self.line += 1
-                if not raw.strip():
-                    continue
                 try:
                     obj = jsonline.loads(raw)
                 except (ValueError, RecursionError):
-                    yield Problem(self.line, "not JSON, skipped")
+                    if raw.strip():  # blank lines fail to parse too: test them only then
+                        yield Problem(self.line, "not JSON, skipped")
                     continue
                 if not isinstance(obj, dict):
                     yield Problem(self.line, "not a JSON object, skipped")
                     continue
-                yield from self.feed(obj, start)
+                new = self.feed(obj)
+                if new is not None:
+                    yield from self.flush()
+                    yield Resumable(start, self.state(self.line - 1))
+                    self.pending.append(new)
         had_tail = bool(self.pending)
         yield from self.flush(final=True)
         if not had_tail:
@@ -189,7 +192,10 @@ class _Parser:
             self.sessions[self.side] = _new_session(None, sidechain_root=self.side)
         return self.side
 
-    def feed(self, obj: dict[str, Any], start: int) -> Iterator[Event]:
+    def feed(self, obj: dict[str, Any]) -> Builder | None:
+        """Note ``obj`` and add it to its message. A message that begins where parsing may restart
+        is returned instead, for the caller to flush what is pending before it (no generator per
+        line: most lines only join a message)."""
         kind = classify(obj)
         stream = self.stream_of(obj)
         acc = self.sessions[stream]
@@ -212,13 +218,14 @@ class _Parser:
         else:
             if kind != "tool" and kind != "meta":
                 self.open.pop(stream, None)
-            if not self.open:
-                yield from self.flush()
-                yield Resumable(start, self.state(self.line - 1))
+            safe = not self.open
             b = Builder(kind, stream, obj, ts)
-            self.pending.append(b)
             if kind == "assistant" and mid:
                 self.open[stream] = b
+            if safe:
+                return b
+            self.pending.append(b)
+        return None
 
     def note(self, acc: dict[str, Any], obj: Mapping[str, Any], kind: str, ts: int | None) -> None:
         if ts is not None and (acc["updated_at"] is None or ts > acc["updated_at"]):
