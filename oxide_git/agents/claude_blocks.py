@@ -12,6 +12,10 @@ from ..model import Message, Part, Role, from_iso
 
 # Envelope fields that have a place of their own in a Message (everything else goes to extra).
 _OWN = frozenset({"message", "type", "uuid", "timestamp", "toolUseResult", "costUSD"})
+# An assistant ``message``'s fields that have a place of their own (the rest goes to extra).
+_OWN_IN_MESSAGE = frozenset({"content", "usage", "model"})
+# A user ``message`` with only these fields needs no copy in extra.
+_PLAIN_MESSAGE = frozenset({"role", "content"})
 
 def line_ts(obj: Mapping[str, Any]) -> int | None:
     t = obj.get("timestamp")
@@ -89,7 +93,7 @@ def _meta_kind(obj: Mapping[str, Any]) -> str:
 class Builder:
     """One message being assembled from one or more lines."""
 
-    __slots__ = ("blocks", "extra", "first", "kind", "last", "lines", "stream", "tool_ids", "ts")
+    __slots__ = ("blocks", "first", "kind", "last", "lines", "stream", "tool_ids", "ts")
 
     def __init__(self, kind: str, stream: str, obj: dict[str, Any], ts: int | None) -> None:
         self.kind = kind  # assistant | user | tool | summary | boundary | meta
@@ -100,7 +104,6 @@ class Builder:
         self.lines: list[dict[str, Any]] = [obj]
         self.blocks: list[Any] = []
         self.tool_ids: set[str] = set()
-        self.extra: dict[str, Any] = {}
         if kind == "assistant":
             self._add_blocks(obj)
 
@@ -127,56 +130,60 @@ class Builder:
             self._add_blocks(obj)
 
     def build(self, own_session: str | None) -> Message:
-        first, last = self.first, self.last
-        if self.kind == "meta":
-            others = tuple(Part.other(_meta_kind(o), o) for o in self.lines)
-            uid = next((o["uuid"] for o in self.lines if isinstance(o.get("uuid"), str)), None)
-            return Message(Role.SYSTEM, others, created_at=self.ts, native_id=uid)
-        summary_line = last if self.kind in ("boundary", "summary") else first
+        kind, lines, first = self.kind, self.lines, self.first
+        uuids = [o["uuid"] for o in lines if isinstance(o.get("uuid"), str)]
+        native_id = uuids[0] if uuids else None
+        if kind == "meta":
+            others = tuple([Part.other(_meta_kind(o), o) for o in lines])
+            return Message(Role.SYSTEM, others, created_at=self.ts, native_id=native_id)
+        summary_line = self.last if kind == "boundary" or kind == "summary" else first
         extra = {k: v for k, v in summary_line.items() if k not in _OWN}
         if extra.get("sessionId") == own_session:
             del extra["sessionId"]
-        uuids = [o["uuid"] for o in self.lines if isinstance(o.get("uuid"), str)]
-        if len(self.lines) > 1:
+        if len(lines) > 1:
             extra["uuids"] = uuids
+        if kind == "assistant":
+            return self._build_assistant(extra, native_id)
         msg: dict[str, Any] = summary_line["message"] if isinstance(
             summary_line.get("message"), dict) else {}
-        model = usage = cost = None
         parts: tuple[Part, ...]
-        if self.kind == "boundary":
+        if kind == "boundary":
             role, extra["boundary"] = Role.SYSTEM, first
-            summary = _text_of(msg.get("content")) if len(self.lines) > 1 else ""
+            summary = _text_of(msg.get("content")) if len(lines) > 1 else ""
             parts = (Part.compaction(summary),)
-        elif self.kind == "summary":
+        elif kind == "summary":
             role, parts = Role.SYSTEM, (Part.compaction(_text_of(msg.get("content"))),)
-        elif self.kind == "assistant":
-            role, parts = Role.ASSISTANT, tuple(block_part(b) for b in self.blocks)
-            lm = last["message"]
-            model = next((o["message"].get("model") for o in reversed(self.lines)
-                          if o["message"].get("model")), None)
-            usage = lm.get("usage") if isinstance(lm.get("usage"), dict) else None
-            cost = last.get("costUSD") if isinstance(last.get("costUSD"), int | float) else None
-            extra["message"] = {k: v for k, v in lm.items() if k not in ("content", "usage", "model")}
         else:
             content = msg.get("content")
             blocks = content if isinstance(content, list) else [content]
-            role = Role.TOOL if self.kind == "tool" else Role.USER
+            role = Role.TOOL if kind == "tool" else Role.USER
             plist = [block_part(b) for b in blocks if b is not None]
             if "toolUseResult" in first:
-                i = next((i for i, p in enumerate(plist) if p.type == "tool_result"), None)
-                if i is None:
-                    extra["toolUseResult"] = first["toolUseResult"]
+                for i, p in enumerate(plist):
+                    if p.type == "tool_result":
+                        plist[i] = Part(p.type, {**p.data, "structured": first["toolUseResult"]})
+                        break
                 else:
-                    plist[i] = Part(plist[i].type, {**plist[i].data,
-                                                    "structured": first["toolUseResult"]})
+                    extra["toolUseResult"] = first["toolUseResult"]
             parts = tuple(plist)
-            if set(msg) - {"role", "content"}:
+            if not msg.keys() <= _PLAIN_MESSAGE:
                 extra["message"] = {k: v for k, v in msg.items() if k != "content"}
-        if self.kind == "summary" or self.kind == "boundary":
-            extra.pop("message", None)
-        return Message(role, parts, created_at=self.ts,
-                       native_id=uuids[0] if uuids else None, model=model, usage=usage, cost=cost,
-                       extra=extra)
+        return Message(role, parts, created_at=self.ts, native_id=native_id, extra=extra)
+
+    def _build_assistant(self, extra: dict[str, Any], native_id: str | None) -> Message:
+        last = self.last
+        lm = last["message"]
+        model = None
+        for o in reversed(self.lines):  # the last line that names one
+            if o["message"].get("model"):
+                model = o["message"]["model"]
+                break
+        usage = lm.get("usage") if isinstance(lm.get("usage"), dict) else None
+        cost = last.get("costUSD") if isinstance(last.get("costUSD"), (int, float)) else None
+        extra["message"] = {k: v for k, v in lm.items() if k not in _OWN_IN_MESSAGE}
+        return Message(Role.ASSISTANT, tuple([block_part(b) for b in self.blocks]),
+                       created_at=self.ts, native_id=native_id, model=model, usage=usage,
+                       cost=cost, extra=extra)
 
 
 def classify(obj: Mapping[str, Any]) -> str:
