@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import uuid as uuidlib
 from collections.abc import Iterator, Mapping, Sequence
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,10 @@ name = "claude"
 
 STATE_VERSION = 1
 _CWD_SCAN_LINES = 200
+# A session's fields that its FoundSession shows (a snapshot of them is kept as "emitted").
+_SHOWN = ("id", "native_id", "title", "cwd", "branch", "model", "parent_id", "extra", "first_ts",
+          "updated_at")
+_shown_but_time = itemgetter(*_SHOWN[:-1])
 
 
 def roots(env: AgentEnv) -> list[Path]:
@@ -274,25 +279,30 @@ class _Parser:
     def flush(self, final: bool = False) -> Iterator[Event]:
         for b in self.pending:
             acc = self.fix(b.stream)
-            yield from self.session_event(acc, with_time=False)
+            found = self.session_event(acc, with_time=False)
+            if found is not None:
+                yield found
             own = self.sessions["main"]["native_id"].split("/")[0]
             yield FoundMessage(acc["id"], b.build(own))
         self.pending.clear()
         if final:
             for acc in self.sessions.values():
-                if acc["id"] is not None:
-                    yield from self.session_event(acc, with_time=True)
+                if acc["id"] is not None and (found := self.session_event(acc, with_time=True)):
+                    yield found
 
-    def session_event(self, acc: dict[str, Any], with_time: bool) -> Iterator[Event]:
-        snap = {k: acc[k] for k in ("id", "native_id", "title", "cwd", "branch", "model",
-                                    "parent_id", "extra", "first_ts", "updated_at")}
+    def session_event(self, acc: dict[str, Any], with_time: bool) -> FoundSession | None:
+        """The session anew if what it shows changed since it was last emitted (its updated_at
+        only counts ``with_time``, at the end), else None. Called for every message: the common
+        "unchanged" answer compares two tuples and builds nothing."""
         old = acc["emitted"]
+        if old is not None and _shown_but_time(acc) == _shown_but_time(old) and (
+                not with_time or acc["updated_at"] == old["updated_at"]):
+            return None
+        snap = {k: acc[k] for k in _SHOWN}
         if old is not None and not with_time:
             snap["updated_at"] = old["updated_at"]
-        if snap == old:
-            return
         acc["emitted"] = snap
-        yield FoundSession(Session(
+        return FoundSession(Session(
             id=snap["id"], agent=name, native_id=snap["native_id"], title=snap["title"],
             created_at=snap["first_ts"], updated_at=snap["updated_at"], parent_id=snap["parent_id"],
             cwd=snap["cwd"], branch=snap["branch"], model=snap["model"], extra=dict(snap["extra"])))
