@@ -163,7 +163,9 @@ class _Parser:
                 and not self.agent_id.startswith("acompact")):
             self._link(main)  # the parent may have written the Task's progress since
         pos = offset
-        with self.path.open("rb") as f:
+        # A 1 MiB buffer: with the default 8 KiB one, splitting the file into lines costs three
+        # times as much (lines are ~2 KB, many are larger than the buffer).
+        with self.path.open("rb", buffering=1 << 20) as f:
             f.seek(offset)
             for raw in f:
                 if not raw.endswith(b"\n"):
