@@ -205,13 +205,8 @@ class _Parser:
         line: most lines only join a message)."""
         kind = classify(obj)
         stream = self.stream_of(obj)
-        acc = self.sessions[stream]
         ts = line_ts(obj)
-        if acc["first_ts"] is None and ts is not None:
-            acc["first_ts"] = ts
-        if acc["first_sid"] is None and isinstance(obj.get("sessionId"), str):
-            acc["first_sid"] = obj["sessionId"]
-        self.note(acc, obj, kind, ts)  # idempotent: restarting at this line notes it again
+        self.note(self.sessions[stream], obj, kind, ts)  # idempotent: restarting here notes it again
         last = self.pending[-1] if self.pending else None
         group = self.open.get(stream)
         mid = obj["message"].get("id") if kind == "assistant" else None
@@ -235,21 +230,29 @@ class _Parser:
         return None
 
     def note(self, acc: dict[str, Any], obj: Mapping[str, Any], kind: str, ts: int | None) -> None:
-        if ts is not None and (acc["updated_at"] is None or ts > acc["updated_at"]):
-            acc["updated_at"] = ts
-        if acc["cwd"] is None and isinstance(obj.get("cwd"), str) and obj["cwd"]:
-            acc["cwd"] = obj["cwd"]
-        if isinstance(obj.get("gitBranch"), str) and obj["gitBranch"]:
-            acc["branch"] = obj["gitBranch"]
+        """What ``obj`` tells of its session. Runs for every line: each field is read once."""
+        if ts is not None:
+            if acc["first_ts"] is None:
+                acc["first_ts"] = ts
+            if acc["updated_at"] is None or ts > acc["updated_at"]:
+                acc["updated_at"] = ts
+        if acc["first_sid"] is None and isinstance(sid := obj.get("sessionId"), str):
+            acc["first_sid"] = sid
+        if acc["cwd"] is None and isinstance(cwd := obj.get("cwd"), str) and cwd:
+            acc["cwd"] = cwd
+        if isinstance(branch := obj.get("gitBranch"), str) and branch:
+            acc["branch"] = branch
         if kind == "assistant":
             model = obj["message"].get("model")
             if isinstance(model, str) and model and model != "<synthetic>":
                 acc["model"] = model
-        t = obj.get("type")
-        if t == "custom-title" and isinstance(obj.get("customTitle"), str):
-            acc["title"], acc["custom_title"] = obj["customTitle"], True
-        elif t == "summary" and isinstance(obj.get("summary"), str) and not acc["custom_title"]:
-            acc["title"] = obj["summary"]
+        elif kind == "meta":  # a custom-title or summary line is never of another kind
+            t = obj.get("type")
+            if t == "custom-title" and isinstance(title := obj.get("customTitle"), str):
+                acc["title"], acc["custom_title"] = title, True
+            elif (t == "summary" and isinstance(text := obj.get("summary"), str)
+                    and not acc["custom_title"]):
+                acc["title"] = text
 
     def _link(self, acc: dict[str, Any]) -> None:
         if self.parent_file is None and acc["first_sid"]:
