@@ -1,5 +1,5 @@
-"""What one Codex rollout line holds, decoded: JSON (fast path), times, texts, error outputs, and
-the data of reasoning and tool-call parts."""
+"""What one Codex rollout line holds, decoded: times, texts, error outputs, and the data of
+reasoning and tool-call parts."""
 
 from __future__ import annotations
 
@@ -9,17 +9,8 @@ from datetime import datetime
 from typing import Any
 
 from ..model import Part, from_iso
-from . import jsonline
 
 _EXIT = re.compile(r"(?:^Exit code: |Process exited with code )(-?\d+)", re.M)
-
-
-
-def loads(raw: bytes) -> Any:
-    try:
-        return jsonline.loads(raw)
-    except (ValueError, RecursionError):
-        return None
 
 
 def iso_ms(ts: Any) -> int | None:

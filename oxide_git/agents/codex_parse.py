@@ -10,11 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from ..model import Message, Part, Session, from_iso, session_id_for
-from . import Event, FoundMessage, FoundSession, Problem, Resumable
+from . import Event, FoundMessage, FoundSession, Problem, Resumable, jsonline
 from .codex_lines import CALL_KEYS, reasoning_data, tool_call_data
 from .codex_lines import is_error as _is_error
 from .codex_lines import iso_ms as _iso
-from .codex_lines import loads as _loads
 from .codex_lines import texts as _texts
 
 name = "codex"
@@ -97,8 +96,10 @@ class _Parser:
 
     # -- messages -----------------------------------------------------------------------------
     def _start(self, role: str | None, ts: int | None) -> _Open:
-        self._close()
-        self._ensure(ts)
+        if self.cur is not None:
+            self._close()
+        if "sid" not in self.st:
+            self._ensure(ts)
         if self.off != self.resumed_at:  # the Resumable a restart begins at is not repeated
             self.out.append(Resumable(self.off, dict(self.st)))  # state before this line
         self.cur = _Open(role, ts, self.st.get("model") if role == "assistant" else None)
@@ -115,7 +116,7 @@ class _Parser:
 
     def _neutral(self, part: Part, ts: int | None) -> None:
         c = self.cur if self.cur is not None else self._start(None, ts)
-        c.parts.append([part.type, dict(part.data)])
+        c.parts.append([part.type, part.data])  # a fresh dict: Part.other builds one per call
 
     def _close(self) -> None:
         c, self.cur = self.cur, None
@@ -146,7 +147,7 @@ class _Parser:
         if st.get("forked_from") and c.created is not None and c.created < (st.get("created") or 0):
             c.extra["copied"] = True
         self.out.append(FoundMessage(st["sid"], Message(
-            role=role, parts=tuple(Part(t, d) for t, d in c.parts), created_at=c.created,
+            role=role, parts=tuple([Part(t, d) for t, d in c.parts]), created_at=c.created,
             model=c.model, usage=c.usage, extra=c.extra)))
 
     @staticmethod
@@ -172,9 +173,11 @@ class _Parser:
 
     # -- lines --------------------------------------------------------------------------------
     def _item(self, p: dict[str, Any], ts: int | None) -> None:
-        t = p.get("type") if isinstance(p.get("type"), str) else None  # a list or dict type is unknown
-        native = {k: v for k, v in p.items() if k not in ("type", "role", "content")}
+        t = p.get("type")
+        if not isinstance(t, str):
+            t = None  # a list or dict type is unknown
         if t == "message":
+            native = {k: v for k, v in p.items() if k not in ("type", "role", "content")}
             role = p.get("role")
             content = p.get("content")
             if role == "assistant":
@@ -323,24 +326,28 @@ class _Parser:
             f.seek(offset)
             self.off = offset
             self.resumed_at = offset if offset else -1
+            out, line = self.out, self._line
             for raw in f:
                 if not raw.endswith(b"\n"):
                     break  # a line still being written: not consumed
                 if not raw.isspace():  # raw.strip() without copying the line
                     self.raw = raw
-                    obj = _loads(raw)
+                    try:
+                        obj = jsonline.loads(raw)
+                    except (ValueError, RecursionError):  # RecursionError: nested too deep for json
+                        obj = None
                     if not isinstance(obj, dict):
-                        self.out.append(Problem(st["line"] + 1, "not JSON, skipped"))
+                        out.append(Problem(st["line"] + 1, "not JSON, skipped"))
                     else:
                         ts = _iso(obj.get("timestamp")) or st.get("ts")
-                        self._line(obj, ts)
+                        line(obj, ts)
                         if ts is not None:
                             st["ts"] = st["updated"] = ts
                 self.off += len(raw)
                 st["line"] += 1  # state mutations of a line come after the message it opens
-                if self.out:
-                    yield from self.out
-                    self.out.clear()
+                if out:
+                    yield from out
+                    out.clear()
         self._close()
         if "sid" in st:
             self._emit_session()
