@@ -91,7 +91,8 @@ def bench_first_checkpoint(quick: bool, log: Log = _log) -> list[dict[str, Any]]
 
 # -- session logs ---------------------------------------------------------------------------------
 
-_KEY_SOURCES = ("sessionlog.py", "codec.py", "model.py", "index.py", "store.py", "context.py")
+_KEY_SOURCES = ("logwrite.py", "rawgit.py", "sessionlog.py", "codec.py", "model.py", "index.py", "store.py",
+                "context.py")
 
 
 def _message(i: int, now_ms: int) -> Any:
@@ -138,18 +139,20 @@ def _init_repo(path: Path) -> None:
 def _write_new_session(ctx: Any, s: Any, messages: list[Any], now_ms: int, chunk: int = 10_000
                        ) -> None:
     """A new session with ``messages``, written the way ``store.save`` writes (git, then index)."""
-    from oxide_git import sessionlog
+    from oxide_git import logwrite
 
-    git = ctx.repo.git
+    objects, common_dir = ctx.repo.objects, ctx.repo.common_dir
     _ = ctx.index  # opened (and reindexed when new) before anything is written
     for start in range(0, len(messages), chunk):
-        lg = sessionlog.load(git, s.id)
-        puts = sessionlog.with_ids(s.id, dict(enumerate(messages[start:start + chunk], start)))
-        oid = sessionlog.commit(git, s, puts, now_ms=now_ms, summary=f"bench {len(puts)} messages",
-                                base=lg.commit if lg else None, expected=lg.tip if lg else None)
+        lg = logwrite.tip(objects, common_dir, s.id)
+        puts = logwrite.with_ids(s.id, dict(enumerate(messages[start:start + chunk], start)))
+        oid = logwrite.commit(objects, common_dir, s, puts, now_ms=now_ms,
+                              summary=f"bench {len(puts)} messages", base=lg,
+                              expected=lg.commit if lg else None)
+        assert oid is not None
         with ctx.index.write() as conn:
             ctx.index.put_messages(conn, s.id, puts)
-            ctx.index.put_session(conn, s, log_commit=str(oid), count=start + len(puts))
+            ctx.index.put_session(conn, s, log_commit=oid.hex(), count=start + len(puts))
 
 
 def _prune(prefix: str, keep: Path) -> None:
@@ -235,7 +238,7 @@ def bench_append(quick: bool, log: Log = _log) -> list[dict[str, Any]]:
 
 def _list_repo(n: int, log: Log) -> Path:
     """A cached repository with ``n`` small sessions, written the way the store writes them."""
-    from oxide_git import sessionlog
+    from oxide_git import logwrite
 
     key = common.sources_key(*_KEY_SOURCES)
     path = common.CACHE / f"list-{n}-{key}"
@@ -251,11 +254,11 @@ def _list_repo(n: int, log: Log) -> Path:
     base = _session(ctx, 0, now_ms)
     from dataclasses import replace
 
-    git = ctx.repo.git
+    objects, common_dir = ctx.repo.objects, ctx.repo.common_dir
     _ = ctx.index  # opened (and reindexed when new) before anything is written
     batch = 500
     for start in range(0, n, batch):
-        # The store's write path (sessionlog.commit, then the index rows), with one index
+        # The store's write path (logwrite.commit, then the index rows), with one index
         # transaction per batch of new sessions instead of one per session: only setup is faster.
         done = []
         for i in range(start, min(n, start + batch)):
@@ -263,13 +266,14 @@ def _list_repo(n: int, log: Log) -> Path:
             s = replace(base, id=f"{t:012x}{i:020d}", native_id=f"native-{i}",
                         title=f"session {i}: fix the flaky test in module {i % 97}",
                         created_at=t, updated_at=t + 30_000)
-            puts = sessionlog.with_ids(s.id, dict(enumerate(_message(q, t) for q in range(3))))
-            oid = sessionlog.commit(git, s, puts, now_ms=t, summary="bench")
-            done.append((s, puts, oid))
+            puts = logwrite.with_ids(s.id, dict(enumerate(_message(q, t) for q in range(3))))
+            oid = logwrite.commit(objects, common_dir, s, puts, now_ms=t, summary="bench")
+            assert oid is not None
+            done.append((s, puts, oid.hex()))
         with ctx.index.write() as conn:
             for s, puts, oid in done:
                 ctx.index.put_messages(conn, s.id, puts)
-                ctx.index.put_session(conn, s, log_commit=str(oid), count=len(puts))
+                ctx.index.put_session(conn, s, log_commit=oid, count=len(puts))
         if start and start % 2_000 == 0:
             log(f"  {start:,} sessions…")
     ctx.close()

@@ -1,4 +1,5 @@
-"""The console script. `checkpoint` is first offered to a running `git oxide watch` (``fastpath``).
+"""The console script. `checkpoint` is first offered to a running `git oxide watch` (``fastpath``);
+the plain form of `import` runs without click (``import_command.plain``).
 For the commands that snapshot the worktree first (checkpoint, rewind,
 undo) it starts `git status` before anything heavy is imported, so the one unavoidable pass over
 the worktree overlaps Python's own start-up."""
@@ -19,6 +20,12 @@ def main() -> None:
         rc = checkpoint(argv[1:])  # `git oxide watch` answers, without click or pygit2 here
         if rc is not None:
             _exit_now(rc)  # written with os.write: nothing to flush or free (~3 ms of teardown)
+    if argv[:1] == ["import"]:
+        from .import_command import plain
+
+        rc = plain(argv[1:])  # the form hooks and scripts run, without click
+        if rc is not None:
+            _exit_now(rc)
     quiet = not {"-h", "--help", "-n", "--dry-run"} & set(argv)
     if argv[:1] and argv[0] in _SNAPSHOT_FIRST and quiet and not _journal_active(argv[0]):
         from . import prefetch

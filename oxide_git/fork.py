@@ -10,7 +10,7 @@ import hashlib
 from dataclasses import dataclass, replace
 from typing import Any
 
-from . import journal, refs, sessionlog
+from . import journal, logwrite, refs, sessionlog
 from .context import Context
 from .errors import NotFound
 from .model import new_session_id
@@ -62,11 +62,13 @@ def fork(ctx: Context, ref: str, *, at: str | None = None, title: str | None = N
         created_at=ctx.now_ms, updated_at=ctx.now_ms, source={},
         extra={**src.extra, "fork_seq": seq, "forked_from_agent": src.agent},
     )
-    oid = sessionlog.commit(
-        git, new, {}, now_ms=ctx.now_ms, summary=f"fork {sid[:12]} at message {seq}",
-        truncate_at=seq, base=log.commit, expected=None, parents=[log.tip],
+    written = logwrite.commit(
+        ctx.repo.objects, ctx.repo.common_dir, new, {}, now_ms=ctx.now_ms,
+        summary=f"fork {sid[:12]} at message {seq}", truncate_at=seq, base=log.as_base(),
+        expected=None, parents=[log.tip.raw],
     )
-    assert oid is not None
+    assert written is not None
+    oid = written.hex()
     with ctx.index.write() as conn:
         conn.execute(
             "INSERT INTO messages SELECT ?, seq, id, role, created_at, native_id, compacted, "

@@ -132,9 +132,9 @@ class _Writer:
             self.report.sessions.append(s.id)
 
     def _stored(self, sid: str) -> Session | None:
-        from . import sessionlog
+        from . import logwrite
 
-        log = sessionlog.load(self.ctx.repo.git, sid)
+        log = logwrite.tip(self.ctx.repo.objects, self.ctx.repo.common_dir, sid)
         return log.session if log else None
 
     def message(self, sid: str, m: Message) -> None:

@@ -11,6 +11,9 @@ anything else: loose objects, deltas (after a user's `git gc` or `git repack`), 
 alternates, packs added after it was opened. The caller then reads the object through the odb, so
 a reader that knows nothing is merely slower. Each blob's id is checked against its content, as
 libgit2 does, so a damaged pack or index cannot hand back the wrong message.
+
+``Pack.read`` also answers for any object, deltas resolved: ``rawgit`` reads trees and commits
+through it on the session-log write path.
 """
 
 from __future__ import annotations
@@ -19,20 +22,23 @@ import hashlib
 import mmap
 import struct
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 _IDX_MAGIC = b"\377tOc\x00\x00\x00\x02"
 _FANOUT = 8
 _NAMES = _FANOUT + 256 * 4
 _BLOB = 3
-_GIVE_UP = 64  # misses beyond the hits by this many: the objects are elsewhere, stop searching
+_GIVE_UP = 64
+_OFS_DELTA, _REF_DELTA = 6, 7
+_MAX_DELTA_CHAIN = 100  # misses beyond the hits by this many: the objects are elsewhere, stop searching
 
 
-class _Pack:
-    __slots__ = ("count", "data", "end", "fanout", "idx", "large", "offsets")
+class Pack:
+    __slots__ = ("count", "data", "end", "fanout", "idx", "large", "offsets", "path")
 
     def __init__(self, idx_path: Path) -> None:
+        self.path = str(idx_path)
         with open(idx_path, "rb") as fi, open(idx_path.with_suffix(".pack"), "rb") as fp:
             self.idx = mmap.mmap(fi.fileno(), 0, access=mmap.ACCESS_READ)
             try:
@@ -75,37 +81,127 @@ class _Pack:
     def entry(self, off: int) -> tuple[bytes | None, int]:
         """The blob at ``off`` and where the next entry starts; None for anything else (a delta,
         a tree, a damaged entry)."""
-        end = self.end
-        if not 12 <= off < end:  # after the pack header, before its trailing checksum
-            return None, -1
+        head = self._header(off)
+        if head is None or head[0] != _BLOB:
+            return None, -1  # a delta (6, 7), a commit, tree or tag: the odb knows
+        found = self._inflate(head[2], head[1])
+        return (None, -1) if found is None else found
+
+    def _header(self, off: int) -> tuple[int, int, int] | None:
+        """(type, size, where the data starts) of the entry at ``off``."""
+        if not 12 <= off < self.end:  # after the pack header, before its trailing checksum
+            return None
         head = self.data[off:off + 16]
         c = head[0]
-        if (c >> 4) & 7 != _BLOB:
-            return None, -1  # a delta (6, 7), a commit, tree or tag: the odb knows
-        size = c & 15
-        shift = 4
-        pos = 1
+        kind, size, shift, pos = (c >> 4) & 7, c & 15, 4, 1
         while c & 0x80:
             if pos >= len(head):
-                return None, -1
+                return None
             c = head[pos]
             pos += 1
             size |= (c & 0x7F) << shift
             shift += 7
-        pos += off
+        return kind, size, off + pos
+
+    def _inflate(self, pos: int, size: int) -> tuple[bytes, int] | None:
+        """``size`` bytes inflated from ``pos``, and where their stream ends."""
         # Room for what deflate can add to data it cannot shrink: fixed-code literals take up to
-        # 9 bits (ISA-L's fast levels use them), stored blocks 5 bytes a block. A stream longer
-        # than this is only read through the odb.
+        # 9 bits (ISA-L's fast levels use them), stored blocks 5 bytes a block. A longer stream is
+        # not one a deflater wrote: the entry is damaged.
+        end = self.end
         stop = pos + size + (size >> 2) + 64
         chunk = self.data[pos:stop if stop < end else end]
         z = zlib.decompressobj()
         try:
             out = z.decompress(chunk, size + 1)
         except zlib.error:
-            return None, -1
+            return None
         if not z.eof or len(out) != size:
-            return None, -1
+            return None
         return out, pos + len(chunk) - len(z.unused_data)
+
+    def read(self, oid: bytes, find_base: Callable[[bytes], tuple[int, bytes] | None]
+             ) -> tuple[int, bytes] | None:
+        """(type, content) of any object in this pack, deltas resolved (``find_base`` reads the
+        base of a delta that names it by id); None when the pack does not hold it."""
+        off = self.offset(oid)
+        return None if off is None else self._object(off, find_base, 0)
+
+    def _object(self, off: int, find_base: Callable[[bytes], tuple[int, bytes] | None],
+                depth: int) -> tuple[int, bytes]:
+        head = self._header(off)
+        if head is None or depth > _MAX_DELTA_CHAIN:
+            raise ValueError(f"damaged pack entry at {off}")
+        kind, size, pos = head
+        if kind == _OFS_DELTA:
+            c = self.data[pos]
+            pos += 1
+            back = c & 0x7F
+            while c & 0x80:
+                c = self.data[pos]
+                pos += 1
+                back = ((back + 1) << 7) | (c & 0x7F)
+            base: tuple[int, bytes] | None = self._object(off - back, find_base, depth + 1)
+        elif kind == _REF_DELTA:
+            base = find_base(bytes(self.data[pos:pos + 20]))
+            pos += 20
+        else:
+            base = None
+        found = self._inflate(pos, size)
+        if found is None or (kind in (_OFS_DELTA, _REF_DELTA) and base is None):
+            raise ValueError(f"damaged pack entry at {off}")
+        if base is None:
+            return kind, found[0]
+        return base[0], apply_delta(base[1], found[0])
+
+
+def _size(delta: bytes, pos: int) -> tuple[int, int]:
+    size = shift = 0
+    while True:
+        c = delta[pos]
+        pos += 1
+        size |= (c & 0x7F) << shift
+        shift += 7
+        if not c & 0x80:
+            return size, pos
+
+
+def apply_delta(base: bytes, delta: bytes) -> bytes:
+    """Git's delta format: the target's bytes as copies from ``base`` and literal inserts."""
+    try:
+        src_size, pos = _size(delta, 0)
+        dst_size, pos = _size(delta, pos)
+        if src_size != len(base):
+            raise ValueError("delta base has the wrong size")
+        out = bytearray()
+        n = len(delta)
+        while pos < n:
+            c = delta[pos]
+            pos += 1
+            if c & 0x80:
+                start = size = 0
+                for i in range(4):
+                    if c & (1 << i):
+                        start |= delta[pos] << (8 * i)
+                        pos += 1
+                for i in range(3):
+                    if c & (0x10 << i):
+                        size |= delta[pos] << (8 * i)
+                        pos += 1
+                size = size or 0x10000
+                if start + size > len(base):
+                    raise ValueError("delta copies past its base")
+                out += base[start:start + size]
+            elif c:
+                out += delta[pos:pos + c]
+                pos += c
+            else:
+                raise ValueError("delta has a reserved opcode")
+    except IndexError:
+        raise ValueError("delta is truncated") from None
+    if len(out) != dst_size:
+        raise ValueError("delta result has the wrong size")
+    return bytes(out)
 
 
 class PackReader:
@@ -113,12 +209,12 @@ class PackReader:
 
     def __init__(self, objects_dir: Path) -> None:
         self._dir = objects_dir / "pack"
-        self._packs: list[_Pack] | None = None
+        self._packs: list[Pack] | None = None
         self._hits = 0
         self._misses = 0
         self._wrong_guesses = 0
 
-    def _open(self) -> list[_Pack]:
+    def _open(self) -> list[Pack]:
         def newest_first(p: Path) -> float:
             try:
                 return -p.stat().st_mtime
@@ -132,7 +228,7 @@ class PackReader:
             paths = []
         for p in paths:
             try:
-                packs.append(_Pack(p))
+                packs.append(Pack(p))
             except (OSError, ValueError):
                 continue  # removed meanwhile (gc), unreadable, or a format we do not read
         return packs
@@ -143,7 +239,7 @@ class PackReader:
         if packs is None:
             packs = self._packs = self._open()
         sha1 = hashlib.sha1
-        pack: _Pack | None = None
+        pack: Pack | None = None
         nxt = 0  # where the entry after the last one read starts: most often the next blob
         for oid in oids:
             if pack is not None and self._wrong_guesses <= self._hits + _GIVE_UP:

@@ -12,11 +12,14 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import codec
 from .model import Message, PartType, Session
 from .secretgate import PASSWORD_TAIL, SECRET_TAIL, URL_TAIL, Gate
+
+if TYPE_CHECKING:
+    from . import logwrite
 
 ALLOWLIST_FILE = ".oxideallow"
 MARK = "[REDACTED:{}]"
@@ -353,7 +356,7 @@ def _default() -> Redactor:
     return _DEFAULT[0]
 
 
-def for_write(ctx: Any, log: Any, session: Session, puts: Mapping[int, Message],
+def for_write(ctx: Any, log: logwrite.Tip | None, session: Session, puts: Mapping[int, Message],
               truncate_at: int | None = None) -> tuple[Session, dict[int, Message], dict[int, bytes]]:
     """Redact what ``store`` is about to write on the log ``log`` (None: a new session), and
     encode it (the gate reads the encoded bytes: see ``secretgate``).
@@ -363,7 +366,7 @@ def for_write(ctx: Any, log: Any, session: Session, puts: Mapping[int, Message],
     incrementally (the stored total, minus the messages this write replaces or drops, plus the new
     ones), so writing the same messages again never counts them twice and costs O(written).
     """
-    from . import sessionlog
+    from . import logwrite
 
     r = redactor_for(ctx)
     out: dict[int, Message] = {}
@@ -373,25 +376,13 @@ def for_write(ctx: Any, log: Any, session: Session, puts: Mapping[int, Message],
     total: Counter[str] = Counter()
     if log is not None:
         total = Counter(dict(log.session.redactions)) - _field_counts(log.session)
-        tree, git = log.commit.tree, ctx.repo.git
         gone = {q for q in out if q < log.count}
         if truncate_at is not None:
             gone.update(range(truncate_at, log.count))
-        for q in sorted(gone):
-            entry = _entry(tree, q)
-            if entry is not None and b"redactions" in git[entry].data:
-                old = sessionlog.message_at(git, tree, q)
-                total -= message_counts(old) if old is not None else Counter()
+        for _q, old in logwrite.blobs_at(ctx.repo.objects, log.tree, sorted(gone)):
+            if b"redactions" in old:
+                total -= message_counts(codec.decode_message(old))
     for m in out.values():
         total += message_counts(m)
     s = r.session(session) if r else session
     return replace(s, redactions=session_total(total, s)), out, blobs
-
-
-def _entry(tree: Any, seq: int) -> Any:
-    from .sessionlog import MESSAGES_DIR, bucket_name, entry_name
-
-    try:
-        return tree[f"{MESSAGES_DIR}/{bucket_name(seq)}/{entry_name(seq)}"].id
-    except KeyError:
-        return None

@@ -7,16 +7,18 @@ a budget, then reported as ``LockTimeout``.
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TypeVar
-
-import pygit2
+from typing import TYPE_CHECKING, TypeVar
 
 from .errors import LockTimeout, OxideError
 from .repo import common_dir_of
+
+if TYPE_CHECKING:
+    import pygit2
 
 SESSIONS = "refs/oxide/sessions/"
 CHECKPOINTS = "refs/oxide/checkpoints/"
@@ -45,6 +47,8 @@ class RefMoved(Exception):
 
 
 def read(repo: pygit2.Repository, name: str) -> pygit2.Oid | None:
+    import pygit2
+
     try:
         ref = repo.references.get(name)
     except (pygit2.GitError, ValueError):
@@ -55,6 +59,8 @@ def read(repo: pygit2.Repository, name: str) -> pygit2.Oid | None:
 
 
 def iter_refs(repo: pygit2.Repository, prefix: str) -> Iterator[tuple[str, pygit2.Oid]]:
+    import pygit2
+
     for ref in repo.references.iterator():
         name = ref.name
         if name.startswith(prefix) and isinstance(ref.target, pygit2.Oid):
@@ -71,9 +77,9 @@ def update(
 
     Raises RefMoved when a ref is not at its expected value, LockTimeout when a lock stays held.
     """
-    deadline = time.monotonic() + (LOCK_BUDGET_S if budget_s is None else budget_s)
-    delay = 0.002
-    while True:
+    import pygit2
+
+    def attempt() -> None:
         try:
             with repo.transaction() as txn:
                 for name in sorted(changes):
@@ -86,21 +92,104 @@ def update(
                         txn.remove(name)
                     else:
                         txn.set_target(name, new, message=message)
-            return
         except pygit2.GitError as e:
             text = str(e).lower()
             # "failed to make directory": a concurrent `git gc` (pack-refs) removed an empty refs folder
             if "lock" not in text and "exists" not in text and "make directory" not in text:
                 raise OxideError(f"cannot update {', '.join(changes)}: {e}") from e
-            if _break_stale_locks(repo, changes):
+            raise _Locked from e
+
+    _locking(common_dir(repo), list(changes), budget_s, attempt)
+
+
+class _Locked(Exception):
+    """A ref's lock file is held (or its folder vanished under a concurrent pack-refs)."""
+
+
+def _locking(common: Path, names: list[str], budget_s: float | None, attempt: Callable[[], None]) -> None:
+    """Run ``attempt`` until it gets its locks: a stale lock is broken, a live one waited for
+    within the budget, then reported as LockTimeout."""
+    deadline = time.monotonic() + (LOCK_BUDGET_S if budget_s is None else budget_s)
+    delay = 0.002
+    while True:
+        try:
+            attempt()
+            return
+        except _Locked as e:
+            if _break_stale_locks(common, names):
                 continue
             if time.monotonic() > deadline:
                 raise LockTimeout(
-                    f"{', '.join(sorted(changes))} is locked by another process",
+                    f"{', '.join(sorted(names))} is locked by another process",
                     hint="if no git or git oxide process is running, `git oxide doctor` removes stale locks",
                 ) from e
             time.sleep(delay * (1 + random.random()))
             delay = min(delay * 2, 0.1)
+
+
+def read_raw(common: Path, name: str) -> bytes | None:
+    """The raw id a ref points at, read from its file or ``packed-refs`` as git stores them (no
+    pygit2: the session-log write path). A symbolic or unreadable ref is an error."""
+    try:
+        with open(common / name, "rb") as f:
+            text = f.read().strip()
+    except (FileNotFoundError, NotADirectoryError):
+        return _packed(common, name.encode())
+    except IsADirectoryError:
+        return None
+    except OSError as e:
+        raise OxideError(f"cannot read {name}: {e.strerror}") from None
+    return _hex_id(text, name)
+
+
+def _packed(common: Path, name: bytes) -> bytes | None:
+    try:
+        with open(common / "packed-refs", "rb") as f:
+            for line in f:
+                if line[:1] not in (b"#", b"^") and line.rstrip(b"\r\n")[41:] == name:
+                    return _hex_id(line[:40], name.decode())
+    except FileNotFoundError:
+        pass
+    return None
+
+
+def _hex_id(text: bytes, name: str) -> bytes:
+    try:
+        if len(text) == 40:
+            return bytes.fromhex(text.decode("ascii"))
+    except ValueError:
+        pass
+    raise OxideError(f"{name} does not point at an object id", hint="run `git oxide doctor`")
+
+
+def swap(common: Path, name: str, expected: bytes | None, new: bytes, budget_s: float | None = None) -> None:
+    """Move one ref from ``expected`` (None: absent) to ``new`` under git's lock-file protocol (the
+    one libgit2 and git use, so each waits for the other). RefMoved when it is elsewhere."""
+    path = common / name
+    lock = f"{path}.lock"
+
+    def attempt() -> None:
+        try:
+            os.makedirs(path.parent, exist_ok=True)
+            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except (FileExistsError, FileNotFoundError) as e:
+            raise _Locked from e
+        try:
+            try:
+                if read_raw(common, name) != expected:
+                    raise RefMoved(name)
+                os.write(fd, new.hex().encode() + b"\n")
+            finally:
+                os.close(fd)
+            os.replace(lock, path)
+        except BaseException:
+            try:
+                os.unlink(lock)
+            except OSError:
+                pass
+            raise
+
+    _locking(common, [name], budget_s, attempt)
 
 
 def common_dir(repo: pygit2.Repository) -> Path:
@@ -108,13 +197,13 @@ def common_dir(repo: pygit2.Repository) -> Path:
     return common_dir_of(Path(repo.path))
 
 
-def _break_stale_locks(repo: pygit2.Repository, names: Iterable[str]) -> bool:
+def _break_stale_locks(common: Path, names: Iterable[str]) -> bool:
     """Remove ref locks older than STALE_LOCK_S: a ref update holds its lock for milliseconds, so
     such a lock was left by a process that died mid-update (git lock files name no owner)."""
     broke = False
     now = time.time()
     for name in names:
-        lock = common_dir(repo) / f"{name}.lock"
+        lock = common / f"{name}.lock"
         try:
             if now - lock.stat().st_mtime > STALE_LOCK_S:
                 lock.unlink()

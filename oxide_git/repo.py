@@ -19,6 +19,8 @@ from .errors import BareRepository, NotInGitRepository
 if TYPE_CHECKING:
     import pygit2
 
+    from .rawgit import Objects
+
 OXIDE_DIRNAME = "oxide"
 
 
@@ -58,6 +60,13 @@ class Repo:
             return pygit2.Repository(str(self.git_dir))
         except pygit2.GitError as e:
             raise NotInGitRepository(f"cannot open repository at {self.git_dir}: {e}") from e
+
+    @cached_property
+    def objects(self) -> Objects:
+        """The object store read and written without pygit2 (the session-log write path)."""
+        from .rawgit import Objects
+
+        return Objects(self.common_dir / "objects")
 
     def head_ref(self) -> str | None:
         """The symbolic ref HEAD points at (``refs/heads/x``), or None when detached."""

@@ -16,7 +16,7 @@ from typing import Any
 
 import pygit2
 
-from . import refs, sessionlog
+from . import logwrite, refs, sessionlog
 from .context import Context
 from .errors import OxideError, Refused
 from .model import new_session_id
@@ -218,9 +218,10 @@ def _fork(ctx: Context, sid: str, local: pygit2.Commit, remote: sessionlog.Log, 
     fork = replace(src, id=fid, native_id=None, parent_id=sid, fork_message_id=at.id if at else None,
                    title=f"{src.title or sid[:12]} (the other side of a pull)",
                    extra={**src.extra, "fork_seq": shared, "diverged_from": str(remote.tip)})
-    oid = sessionlog.commit(git, fork, {}, now_ms=remote.commit.commit_time * 1000,
-                            summary=f"fork {sid[:12]}: messages of the other side after {shared}",
-                            base=remote.commit, expected=None, parents=[remote.tip])
+    oid = logwrite.commit(ctx.repo.objects, ctx.repo.common_dir, fork, {},
+                          now_ms=remote.commit.commit_time * 1000,
+                          summary=f"fork {sid[:12]}: messages of the other side after {shared}",
+                          base=remote.as_base(), expected=None, parents=[remote.tip.raw])
     assert oid is not None
     return fid
 

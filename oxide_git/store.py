@@ -9,15 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-import pygit2
-
-from . import redact, refs, sessionlog
+from . import logwrite, redact, refs
 from .context import Context
 from .model import Message, Session
-from .snapshots import Checkpoint
 
 if TYPE_CHECKING:
     from .index import Index
+    from .snapshots import Checkpoint
 
 # Where the index rows of a write go: None writes them now; an import passes IndexQueue.submit.
 Later = Callable[[Callable[["Index"], None]], None] | None
@@ -31,7 +29,7 @@ def save(
     summary: str,
     truncate_at: int | None = None,
     later: Later = None,
-) -> tuple[pygit2.Oid | None, dict[int, Message]]:
+) -> tuple[str | None, dict[int, Message]]:
     """Place messages at their seqs (replacing or appending) on the session's current tip."""
     return _write(ctx, session, lambda _log: puts, summary, truncate_at, later)
 
@@ -46,39 +44,42 @@ def append(ctx: Context, session: Session, messages: list[Message]) -> dict[int,
 def _write(
     ctx: Context,
     session: Session,
-    place: Callable[[sessionlog.Log | None], Mapping[int, Message]],
+    place: Callable[[logwrite.Tip | None], Mapping[int, Message]],
     summary: str,
     truncate_at: int | None,
     later: Later,
-) -> tuple[pygit2.Oid | None, dict[int, Message]]:
+) -> tuple[str | None, dict[int, Message]]:
     """The one write path: on the current tip (``place`` picks the seqs from it), redacted,
-    compare-and-swapped (rebuilt when another writer won), then indexed (now, or by ``later``)."""
-    git = ctx.repo.git
+    compare-and-swapped (rebuilt when another writer won), then indexed (now, or by ``later``).
+    Returns the new tip's id (None when nothing changed) and the messages written by seq."""
+    objects, common = ctx.repo.objects, ctx.repo.common_dir
 
-    def attempt() -> tuple[pygit2.Oid | None, dict[int, Message], Session]:
-        log = sessionlog.load(git, session.id)
-        placed = sessionlog.with_ids(session.id, place(log))
+    def attempt() -> tuple[bytes | None, dict[int, Message], Session]:
+        log = logwrite.tip(objects, common, session.id)
+        placed = logwrite.with_ids(session.id, place(log))
         s, placed, blobs = redact.for_write(ctx, log, session, placed, truncate_at)  # secrets never reach git
-        oid = sessionlog.commit(
-            git, s, placed, blobs=blobs, now_ms=ctx.now_ms, summary=summary, truncate_at=truncate_at,
-            base=log.commit if log else None, expected=log.tip if log else None,
+        oid = logwrite.commit(
+            objects, common, s, placed, blobs=blobs, now_ms=ctx.now_ms, summary=summary,
+            truncate_at=truncate_at, base=log, expected=log.commit if log else None,
         )
         return oid, placed, s
 
     oid, placed, written = refs.retry_on_move(attempt)
-    if oid is not None:
-        count = sessionlog.count_messages(git, git[oid].peel(pygit2.Tree))
+    if oid is None:
+        return None, placed
+    count = logwrite.tip_at(objects, oid).count
+    log_commit = oid.hex()
 
-        def put(index: Index) -> None:
-            with index.write() as conn:
-                index.put_messages(conn, written.id, placed, truncate_at=truncate_at)
-                index.put_session(conn, written, log_commit=str(oid), count=count)
+    def put(index: Index) -> None:
+        with index.write() as conn:
+            index.put_messages(conn, written.id, placed, truncate_at=truncate_at)
+            index.put_session(conn, written, log_commit=log_commit, count=count)
 
-        if later is None:
-            put(ctx.index)
-        else:
-            later(put)
-    return oid, placed
+    if later is None:
+        put(ctx.index)
+    else:
+        later(put)
+    return log_commit, placed
 
 
 def record_checkpoint(ctx: Context, cp: Checkpoint) -> None:

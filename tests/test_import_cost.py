@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from tests.conftest import oxide
+
 HEAVY = ("pygit2", "sqlite_utils", "watchdog", "msgpack", "oxide_git.agents.claude")
 
 
@@ -29,17 +31,38 @@ def test_list_path_reads_only_the_index() -> None:
     assert not {m for m in (*HEAVY, "sqlite_utils") if m in loaded}
 
 
-def test_reimporting_an_unchanged_file_loads_no_git_library(repo, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """`git oxide import` over files that did not grow only reads the cursors: no pygit2."""
+def test_reimporting_loads_neither_pygit2_nor_click(repo, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The console script's `git oxide import -q FILE` over a file that did not change reads only
+    the cursors; over a file that grew it writes the new messages in plain Python (``rawgit``):
+    neither loads pygit2 (~50 ms) or click (~25 ms)."""
+    import json
     import shutil
     from pathlib import Path
 
+    fixture = Path(__file__).parent.parent / "fixtures" / "claude" / "split_response.jsonl"
+    lines = fixture.read_bytes().splitlines(keepends=True)
     src = tmp_path / "s.jsonl"
-    shutil.copy(Path(__file__).parent.parent / "fixtures" / "claude" / "split_response.jsonl", src)
+    src.write_bytes(b"".join(lines[:3]))
     run = ("import sys, os; os.chdir(sys.argv[1]); sys.argv = ['git-oxide', 'import', '--agent', 'claude', "
-           "'-q', sys.argv[2]]\nfrom oxide_git.cli import main\ntry: main()\nexcept SystemExit: pass\n"
-           "print('\\n'.join(sys.modules))")
-    first = subprocess.run([sys.executable, "-c", run, str(repo), str(src)], capture_output=True, text=True)
-    assert "pygit2" in first.stdout.split(), first.stderr  # the first import writes
-    again = subprocess.run([sys.executable, "-c", run, str(repo), str(src)], capture_output=True, text=True)
-    assert again.returncode == 0 and "pygit2" not in again.stdout.split(), again.stderr
+           "'-q', sys.argv[2]]\nimport oxide_git.entry as e\ne._exit_now = lambda code: None\n"
+           "e.main()\nprint('\\n'.join(sys.modules))")
+
+    def modules() -> set[str]:
+        p = subprocess.run([sys.executable, "-c", run, str(repo), str(src)], capture_output=True, text=True)
+        assert p.returncode == 0 and not p.stderr, p.stderr
+        return set(p.stdout.split())
+
+    modules()
+    shutil.copy(fixture, src)  # grown: the rest of the lines
+    grown = modules()
+    assert "pygit2" not in grown and "click" not in grown
+    assert not {"pygit2", "click"} & modules()  # unchanged
+    listed = json.loads(oxide(repo, "list", "--json", "--all").stdout)
+    shown = json.loads(oxide(repo, "show", listed[0]["id"], "--json").stdout)
+    whole = tmp_path / "whole"
+    subprocess.run(["git", "init", "-q", str(whole)], check=True)
+    shutil.copy(fixture, tmp_path / "w.jsonl")
+    oxide(whole, "import", "--agent", "claude", "-q", str(tmp_path / "w.jsonl"))
+    once = json.loads(oxide(whole, "show", listed[0]["id"], "--json").stdout)
+    assert shown["messages"] == once["messages"]  # in two steps = in one
+    subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=repo, check=True, capture_output=True)

@@ -13,8 +13,8 @@ import pytest
 from oxide_git import importing
 from oxide_git.agents import jsonline
 from oxide_git.index_queue import IndexQueue
+from oxide_git.logwrite import with_ids
 from oxide_git.model import Message, Part
-from oxide_git.sessionlog import with_ids
 from tests.conftest import make_ctx
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import sessionlog, store
+from oxide_git import logwrite, sessionlog, store
 from oxide_git.errors import Ambiguous, NotFound
 from oxide_git.model import Message, Part, Session
 
@@ -113,16 +113,17 @@ def test_incremental_reindex_sees_appends_and_truncation(repo: Path) -> None:
     s = _session()
     store.append(ctx, s, [_msg(i) for i in range(600)])
     # another process appends behind the index's back (e.g. a fetch): only git changes
-    g = ctx.repo.git
-    log = sessionlog.load(g, s.id)
-    sessionlog.commit(g, s, {600: _msg(600)}, now_ms=1, summary="x", base=log.commit, expected=log.tip)
+    g, objects, common = ctx.repo.git, ctx.repo.objects, ctx.repo.common_dir
+    log = logwrite.tip(objects, common, s.id)
+    logwrite.commit(objects, common, s, {600: _msg(600)}, now_ms=1, summary="x", base=log, expected=log.commit)
     from oxide_git.reindex import reindex
 
     res = reindex(ctx)
     assert res.sessions_updated == 1 and res.messages_indexed == 601 - 512
     assert ctx.index.query("SELECT count(*) FROM messages")[0][0] == 601
-    log = sessionlog.load(g, s.id)
-    sessionlog.commit(g, s, {}, now_ms=2, summary="cut", base=log.commit, expected=log.tip, truncate_at=100)
+    log = logwrite.tip(objects, common, s.id)
+    logwrite.commit(objects, common, s, {}, now_ms=2, summary="cut", base=log, expected=log.commit,
+                    truncate_at=100)
     reindex(ctx)
     assert ctx.index.query("SELECT count(*) FROM messages")[0][0] == 100
     assert sessionlog.load(g, s.id).count == 100

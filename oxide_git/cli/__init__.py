@@ -8,70 +8,24 @@ anything unexpected exits 3 with the traceback logged under ``<git-common-dir>/o
 from __future__ import annotations
 
 import importlib
-import os
-import sys
-import time
-from pathlib import Path
 from typing import Any
 
 import click
 
-from .. import __version__
-from ..errors import OxideError
+from .. import __version__, failure
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
-def _log_unexpected() -> str | None:
-    """Write the traceback to oxide.log in the repository (or the temp dir); return its path."""
-    from ..repo import find_repo
-
-    try:
-        log_dir = find_repo(Path.cwd()).oxide_dir
-        log_dir.mkdir(parents=True, exist_ok=True)
-    except (OxideError, OSError):
-        log_dir = Path(os.environ.get("TMPDIR", "/tmp"))
-    path = log_dir / "oxide.log"
-    try:
-        import platform
-        import traceback
-
-        with open(path, "a") as f:
-            f.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} git-oxide {__version__} "
-                    f"python {platform.python_version()} {platform.platform()}\n")
-            f.write(f"argv: {sys.argv!r}\n")
-            f.write(traceback.format_exc())
-    except OSError:
-        return None
-    return str(path)
-
-
-def fail(err: OxideError) -> None:
-    click.echo(f"error: {err.message}", err=True)
-    if err.hint:
-        click.echo(f"hint: {err.hint}", err=True)
+# click's own ways out (usage errors, --help, --version) are click's to print.
+_CLICK_EXITS = (click.exceptions.Exit, click.ClickException, click.exceptions.Abort)
 
 
 class OxideGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except OxideError as e:
-            fail(e)
-            ctx.exit(e.exit_code)
-        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
-            raise
-        except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
-            ctx.exit(130)
-        except BrokenPipeError:
-            ctx.exit(0)
-        except Exception:
-            where = _log_unexpected()
-            click.echo("error: unexpected error in git oxide", err=True)
-            if where:
-                click.echo(f"hint: the details are in {where}; please report them", err=True)
-            ctx.exit(3)
+        code = failure.guarded(lambda: super(OxideGroup, self).invoke(ctx), passthrough=_CLICK_EXITS)
+        if code:
+            ctx.exit(code)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)  # grouped by topic
@@ -102,12 +56,9 @@ def main() -> None:
 
 def make_context() -> Any:
     """The operation context for this process: repository from cwd, clock, environment."""
-    from ..context import Context
-    from ..repo import find_repo
+    from ..context import for_process
 
-    now = os.environ.get("OXIDE_NOW")
-    now_ms = int(now) if now and now.isdigit() else int(time.time() * 1000)
-    return Context(find_repo(Path.cwd()), now_ms, dict(os.environ))
+    return for_process()
 
 
 # Command -> the module that defines it (and registers it on `main` when imported). Only the

@@ -10,8 +10,7 @@ from typing import Any
 import click
 
 from ..agents import AGENT_NAMES
-from ..errors import OxideError
-from . import main, make_context
+from . import main
 from .output import emit_json, status, table
 
 
@@ -52,34 +51,21 @@ def import_(paths: tuple[Path, ...], agent: str | None, dry_run: bool, quiet: bo
     directory is a worktree of this repository. Importing again reads only what
     was appended since; a session already imported is never duplicated.
     """
-    from ..importing import discover, expand, import_sessions
+    from .. import import_command
 
-    ctx = make_context()
-    if paths and not agent:
-        raise OxideError("PATHS need --agent", hint="e.g. `git oxide import --agent claude FILE`")
-    items = expand(agent, list(paths)) if paths and agent else discover(ctx, [agent] if agent else None)
-    if not items:
-        status("Nothing to import: no session of this repository was found in the agents' stores")
-        return
     progress = _Progress(quiet or as_json)
     try:
-        report = import_sessions(ctx, items, dry_run=dry_run, progress=progress)
+        report = import_command.run(list(paths), agent, dry_run=dry_run, progress=progress)
     finally:
         progress.close()
-    problems = report.problems
-    for p in problems:
-        click.echo(f"warning: {p}", err=True)
+    if report is None:
+        return
     if as_json:
         emit_json({"dry_run": dry_run, "sessions": report.sessions, "messages": report.messages,
-                   "problems": problems, "files": [f.__dict__ for f in report.files]})
+                   "problems": report.problems, "files": [f.__dict__ for f in report.files]})
     elif dry_run:
         table(["AGENT", "STATE", "SESSIONS", "MESSAGES", "FILE"],
               [[f.agent, f.state, len(f.sessions), f.messages, f.path] for f in report.files])
     elif not quiet:
-        changed = [f for f in report.files if f.state not in ("unchanged", "failed")]
-        status(f"Imported {report.messages} message(s) in {report.sessions} session(s) from "
-               f"{len(changed)} file(s); {len(report.files) - len(changed)} unchanged or failed"
-               + (f"; {len(problems)} problem(s)" if problems else ""))
-    if report.files and all(f.state == "failed" for f in report.files):
-        raise OxideError("nothing could be imported",
-                         hint="check the warnings above; is --agent right for these files?")
+        status(import_command.summary(report))
+    import_command.check(report)

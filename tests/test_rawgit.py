@@ -1,0 +1,116 @@
+"""The plain-Python object and ref access of the session-log write path, against real git."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from oxide_git import logwrite, rawgit, refs, sessionlog, store
+from oxide_git.errors import LockTimeout, OxideError
+from oxide_git.model import Message, Part, Session
+from tests.conftest import git, make_ctx
+
+
+def _session(sid: str = "0" * 12 + "c" * 20) -> Session:
+    return Session(id=sid, agent="claude", created_at=1, updated_at=1)
+
+
+def _msg(i: int) -> Message:
+    return Message(role="user" if i % 2 == 0 else "assistant", parts=(Part.text(f"message {i} " * 20),),
+                   created_at=1000 + i)
+
+
+def test_objects_round_trip_with_git(repo: Path) -> None:
+    objects = rawgit.Objects(repo / ".git" / "objects")
+    blob = objects.write(rawgit.BLOB, b"hello\n")
+    (repo / "hello.txt").write_text("hello\n")
+    assert blob.hex() == git(repo, "hash-object", "hello.txt").strip()
+    assert git(repo, "cat-file", "-p", blob.hex()) == "hello\n"
+    tree = objects.write(rawgit.TREE, rawgit.format_tree({
+        b"b.txt": (rawgit.BLOB_MODE, blob), b"a": (rawgit.TREE_MODE, _git_tree(repo)), b"a.txt": (rawgit.BLOB_MODE, blob)}))
+    # git's order: "a.txt" < "a/" (a subtree sorts as if its name ended with "/")
+    assert [ln.split("\t")[1] for ln in git(repo, "ls-tree", tree.hex()).splitlines()] == ["a.txt", "a", "b.txt"]
+    commit = objects.write(rawgit.COMMIT, rawgit.format_commit(tree, [], "x", "x@y", 5, "m\n"))
+    subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=repo, check=True, capture_output=True)
+    assert rawgit.commit_tree(objects.read_kind(commit, rawgit.COMMIT)) == tree
+    assert rawgit.parse_tree(objects.read_kind(tree, rawgit.TREE))[0][1] == b"a.txt"
+
+
+def _git_tree(repo: Path) -> bytes:
+    return bytes.fromhex(git(repo, "rev-parse", "HEAD^{tree}").strip())
+
+
+def test_reads_deltas_after_an_aggressive_gc_and_through_alternates(repo: Path, tmp_path: Path) -> None:
+    ctx = make_ctx(repo)
+    s = _session()
+    for i in range(0, 600, 100):  # many versions of similar trees: gc stores them as deltas
+        store.append(ctx, s, [_msg(q) for q in range(i, i + 100)])
+    git(repo, "pack-refs", "--all")
+    git(repo, "gc", "-q", "--aggressive", "--prune=now")
+    assert not any((repo / ".git" / "objects").glob("??/*"))
+    verify = git(repo, "verify-pack", "-v", *map(str, (repo / ".git" / "objects" / "pack").glob("*.idx")))
+    assert any(len(ln.split()) == 7 for ln in verify.splitlines())  # "... depth base": a delta
+    fresh = make_ctx(repo)
+    for commit in git(repo, "rev-list", refs.session_ref(s.id)).split():
+        # older versions of a tree are stored as deltas against the newer ones
+        old = logwrite.tip_at(fresh.repo.objects, bytes.fromhex(commit))
+        assert old.count == sessionlog.load_commit(fresh.repo.git, pygit2.Oid(hex=commit)).count
+    tip = logwrite.tip(fresh.repo.objects, fresh.repo.common_dir, s.id)
+    assert tip is not None and tip.count == 600
+    assert dict(logwrite.blobs_at(fresh.repo.objects, tip.tree, [5, 599]))[599]
+    store.append(fresh, s, [_msg(600)])  # on a packed ref and packed, deltified trees
+    assert logwrite.tip(fresh.repo.objects, fresh.repo.common_dir, s.id).count == 601  # type: ignore[union-attr]
+    # a clone that borrows the objects (alternates) reads them there
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--shared", str(repo), str(clone)], check=True)
+    git(clone, "fetch", "-q", "origin", "refs/oxide/*:refs/oxide/*")
+    other = make_ctx(clone)
+    assert logwrite.tip(other.repo.objects, other.repo.common_dir, s.id).count == 601  # type: ignore[union-attr]
+    subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=repo, check=True, capture_output=True)
+
+
+def test_damaged_objects_are_errors_not_answers(repo: Path) -> None:
+    objects = rawgit.Objects(repo / ".git" / "objects")
+    blob = objects.write(rawgit.BLOB, b"precious\n")
+    path = repo / ".git" / "objects" / blob.hex()[:2] / blob.hex()[2:]
+    os.chmod(path, 0o644)
+    import zlib
+
+    path.write_bytes(zlib.compress(b"blob 9\0tampered\n"))
+    with pytest.raises(OxideError, match="damaged"):
+        rawgit.Objects(repo / ".git" / "objects").read(blob)
+    path.write_bytes(b"not zlib")
+    with pytest.raises(OxideError):
+        rawgit.Objects(repo / ".git" / "objects").read(blob)
+    with pytest.raises(rawgit.ObjectMissing):
+        objects.read(b"\x01" * 20)
+    with pytest.raises(OxideError):
+        rawgit.parse_tree(b"100644 name-without-nul")
+
+
+def test_ref_swap_is_compare_and_swap_under_gits_lock(repo: Path) -> None:
+    common = repo / ".git"
+    head = bytes.fromhex(git(repo, "rev-parse", "HEAD").strip())
+    name = "refs/oxide/test/one"
+    refs.swap(common, name, None, head)
+    assert git(repo, "rev-parse", name).strip() == head.hex()
+    with pytest.raises(refs.RefMoved):
+        refs.swap(common, name, None, head)
+    git(repo, "pack-refs", "--all")
+    assert not (common / name).exists() and refs.read_raw(common, name) == head
+    tree = _git_tree(repo)
+    refs.swap(common, name, head, tree)  # a packed ref is updated by a loose one, as git does
+    assert git(repo, "rev-parse", name).strip() == tree.hex()
+    lock = common / f"{name}.lock"
+    lock.write_text("")  # held by a live process
+    with pytest.raises(LockTimeout):
+        refs.swap(common, name, tree, head, budget_s=0.05)
+    old = time.time() - refs.STALE_LOCK_S - 5
+    os.utime(lock, (old, old))  # left by a dead one
+    refs.swap(common, name, tree, head, budget_s=0.05)
+    assert not lock.exists() and refs.read_raw(common, name) == head
