@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from ..model import Part, from_iso
+from . import jsonline
 
 _EXIT = re.compile(r"(?:^Exit code: |Process exited with code )(-?\d+)", re.M)
 
@@ -36,13 +37,16 @@ def is_error(output: Any) -> bool:
         return False
     if output.startswith("{") and '"exit_code"' in output:
         try:
-            meta = json.loads(output).get("metadata") or {}
+            meta = jsonline.loads(output).get("metadata") or {}
             return bool(meta.get("exit_code"))
         except (ValueError, AttributeError):
             return False
     m = _EXIT.search(output[:400])
     return bool(m and int(m.group(1)) != 0)
 
+
+# json.dumps(value, ensure_ascii=False, separators=(",", ":")) builds this encoder on every call
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 CALL_KEYS = {"function_call": ("type", "name", "arguments", "call_id"),
              "custom_tool_call": ("type", "status", "call_id", "name", "input"),
@@ -72,8 +76,8 @@ def tool_call_data(t: str, p: dict[str, Any]) -> dict[str, Any]:
     if t == "function_call":
         raw = p.get("arguments")
         try:
-            value = json.loads(raw) if isinstance(raw, str) else raw
-            same = json.dumps(value, ensure_ascii=False, separators=(",", ":")) == raw
+            value = jsonline.loads(raw) if isinstance(raw, str) else raw
+            same = _COMPACT.encode(value) == raw
         except ValueError:
             value, same = raw, False
         part = Part.tool_call(call_id, str(p.get("name")), value, **({} if same else {"arguments": raw}))
