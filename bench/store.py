@@ -139,14 +139,15 @@ def _init_repo(path: Path) -> None:
 def _write_new_session(ctx: Any, s: Any, messages: list[Any], now_ms: int, chunk: int = 10_000
                        ) -> None:
     """A new session with ``messages``, written the way ``store.save`` writes (git, then index)."""
-    from oxide_git import logwrite
+    from oxide_git import codec, logwrite
 
     objects, common_dir = ctx.repo.objects, ctx.repo.common_dir
     _ = ctx.index  # opened (and reindexed when new) before anything is written
     for start in range(0, len(messages), chunk):
         lg = logwrite.tip(objects, common_dir, s.id)
         puts = logwrite.with_ids(s.id, dict(enumerate(messages[start:start + chunk], start)))
-        oid = logwrite.commit(objects, common_dir, s, puts, now_ms=now_ms,
+        oid = logwrite.commit(objects, common_dir, s, {q: codec.encode_message(m) for q, m in puts.items()},
+                              now_ms=now_ms,
                               summary=f"bench {len(puts)} messages", base=lg,
                               expected=lg.commit if lg else None)
         assert oid is not None
@@ -238,7 +239,7 @@ def bench_append(quick: bool, log: Log = _log) -> list[dict[str, Any]]:
 
 def _list_repo(n: int, log: Log) -> Path:
     """A cached repository with ``n`` small sessions, written the way the store writes them."""
-    from oxide_git import logwrite
+    from oxide_git import codec, logwrite
 
     key = common.sources_key(*_KEY_SOURCES)
     path = common.CACHE / f"list-{n}-{key}"
@@ -267,7 +268,8 @@ def _list_repo(n: int, log: Log) -> Path:
                         title=f"session {i}: fix the flaky test in module {i % 97}",
                         created_at=t, updated_at=t + 30_000)
             puts = logwrite.with_ids(s.id, dict(enumerate(_message(q, t) for q in range(3))))
-            oid = logwrite.commit(objects, common_dir, s, puts, now_ms=t, summary="bench")
+            blobs = {q: codec.encode_message(m) for q, m in puts.items()}
+            oid = logwrite.commit(objects, common_dir, s, blobs, now_ms=t, summary="bench")
             assert oid is not None
             done.append((s, puts, oid.hex()))
         with ctx.index.write() as conn:

@@ -16,8 +16,9 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from . import import_worker
 from .agents import AGENT_NAMES, AgentEnv, FoundMessage, FoundSession, Problem, Resumable, registry
 from .agents import agent as agent_module
 from .context import Context
@@ -28,6 +29,7 @@ from .model import Message, Session
 BATCH = 2000  # messages per write; also written when FLUSH_BYTES of the file were read
 FLUSH_BYTES = 16 * 1024 * 1024
 BACKGROUND_BYTES = 4 * 1024 * 1024  # from this much new data, index rows are written on a thread
+WORKER_BYTES = 8 * 1024 * 1024  # from this much, the file is parsed in a child process (import_worker)
 Progress = Callable[[int, int], None]
 
 
@@ -100,14 +102,64 @@ def expand(agent: str, paths: list[Path]) -> list[tuple[str, Path]]:
     return out
 
 
-class _Writer:
-    """Buffers one file's messages per session and writes them in batches."""
+class _Store:
+    """Where a file's batches go: git, then this process's index (its rows on a thread of their
+    own for a big file). Also links a new session to the one whose history it copied."""
 
-    def __init__(self, ctx: Context, report: FileReport, dry_run: bool, seqs: dict[str, int],
-                 background: bool = False) -> None:
-        self.ctx, self.report, self.dry_run = ctx, report, dry_run
+    def __init__(self, ctx: Context, background: bool) -> None:
+        self.ctx = ctx
         # A big file: its index rows are written on another core while the next batch is parsed.
-        self.queue = IndexQueue(ctx.index.path) if background and not dry_run else None
+        self.queue = IndexQueue(ctx.index.path) if background else None
+        self.linked: dict[str, Session] = {}  # sessions found to be forks, by id
+
+    @property
+    def later(self) -> Callable[[Callable[[Any], None]], None] | None:
+        return self.queue.submit if self.queue is not None else None
+
+    def link(self, s: Session, start: int, native_ids: list[str | None]) -> Session:
+        """``s`` with the parent its first batch revealed (an agent's resume-by-copy or fork)."""
+        if s.parent_id is not None:
+            return s
+        known = self.linked.get(s.id)
+        if known is not None:
+            return replace(s, parent_id=known.parent_id, fork_message_id=known.fork_message_id)
+        if start != 0 or not native_ids:
+            return s
+        if self.queue is not None:
+            self.queue.drain()  # it reads what earlier batches indexed
+        s = _link_copied_history(self.ctx, s, native_ids)
+        if s.parent_id is not None:
+            self.linked[s.id] = s
+        return s
+
+    def save(self, s: Session, start: int, msgs: list[Message]) -> Session:
+        from . import store  # git and what writes to it: not loaded when nothing changed
+
+        s = self.link(s, start, [m.native_id for m in msgs])
+        store.save(self.ctx, s, dict(enumerate(msgs, start)), summary=summary(s, len(msgs)), later=self.later)
+        return s
+
+    def close(self, raise_error: bool = True) -> None:
+        """Every batch indexed (raises what an index write raised)."""
+        if self.queue is not None:
+            queue, self.queue = self.queue, None
+            queue.close(raise_error)
+
+
+def summary(s: Session, n: int) -> str:
+    return f"import {n} message(s) from {s.agent}"
+
+
+class Sink(Protocol):
+    def save(self, s: Session, start: int, msgs: list[Message]) -> Session: ...
+
+
+class _Writer:
+    """Buffers one file's messages per session and hands them to ``sink`` in batches (None: a dry
+    run, which only counts them)."""
+
+    def __init__(self, ctx: Context, report: FileReport, seqs: dict[str, int], sink: Sink | None) -> None:
+        self.ctx, self.report, self.sink = ctx, report, sink
         self.sessions: dict[str, Session] = {}
         self.pending: dict[str, list[Message]] = {}
         self.next_seq = dict(seqs)
@@ -156,18 +208,10 @@ class _Writer:
             last = max((m.created_at for m in msgs if m.created_at), default=None)
             if last and (s.updated_at is None or last > s.updated_at):
                 s = replace(s, updated_at=last)
-            if start == 0 and s.parent_id is None:
-                if self.queue is not None:
-                    self.queue.drain()  # it reads what earlier batches indexed
-                s = _link_copied_history(self.ctx, s, msgs)
-            self.sessions[sid] = s
-        if not self.dry_run and (msgs or sid not in self.saved_meta):
-            from . import store  # git and what writes to it: not loaded when nothing changed
-
-            puts = dict(enumerate(msgs, start))
-            store.save(self.ctx, s, puts, summary=f"import {len(msgs)} message(s) from {s.agent}",
-                       later=self.queue.submit if self.queue is not None else None)
+        if self.sink is not None and (msgs or sid not in self.saved_meta):
+            s = self.sink.save(s, start, msgs)
             self.saved_meta.add(sid)
+        self.sessions[sid] = s
         self.report.messages += len(msgs)
         self.next_seq[sid] = start + len(msgs)
         self.pending[sid] = []
@@ -176,23 +220,11 @@ class _Writer:
         for sid in list(self.sessions):
             self.flush(sid)
 
-    def close(self) -> None:
-        """Every batch written and indexed (raises what an index write raised)."""
-        self.flush_all()
-        if self.queue is not None:
-            queue, self.queue = self.queue, None
-            queue.close()
 
-    def abandon(self) -> None:
-        if self.queue is not None:
-            queue, self.queue = self.queue, None
-            queue.close(raise_error=False)
-
-
-def _link_copied_history(ctx: Context, s: Session, msgs: list[Message]) -> Session:
-    """A session whose first messages are another session's (an agent's resume-by-copy or fork)
-    becomes a fork of it instead of an unrelated session."""
-    first = next((m.native_id for m in msgs if m.native_id), None)
+def _link_copied_history(ctx: Context, s: Session, native_ids: list[str | None]) -> Session:
+    """A session whose first messages (their ``native_ids``) are another session's (an agent's
+    resume-by-copy or fork) becomes a fork of it instead of an unrelated session."""
+    first = next((n for n in native_ids if n), None)
     hint = s.extra.get("forked_from") or s.extra.get("parent_native_id")
     if hint:
         rows = ctx.index.query("SELECT id FROM sessions WHERE native_id=? AND id!=?", (str(hint), s.id))
@@ -209,8 +241,8 @@ def _link_copied_history(ctx: Context, s: Session, msgs: list[Message]) -> Sessi
     theirs = ctx.index.query(
         "SELECT id, native_id FROM messages WHERE session_id=? ORDER BY seq", (parent,))
     shared = None
-    for mine, (mid, nid) in zip(msgs, theirs, strict=False):
-        if mine.native_id != nid:
+    for mine, (mid, nid) in zip(native_ids, theirs, strict=False):
+        if mine != nid:
             break
         shared = mid
     return replace(s, parent_id=parent, fork_message_id=shared)
@@ -265,21 +297,34 @@ def import_file(
     kwargs: dict[str, Any] = {"offset": offset, "state": state}
     if "env" in inspect.signature(parser.parse).parameters:
         kwargs["env"] = agent_env(ctx)  # a shared store (opencode.db) holds other projects too
-    writer = _Writer(ctx, report, dry_run, seqs, background=st.st_size - offset >= BACKGROUND_BYTES)
-    try:
+
+    def read(sink: Sink | None, progress: Progress | None) -> tuple[int, Any, dict[str, int]] | None:
+        """Parse the file into ``sink``; the last restart point reached."""
+        writer = _Writer(ctx, report, seqs, sink)
         if state is not None:
             for sid in seqs:
                 stored = writer._stored(sid)
                 if stored is not None:
                     writer.session(stored)
         _feed(writer, parser.parse(path, **kwargs), path, st.st_size, offset, progress)
-        writer.close()
-    finally:
-        writer.abandon()  # on an unexpected error: stop the index thread, keep the error
+        writer.flush_all()
+        return writer.resume
+
+    big = st.st_size - offset
+    if dry_run:
+        resume = read(None, progress)
+    elif big >= WORKER_BYTES and import_worker.available():
+        resume = import_worker.run(_Store(ctx, background=True), report, read, progress)
+    else:
+        sink = _Store(ctx, background=big >= BACKGROUND_BYTES)
+        try:
+            resume = read(sink, progress)
+            sink.close()
+        finally:
+            sink.close(raise_error=False)  # on an unexpected error: stop the index thread, keep the error
     if not report.sessions and report.state != "failed":
         report.problems.append(f"{path}: no {agent} session found in it")
         report.state = "failed"
-    resume = writer.resume
     if not dry_run and report.state != "failed" and resume is not None:
         with ctx.index.write() as conn:
             ctx.index.put_cursor(conn, key, agent, st.st_size, st.st_mtime_ns, resume[0],

@@ -167,13 +167,19 @@ class Index:
         self, conn: sqlite3.Connection, session_id: str, puts: Mapping[int, Message],
         truncate_at: int | None = None,
     ) -> None:
+        self.put_rows(conn, session_id, sorted(puts), message_rows(puts), truncate_at)
+
+    def put_rows(
+        self, conn: sqlite3.Connection, session_id: str, seqs: list[int], rows: Rows,
+        truncate_at: int | None = None,
+    ) -> None:
+        """The rows of the messages at ``seqs`` (ascending; ``message_rows``), replacing theirs."""
         if truncate_at is not None:
             for table in ("messages", "parts"):
                 conn.execute(f"DELETE FROM {table} WHERE session_id=? AND seq>=?",
                              (session_id, truncate_at))
-        if not puts:
+        if not seqs:
             return
-        seqs = sorted(puts)
         for table in ("messages", "parts"):
             if seqs[-1] - seqs[0] + 1 == len(seqs):  # a run of seqs (an import batch): one range
                 conn.execute(f"DELETE FROM {table} WHERE session_id=? AND seq BETWEEN ? AND ?",
@@ -183,16 +189,10 @@ class Index:
                                  [(session_id, q) for q in seqs])
         # All rows of a table in one statement (a JSON array walked by json_each): one call into
         # SQLite instead of one per row, which also keeps the GIL released for all of it.
-        messages = [(q, m.id, m.role, m.created_at, m.native_id, int(m.compacted), int(m.is_compaction()),
-                     m.text()[:FTS_TEXT_LIMIT], m.model) for q, m in puts.items()]
-        parts = [(q, i, p.type, p.get("call_id"), p.get("name"),
-                  int(bool(p.get("is_error"))) if p.type == PartType.TOOL_RESULT else None)
-                 for q, m in puts.items() for i, p in enumerate(m.parts)]
-        for table, rows in (("messages", messages), ("parts", parts)):
-            if rows:
-                cols = ", ".join(f"value->>{i}" for i in range(len(rows[0])))
-                conn.execute(f"INSERT INTO {table} SELECT ?, {cols} FROM json_each(?)",
-                             (session_id, json.dumps(rows, ensure_ascii=False, default=str)))
+        for table, (width, text) in zip(("messages", "parts"), rows, strict=True):
+            if width:
+                cols = ", ".join(f"value->>{i}" for i in range(width))
+                conn.execute(f"INSERT INTO {table} SELECT ?, {cols} FROM json_each(?)", (session_id, text))
 
     def delete_session(self, conn: sqlite3.Connection, session_id: str) -> None:
         for table in ("messages", "parts"):
@@ -355,3 +355,19 @@ def _session_row(r: sqlite3.Row) -> dict[str, Any]:
 def open_index(oxide_dir: Path) -> Index:
     oxide_dir.mkdir(parents=True, exist_ok=True)
     return Index(oxide_dir / "index.db")
+
+
+# The index rows of some messages, per table: (columns, JSON array of rows); 0 columns: no rows.
+Rows = tuple[tuple[int, str], tuple[int, str]]
+
+
+def message_rows(puts: Mapping[int, Message]) -> Rows:
+    """The ``messages`` and ``parts`` rows of the messages by seq (without the session id), as
+    ``put_rows`` takes them. Pure: an import's parser process computes them."""
+    messages = [(q, m.id, m.role, m.created_at, m.native_id, int(m.compacted), int(m.is_compaction()),
+                 m.text()[:FTS_TEXT_LIMIT], m.model) for q, m in puts.items()]
+    parts = [(q, i, p.type, p.get("call_id"), p.get("name"),
+              int(bool(p.get("is_error"))) if p.type == PartType.TOOL_RESULT else None)
+             for q, m in puts.items() for i, p in enumerate(m.parts)]
+    return ((len(messages[0]) if messages else 0, json.dumps(messages, ensure_ascii=False, default=str)),
+            (len(parts[0]) if parts else 0, json.dumps(parts, ensure_ascii=False, default=str)))

@@ -82,6 +82,11 @@ def tip_at(objects: Objects, commit: bytes) -> Tip:
     return Tip(session, commit, tree, _count(objects, root))
 
 
+def count_of(objects: Objects, commit: bytes) -> int:
+    """How many messages the log at ``commit`` holds."""
+    return _count(objects, _entries(objects, commit_tree(objects.read_kind(commit, COMMIT))))
+
+
 def _entries(objects: Objects, tree: bytes | None) -> dict[bytes, tuple[bytes, bytes]]:
     """A tree's entries by name: ``{name: (mode, id)}``."""
     if tree is None:
@@ -128,19 +133,17 @@ def build_tree(
     objects: Objects,
     base: bytes | None,
     session: Session,
-    puts: Mapping[int, Message],
+    blobs: Mapping[int, bytes],
     truncate_at: int | None = None,
-    blobs: Mapping[int, bytes] | None = None,
 ) -> bytes:
-    """The tree ``base`` with ``session`` written, ``puts`` placed and seqs >= truncate_at dropped
-    (``blobs``: the puts already encoded)."""
+    """The tree ``base`` with ``session`` written, the encoded messages ``blobs`` placed at their
+    seqs and seqs >= truncate_at dropped."""
     root = _entries(objects, base)
     root[_SESSION] = (BLOB_MODE, objects.write(BLOB, codec.encode_session(session)))
     buckets = _subtree(objects, root, _MESSAGES)
-    data = [blobs[q] for q in puts] if blobs is not None else [codec.encode_message(m) for m in puts.values()]
-    oids = dict(zip(puts, _blob_ids(objects, data), strict=True))
+    oids = dict(zip(blobs, _blob_ids(objects, list(blobs.values())), strict=True))
     by_bucket: dict[bytes, list[int]] = {}
-    for seq in puts:
+    for seq in blobs:
         by_bucket.setdefault(bucket_name(seq).encode(), []).append(seq)
     cut = bucket_name(truncate_at).encode() if truncate_at is not None else None
     if cut is not None:
@@ -176,9 +179,8 @@ def commit(
     objects: Objects,
     common_dir: Path,
     session: Session,
-    puts: Mapping[int, Message],
+    blobs: Mapping[int, bytes],
     *,
-    blobs: Mapping[int, bytes] | None = None,
     now_ms: int,
     summary: str,
     truncate_at: int | None = None,
@@ -192,7 +194,7 @@ def commit(
     ref's current value (compare-and-swap; RefMoved when another writer moved it). Returns the
     new tip, or None when the tree came out identical to the tip's (idempotent imports).
     """
-    tree = build_tree(objects, base.tree if base is not None else None, session, puts, truncate_at, blobs)
+    tree = build_tree(objects, base.tree if base is not None else None, session, blobs, truncate_at)
     if base is not None and expected == base.commit and base.tree == tree:
         return None
     if parents is None:

@@ -250,6 +250,16 @@ class Redactor:
         m2, counts = self.walk(m)
         return m2, counts, blob if m2 is m else None
 
+    def reencoded(self, blob: bytes, scan: bytes) -> tuple[bytes, Message | None]:
+        """``encoded`` for a message that arrives encoded (by an import's parser process), with
+        ``scan`` its part that redaction reads: the same bytes when the gate clears them, else the
+        message decoded and walked: its new bytes and, when it changed, the redacted message."""
+        if not self.gate.maybe(scan):
+            return blob, None
+        m = codec.decode_message(blob)
+        m2, _counts = self.walk(m)
+        return (blob, None) if m2 is m else (codec.encode_message(m2), m2)
+
     def walk(self, m: Message) -> tuple[Message, Counter[str]]:
         """``message`` without the gate: every string visited (what the gate is held to)."""
         counts: Counter[str] = Counter()
@@ -366,23 +376,32 @@ def for_write(ctx: Any, log: logwrite.Tip | None, session: Session, puts: Mappin
     incrementally (the stored total, minus the messages this write replaces or drops, plus the new
     ones), so writing the same messages again never counts them twice and costs O(written).
     """
-    from . import logwrite
-
     r = redactor_for(ctx)
     out: dict[int, Message] = {}
     blobs: dict[int, bytes] = {}
+    new: Counter[str] = Counter()
     for q, m in puts.items():
         out[q], blobs[q] = r.encoded(m) if r else (m, codec.encode_message(m))
+        new += message_counts(out[q])
+    return session_for_write(ctx, log, session, new, out, truncate_at, r), out, blobs
+
+
+def session_for_write(ctx: Any, log: logwrite.Tip | None, session: Session, new: Counter[str],
+                      seqs: Iterable[int], truncate_at: int | None, r: Redactor | None) -> Session:
+    """The session as written with messages at ``seqs`` whose redaction counts sum to ``new``: its
+    own fields redacted, its ``redactions`` the stored total, minus the messages replaced or
+    dropped, plus the new ones."""
+    from . import logwrite
+
     total: Counter[str] = Counter()
     if log is not None:
         total = Counter(dict(log.session.redactions)) - _field_counts(log.session)
-        gone = {q for q in out if q < log.count}
+        gone = {q for q in seqs if q < log.count}
         if truncate_at is not None:
             gone.update(range(truncate_at, log.count))
         for _q, old in logwrite.blobs_at(ctx.repo.objects, log.tree, sorted(gone)):
             if b"redactions" in old:
                 total -= message_counts(codec.decode_message(old))
-    for m in out.values():
-        total += message_counts(m)
+    total += new
     s = r.session(session) if r else session
-    return replace(s, redactions=session_total(total, s)), out, blobs
+    return replace(s, redactions=session_total(total, s))

@@ -6,11 +6,14 @@ never drifts from the refs it describes (and if a crash falls between the two, `
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from . import logwrite, redact, refs
+from . import codec, logwrite, redact, refs
 from .context import Context
+from .index import Rows
+from .index import message_rows as index_rows
 from .model import Message, Session
 
 if TYPE_CHECKING:
@@ -59,27 +62,63 @@ def _write(
         placed = logwrite.with_ids(session.id, place(log))
         s, placed, blobs = redact.for_write(ctx, log, session, placed, truncate_at)  # secrets never reach git
         oid = logwrite.commit(
-            objects, common, s, placed, blobs=blobs, now_ms=ctx.now_ms, summary=summary,
+            objects, common, s, blobs, now_ms=ctx.now_ms, summary=summary,
             truncate_at=truncate_at, base=log, expected=log.commit if log else None,
         )
         return oid, placed, s
 
     oid, placed, written = refs.retry_on_move(attempt)
-    if oid is None:
-        return None, placed
-    count = logwrite.tip_at(objects, oid).count
+    if oid is not None:
+        _index(ctx, oid, written, sorted(placed), index_rows(placed), truncate_at, later)
+    return None if oid is None else oid.hex(), placed
+
+
+def save_encoded(ctx: Context, session: Session, encoded: Mapping[int, tuple[bytes, bytes]],
+                 counts: Counter[str], rows: Rows, *, summary: str, later: Later = None) -> None:
+    """``save`` for messages that arrive encoded (by an import's parser process): ``encoded`` maps
+    each seq to the message's stored bytes and the part of them redaction reads, ``counts`` sums
+    their redaction counts, ``rows`` are their index rows. Only a message the gate cannot clear
+    is decoded (and walked, and its batch's counts and rows computed again)."""
+    objects, common = ctx.repo.objects, ctx.repo.common_dir
+    r = redact.redactor_for(ctx)
+    blobs: dict[int, bytes] = {}
+    changed: dict[int, Message] = {}
+    for q, (blob, scan) in encoded.items():
+        blobs[q], m = r.reencoded(blob, scan) if r else (blob, None)
+        if m is not None:
+            changed[q] = m
+    if changed:  # a secret the parser process could not know of: rare
+        msgs = {q: changed.get(q) or codec.decode_message(b) for q, b in blobs.items()}
+        counts = sum((redact.message_counts(m) for m in msgs.values()), Counter())
+        rows = index_rows(msgs)
+
+    def attempt() -> tuple[bytes | None, Session]:
+        log = logwrite.tip(objects, common, session.id)
+        s = redact.session_for_write(ctx, log, session, counts, blobs, None, r)
+        oid = logwrite.commit(objects, common, s, blobs, now_ms=ctx.now_ms, summary=summary, base=log,
+                              expected=log.commit if log else None)
+        return oid, s
+
+    oid, written = refs.retry_on_move(attempt)
+    if oid is not None:
+        _index(ctx, oid, written, sorted(blobs), rows, None, later)
+
+
+def _index(ctx: Context, oid: bytes, written: Session, seqs: list[int], rows: Rows,
+           truncate_at: int | None, later: Later) -> None:
+    """The index rows of a write git took: now, or by ``later``."""
+    count = logwrite.count_of(ctx.repo.objects, oid)
     log_commit = oid.hex()
 
     def put(index: Index) -> None:
         with index.write() as conn:
-            index.put_messages(conn, written.id, placed, truncate_at=truncate_at)
+            index.put_rows(conn, written.id, seqs, rows, truncate_at=truncate_at)
             index.put_session(conn, written, log_commit=log_commit, count=count)
 
     if later is None:
         put(ctx.index)
     else:
         later(put)
-    return log_commit, placed
 
 
 def record_checkpoint(ctx: Context, cp: Checkpoint) -> None:

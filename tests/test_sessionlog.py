@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import logwrite, sessionlog, store
+from oxide_git import codec, logwrite, sessionlog, store
 from oxide_git.errors import Ambiguous, NotFound
 from oxide_git.model import Message, Part, Session
 
@@ -115,7 +115,7 @@ def test_incremental_reindex_sees_appends_and_truncation(repo: Path) -> None:
     # another process appends behind the index's back (e.g. a fetch): only git changes
     g, objects, common = ctx.repo.git, ctx.repo.objects, ctx.repo.common_dir
     log = logwrite.tip(objects, common, s.id)
-    logwrite.commit(objects, common, s, {600: _msg(600)}, now_ms=1, summary="x", base=log, expected=log.commit)
+    logwrite.commit(objects, common, s, {600: codec.encode_message(_msg(600))}, now_ms=1, summary="x", base=log, expected=log.commit)
     from oxide_git.reindex import reindex
 
     res = reindex(ctx)

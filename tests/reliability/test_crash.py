@@ -170,13 +170,15 @@ def _claude_transcript(path: Path, sessions: int = 3, messages: int = 300) -> No
     path.write_text("\n".join(lines) + "\n")
 
 
-@pytest.mark.parametrize("messages,n_trials", [(300, (30, 4)), (3500, (12, 2))],
-                         ids=["small", "index-thread"])  # 3 x 3,500 lines: over importing.BACKGROUND_BYTES
+@pytest.mark.parametrize("messages,n_trials", [(300, (30, 4)), (3500, (12, 2)), (9000, (8, 2))],
+                         ids=["small", "index-thread", "worker"])  # over BACKGROUND_BYTES, WORKER_BYTES
 def test_import_killed_then_rerun_finishes(tmp_path: Path, messages: int, n_trials: tuple[int, int]) -> None:
     transcript = tmp_path / "big.jsonl"
     _claude_transcript(transcript, messages=messages)
     if messages > 300:
         assert transcript.stat().st_size >= importing.BACKGROUND_BYTES
+    if messages > 3500:
+        assert transcript.stat().st_size >= importing.WORKER_BYTES
     ref_root = _init(tmp_path / "reference")
     dur = _timed(["git", "oxide", "import", "--agent", "claude", "-q", str(transcript)], ref_root)
     expected = _counts(ref_root)

@@ -1,0 +1,146 @@
+"""A big transcript is parsed in a child process while this one stores what it parsed.
+
+An import is Python on one core: parsing a transcript is about half of it, storing it (the
+secret gate, packs, trees, commits, index rows) the other half. For a file with megabytes of new
+lines, ``run`` forks: the child runs the importer and the batching of ``importing`` (sessions,
+sequence numbers, restart points) and, for each batch, what depends only on the messages: their
+ids, their encoding and their index rows. It sends each batch down a pipe (pickled; the encoded
+messages are bytes, cheap to send). This process links, gates, packs, commits and indexes it,
+exactly as an import in one process stores its batches (``store.save_encoded``).
+
+The pipe holds about one batch: the child never runs far ahead (memory stays flat). A child that
+dies, or an error on either side, ends the import with nothing half written: every batch stored
+is a whole commit, and the file's cursor is only saved after the last one, so importing again
+finishes the job.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import threading
+from collections import Counter
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from .errors import OxideError
+
+if TYPE_CHECKING:
+    from .importing import FileReport, Progress, Sink, _Store
+    from .model import Message, Session
+
+Resume = tuple[int, Any, dict[str, int]] | None
+Read = Callable[["Sink | None", "Progress | None"], Resume]
+_BUFFER = 1 << 20
+
+
+def available() -> bool:
+    """Forking is only safe in a process that runs no other thread (the `watch` daemon does)."""
+    return hasattr(os, "fork") and threading.active_count() == 1
+
+
+def run(store: _Store, report: FileReport, read: Read, progress: Progress | None) -> Resume:
+    """``read(sink, progress)`` in a child process, its batches stored here; the restart point it
+    reached. ``report`` ends up as the child left it."""
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child; its work is checked through what the parent stores
+        os.close(rfd)
+        _child(os.fdopen(wfd, "wb", buffering=_BUFFER), read, report)
+    os.close(wfd)
+    done = False
+    try:
+        with os.fdopen(rfd, "rb", buffering=_BUFFER) as pipe:
+            resume = _receive(pipe, store, report, progress)
+        done = True
+        store.close()
+        return resume
+    finally:
+        if not done:
+            os.kill(pid, signal.SIGKILL)
+            store.close(raise_error=False)
+        os.waitpid(pid, 0)
+
+
+def _receive(pipe: BinaryIO, store: _Store, report: FileReport, progress: Progress | None) -> Resume:
+    from . import store as stores
+    from .importing import summary
+
+    while True:
+        try:
+            item = pickle.load(pipe)
+        except EOFError:
+            raise OxideError(f"{report.path}: the process parsing it ended unexpectedly",
+                             hint="import it again: what was stored is kept, the rest is read again"
+                             ) from None
+        kind = item[0]
+        if kind == "batch":
+            _, s, start, encoded, counts, rows, native_ids = item
+            s = store.link(s, start, native_ids)
+            full = {q: (blob, blob[scan:] if isinstance(scan, int) else scan)
+                    for q, (blob, scan) in encoded.items()}
+            stores.save_encoded(store.ctx, s, full, counts, rows, summary=summary(s, len(encoded)),
+                                later=store.later)
+        elif kind == "progress":
+            if progress:
+                progress(item[1], item[2])
+        elif kind == "done":
+            report.__dict__.update(item[1].__dict__)
+            return item[2]  # type: ignore[no-any-return]
+        else:  # "error"
+            _, message, hint, detail = item
+            if detail is None:
+                raise OxideError(message, hint=hint)
+            raise RuntimeError(f"in the process parsing {report.path}: {detail}")
+
+
+class _Sender:
+    """The child's sink: each batch encoded and sent to the parent."""
+
+    def __init__(self, pipe: BinaryIO) -> None:
+        self.pipe = pipe
+
+    def save(self, s: Session, start: int, msgs: list[Message]) -> Session:
+        from . import codec, logwrite
+        from .index import message_rows
+        from .redact import COUNTS_KEY, message_counts
+
+        placed = logwrite.with_ids(s.id, dict(enumerate(msgs, start)))
+        encoded: dict[int, tuple[bytes, int | bytes]] = {}
+        counts: Counter[str] = Counter()
+        for q, m in placed.items():
+            blob, scan = codec.encode_message_scan(m)
+            # what the gate reads is most often the end of the blob: sent as where it starts
+            encoded[q] = (blob, len(blob) - len(scan) if blob.endswith(scan) else scan)
+            if COUNTS_KEY in m.extra:
+                counts += message_counts(m)
+        item = ("batch", s, start, encoded, counts, message_rows(placed), [m.native_id for m in msgs])
+        pickle.dump(item, self.pipe, protocol=pickle.HIGHEST_PROTOCOL)
+        return s  # linked to a parent, if at all, by the parent process
+
+
+def _child(pipe: BinaryIO, read: Read, report: FileReport) -> None:  # pragma: no cover - the child
+    code = 1
+    try:
+        last = [0]
+
+        def progress(done: int, total: int) -> None:
+            if done - last[0] >= total // 100:  # about a hundred updates, not one a message
+                last[0] = done
+                pickle.dump(("progress", done, total), pipe)
+
+        resume = read(_Sender(pipe), progress)  # fills in ``report``
+        pickle.dump(("done", report, resume), pipe)
+        code = 0
+    except OxideError as e:
+        pickle.dump(("error", e.message, e.hint, None), pipe)
+    except BaseException as e:  # reported by the parent, which logs it
+        import traceback
+
+        pickle.dump(("error", str(e), None, traceback.format_exc()), pipe)
+    finally:
+        try:
+            pipe.flush()
+        finally:
+            os._exit(code)
