@@ -44,6 +44,7 @@ def run(store: _Store, report: FileReport, read: Read, progress: Progress | None
     """``read(sink, progress)`` in a child process, its batches stored here; the restart point it
     reached. ``report`` ends up as the child left it."""
     rfd, wfd = os.pipe()
+    _widen(wfd)
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child; its work is checked through what the parent stores
         os.close(rfd)
@@ -61,6 +62,19 @@ def run(store: _Store, report: FileReport, read: Read, progress: Progress | None
             os.kill(pid, signal.SIGKILL)
             store.close(raise_error=False)
         os.waitpid(pid, 0)
+
+
+def _widen(fd: int) -> None:
+    """A pipe holds 64 KB: a batch of megabytes would cross it in a hundred round trips between
+    the two processes. Linux lets a pipe grow to ``/proc/sys/fs/pipe-max-size`` (1 MB by default)."""
+    try:
+        import fcntl
+
+        with open("/proc/sys/fs/pipe-max-size") as f:
+            size = int(f.read())
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), min(size, 1 << 24))
+    except (OSError, ValueError, ImportError):
+        pass  # elsewhere, or not allowed: the default size works, more slowly
 
 
 def _receive(pipe: BinaryIO, store: _Store, report: FileReport, progress: Progress | None) -> Resume:
@@ -117,6 +131,7 @@ class _Sender:
                 counts += message_counts(m)
         item = ("batch", s, start, encoded, counts, message_rows(placed), [m.native_id for m in msgs])
         pickle.dump(item, self.pipe, protocol=pickle.HIGHEST_PROTOCOL)
+        self.pipe.flush()  # all of it: the parent can store it while the next batch is parsed
         return s  # linked to a parent, if at all, by the parent process
 
 
