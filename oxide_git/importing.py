@@ -18,12 +18,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from . import import_worker
 from .agents import AGENT_NAMES, AgentEnv, FoundMessage, FoundSession, Problem, Resumable, registry
 from .agents import agent as agent_module
 from .context import Context
 from .errors import OxideError, UnsupportedFormat
-from .index_queue import IndexQueue
 from .model import Message, Session
 
 BATCH = 2000  # messages per write; also written when FLUSH_BYTES of the file were read
@@ -109,7 +107,11 @@ class _Store:
     def __init__(self, ctx: Context, background: bool) -> None:
         self.ctx = ctx
         # A big file: its index rows are written on another core while the next batch is parsed.
-        self.queue = IndexQueue(ctx.index.path) if background else None
+        self.queue = None
+        if background:
+            from .index_queue import IndexQueue
+
+            self.queue = IndexQueue(ctx.index.path)
         self.linked: dict[str, Session] = {}  # sessions found to be forks, by id
 
     @property
@@ -313,7 +315,9 @@ def import_file(
     big = st.st_size - offset
     if dry_run:
         resume = read(None, progress)
-    elif big >= WORKER_BYTES and import_worker.available():
+    elif big >= WORKER_BYTES and _worker_available():
+        from . import import_worker
+
         resume = import_worker.run(_Store(ctx, background=True), report, read, progress)
     else:
         sink = _Store(ctx, background=big >= BACKGROUND_BYTES)
@@ -384,6 +388,12 @@ def _follow_latest(ctx: Context, imported: set[str]) -> None:
     cur_rows = ctx.index.session_rows(ids=[current]) if current else []
     if not cur_rows or (latest["updated_at"] or 0) >= (cur_rows[0]["updated_at"] or 0):
         store.set_current_session(ctx, latest["id"])
+
+
+def _worker_available() -> bool:
+    from .import_worker import available
+
+    return available()
 
 
 def _size(p: Path) -> int:

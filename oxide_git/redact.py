@@ -155,9 +155,16 @@ class Redactor:
             # rare string whose lowercase form has another length (positions would not line up).
             self._compiled = [(r, re.compile(r.regex), re.compile(r.regex, re.I) if r.lower else None,
                                "secret" in r.regex) for r in self._rules]
-            # One C-level scan says whether any hint occurs at all (most strings have none).
-            self._gate_rx = re.compile("|".join(map(re.escape, self._gate))) if self._gate else None
         return self._compiled
+
+    def _hint_search(self, low: str) -> bool:
+        """Does any hint occur in ``low``? One C-level scan (most strings have none); the rules
+        themselves are only compiled for a string where one does."""
+        if self._gate_rx is None:
+            if not self._gate:
+                return False
+            self._gate_rx = re.compile("|".join(map(re.escape, self._gate)))
+        return self._gate_rx.search(low) is not None
 
     def allowed(self, hit: str) -> bool:
         return any(p.search(hit) for p in self.allow)
@@ -167,13 +174,12 @@ class Redactor:
         if len(s) < 8:
             return s
         low: str | None = s.lower()
-        rules = self.rules
-        if self._gate_rx is None or not self._gate_rx.search(low):  # type: ignore[arg-type]
+        if not self._hint_search(low):  # type: ignore[arg-type]
             return s
         found = {h for h in self._gate if h in low}  # type: ignore[operator]
         if not found:
             return s
-        for (rule, rx, rx_i, grouped), hints in zip(rules, self._hints, strict=True):
+        for (rule, rx, rx_i, grouped), hints in zip(self.rules, self._hints, strict=True):
             if found.isdisjoint(hints):
                 continue
             if rule.lower:

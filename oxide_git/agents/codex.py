@@ -33,12 +33,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import AgentEnv, Event
-from .codex_export import export
+from ..model import Message, Session
+from . import AgentEnv, Event, Export
 from .codex_parse import _Parser
 
 __all__ = ["discover", "export", "name", "parse"]
@@ -91,3 +91,9 @@ def _peek_cwd(path: Path) -> str | None:
 def parse(path: Path, *, offset: int = 0, state: Mapping[str, Any] | None = None) -> Iterator[Event]:
     return _Parser(Path(path), state if offset else None).run(offset)
 
+
+def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Export:
+    """A rollout Codex resumes (see ``codex_export``; not loaded by an import)."""
+    from .codex_export import export as _export
+
+    return _export(session, messages, env)
