@@ -39,7 +39,7 @@ def is_error(output: Any) -> bool:
         try:
             meta = jsonline.loads(output).get("metadata") or {}
             return bool(meta.get("exit_code"))
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):  # not JSON, not a dict, too deep
             return False
     m = _EXIT.search(output[:400])
     return bool(m and int(m.group(1)) != 0)

@@ -272,3 +272,20 @@ def test_damage_never_raises_nor_loses_what_came_before(tmp_path: Path, data: st
     before = msgs(run(clean_prefix))[:-1]  # the last one may still grow
     assert msgs(got)[: len(before)] == before
 
+
+
+def test_tool_output_nested_deeper_than_json_can_read(tmp_path: Path) -> None:
+    """An output that looks like JSON metadata but nests past the parser's recursion limit is text
+    (not an error flag, not a crash)."""
+    deep = '{"exit_code": 1, "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    lines = [
+        {"timestamp": "2026-02-23T12:33:31.000Z", "type": "session_meta",
+         "payload": {"id": "5973b6c0-94b8-487b-a530-2aeb6098ae0f", "timestamp": "2026-02-23T12:33:31.000Z",
+                     "cwd": "/w"}},
+        {"timestamp": "2026-02-23T12:33:32.924Z", "type": "response_item",
+         "payload": {"type": "custom_tool_call_output", "call_id": "c", "output": deep}},
+    ]
+    path = tmp_path / "rollout-2026-02-23T12-33-31-5973b6c0-94b8-487b-a530-2aeb6098ae0f.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    (result,) = [p for m in msgs(run(path)) for p in m.parts if p.type == "tool_result"]
+    assert result.data["output"] == deep and result.data["is_error"] is False
