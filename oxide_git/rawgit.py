@@ -145,11 +145,16 @@ class Objects:
 
     # -- writing --------------------------------------------------------------------------
     def has(self, oid: bytes) -> bool:
+        """Is the object stored? One found is freshened (its file's time set to now), as git and
+        libgit2 do, so that a concurrent `git gc --prune` does not take it as long unreachable."""
         hexid = oid.hex()
-        if os.path.exists(os.path.join(self.dir, hexid[:2], hexid[2:])):
+        if _freshen(os.path.join(self.dir, hexid[:2], hexid[2:])):
             return True
-        return any(p.offset(oid) is not None for p in self._open_packs()) or any(
-            alt.has(oid) for alt in self._open_alternates())
+        for pack in self._open_packs():
+            if pack.offset(oid) is not None:
+                _freshen(pack.path[:-4] + ".pack")
+                return True
+        return any(alt.has(oid) for alt in self._open_alternates())
 
     def write(self, kind: int, data: bytes) -> bytes:
         """Store the object loose, unless the store has it already; its id."""
@@ -180,6 +185,16 @@ class Objects:
             except FileNotFoundError:
                 continue
         raise OxideError(f"cannot write object {hexid} under {self.dir}")
+
+
+def _freshen(path: str) -> bool:
+    try:
+        os.utime(path)
+        return True
+    except FileNotFoundError:
+        return False
+    except OSError:  # not ours to touch (a read-only alternate): it is there all the same
+        return os.path.exists(path)
 
 
 def _parse_loose(raw: bytes, hexid: str) -> tuple[int, bytes]:

@@ -36,6 +36,10 @@ def test_objects_round_trip_with_git(repo: Path) -> None:
     # git's order: "a.txt" < "a/" (a subtree sorts as if its name ended with "/")
     assert [ln.split("\t")[1] for ln in git(repo, "ls-tree", tree.hex()).splitlines()] == ["a.txt", "a", "b.txt"]
     commit = objects.write(rawgit.COMMIT, rawgit.format_commit(tree, [], "x", "x@y", 5, "m\n"))
+    loose = repo / ".git" / "objects" / blob.hex()[:2] / blob.hex()[2:]
+    os.utime(loose, (1_000_000, 1_000_000))
+    assert objects.write(rawgit.BLOB, b"hello\n") == blob
+    assert loose.stat().st_mtime > 1_000_000  # freshened, as git does, against a concurrent prune
     subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=repo, check=True, capture_output=True)
     assert rawgit.commit_tree(objects.read_kind(commit, rawgit.COMMIT)) == tree
     assert rawgit.parse_tree(objects.read_kind(tree, rawgit.TREE))[0][1] == b"a.txt"
