@@ -25,6 +25,7 @@ COMMIT, TREE, BLOB = 1, 2, 3
 _NAMES = {COMMIT: b"commit", TREE: b"tree", BLOB: b"blob", 4: b"tag"}
 _KINDS = {v: k for k, v in _NAMES.items()}
 TREE_MODE = b"40000"
+_MAX_DEPTH = 64
 BLOB_MODE = b"100644"
 
 
@@ -66,6 +67,8 @@ class Objects:
 
     def _find(self, oid: bytes, depth: int) -> tuple[int, bytes] | None:
         hexid = oid.hex()
+        if depth > _MAX_DEPTH:  # deltas on deltas by id, alternates of alternates: a cycle
+            raise OxideError(f"object {hexid} cannot be read: its delta or alternates chain loops")
         try:
             with open(os.path.join(self.dir, hexid[:2], hexid[2:]), "rb") as f:
                 return _parse_loose(zlib.decompress(f.read()), hexid)
@@ -92,7 +95,7 @@ class Objects:
 
     def _base_reader(self, depth: int):  # type: ignore[no-untyped-def]
         # A REF_DELTA's base may be anywhere in the store (a thin pack completed by git).
-        return lambda base: self._find(base, depth)
+        return lambda base: self._find(base, depth + 1)
 
     def _open_packs(self) -> list[packread.Pack]:
         if self._packs is None:
