@@ -335,10 +335,13 @@ def bench_agent(agent: str, quick: bool, log: Log = _log) -> list[dict[str, Any]
         re_label = f"{small.stat().st_size / MB:.0f} MB {agent} transcript (200 MB did not finish)"
     else:
         t = median(imp_t)
+        # The target is for 200 MB: the quick run's 10 MB carry process start-up and a pipeline
+        # (parse in one process, store in the other) that has barely filled.
+        judged = not quick
         rows += [
-            row(f"import {label}: throughput", t, "≥ 40 MB/s", baseline_s=median(base_t),
-                met=mb / t >= 40, value=f"{mb / t:.1f} MB/s", samples=imp_t,
-                note=f"median {t:.2f} s"),
+            row(f"import {label}: throughput", t, "≥ 40 MB/s" if judged else "info (≥ 40 MB/s: 200 MB)",
+                baseline_s=median(base_t), met=mb / t >= 40 if judged else None,
+                value=f"{mb / t:.1f} MB/s", samples=imp_t, note=f"median {t:.2f} s"),
             row(f"import {label}: peak RSS", None, "< 300 MB", met=max(rss) < 300,
                 value=f"{max(rss):.0f} MB"),
         ]
