@@ -3,7 +3,6 @@ bulk index statements, and orjson standing in for json."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import sqlite3
 from pathlib import Path
@@ -11,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from oxide_git import importing
-from oxide_git.agents import jsonline
 from oxide_git.index_queue import IndexQueue
 from oxide_git.logwrite import with_ids
 from oxide_git.model import Message, Part
@@ -76,23 +74,6 @@ def test_bulk_put_messages_with_gaps_replaces_only_those_seqs(repo: Path) -> Non
                                         (3, "user", "m3"), (4, "assistant", "four"), (5, "user", "m5")]
     parts = ix.query("SELECT seq, idx, type, call_id, is_error FROM parts WHERE seq=2")
     assert [tuple(r) for r in parts] == [(2, 0, "text", None, None), (2, 1, "tool_result", "c2", 1)]
-
-
-@pytest.mark.parametrize("raw", [
-    b'{"a": 1, "b": [1.5, -0.0, true, null], "c": "\\u00e9\\n"}',
-    b"123456789012345678901234567890", b"-9223372036854775809", b"18446744073709551616",
-    b'{"n": 12345678901234567890123}', b"1e400", b"NaN", b'"\\ud800"', b'{"a":1,"a":2}',
-    b'{"k": "\xff"}', b"[1,", b"{} x", b'{"deep": ' * 3000 + b"1" + b"}" * 3000,
-])
-def test_jsonline_gives_what_json_gives(raw: bytes) -> None:
-    try:
-        expected: object = json.loads(raw)
-    except (ValueError, RecursionError) as e:
-        with pytest.raises(type(e)):
-            jsonline.loads(raw)
-        return
-    got = jsonline.loads(raw)
-    assert repr(got) == repr(expected) and type(got) is type(expected)
 
 
 def test_with_id_copies_every_field() -> None:

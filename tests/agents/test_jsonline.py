@@ -1,5 +1,6 @@
-"""jsonline.loads on a str (JSON held in a string field, e.g. a Codex tool call's arguments) gives
-what json.loads gives: the same value, or the same exception."""
+"""jsonline.loads gives what json.loads gives (the same value, or the same exception), on a
+transcript line's bytes and on a str (JSON held in a string field, e.g. a Codex tool call's
+arguments)."""
 
 from __future__ import annotations
 
@@ -18,15 +19,25 @@ json_values = st.recursive(
 )
 
 
-def _same(text: str) -> None:
+def _same(raw: bytes | str) -> None:
     try:
-        expected: object = json.loads(text)
+        expected: object = json.loads(raw)
     except (ValueError, RecursionError) as e:
         with pytest.raises(type(e)):
-            jsonline.loads(text)
+            jsonline.loads(raw)
         return
-    got = jsonline.loads(text)
+    got = jsonline.loads(raw)
     assert repr(got) == repr(expected) and type(got) is type(expected)
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"a": 1, "b": [1.5, -0.0, true, null], "c": "\\u00e9\\n"}',
+    b"123456789012345678901234567890", b"-9223372036854775809", b"18446744073709551616",
+    b'{"n": 12345678901234567890123}', b"1e400", b"NaN", b'"\\ud800"', b'{"a":1,"a":2}',
+    b'{"k": "\xff"}', b"[1,", b"{} x", b'{"deep": ' * 3000 + b"1" + b"}" * 3000,
+])
+def test_line_gives_what_json_gives(raw: bytes) -> None:
+    _same(raw)
 
 
 @pytest.mark.parametrize("text", [
