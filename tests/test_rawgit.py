@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pygit2
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from oxide_git import logwrite, rawgit, refs, sessionlog, store
 from oxide_git.errors import LockTimeout, OxideError
@@ -118,3 +120,25 @@ def test_ref_swap_is_compare_and_swap_under_gits_lock(repo: Path) -> None:
     os.utime(lock, (old, old))  # left by a dead one
     refs.swap(common, name, tree, head, budget_s=0.05)
     assert not lock.exists() and refs.read_raw(common, name) == head
+
+
+_NAME = st.text(alphabet=st.sampled_from("ab.-_/0 é\t~"), min_size=1, max_size=6).filter(
+    lambda n: "/" not in n and n not in (".", ".."))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.dictionaries(_NAME, st.booleans(), min_size=1, max_size=8))
+def test_trees_are_in_gits_order(repo: Path, names: dict[str, bool]) -> None:
+    """Whatever the names (a tree from a remote may hold anything), a tree written here is the
+    tree git writes: same entries, same order (a subtree sorts as if its name ended in "/")."""
+    objects = rawgit.Objects(repo / ".git" / "objects")
+    blob = objects.write(rawgit.BLOB, b"x\n")
+    sub = _git_tree(repo)
+    entries = {n.encode(): (rawgit.TREE_MODE, sub) if is_tree else (rawgit.BLOB_MODE, blob)
+               for n, is_tree in names.items()}
+    tree = objects.write(rawgit.TREE, rawgit.format_tree(entries))
+    listing = git(repo, "ls-tree", "-z", tree.hex())
+    mktree = subprocess.run(["git", "mktree", "-z"], cwd=repo, input=listing.encode(), capture_output=True,
+                            check=True).stdout.decode().strip()
+    assert mktree == tree.hex()  # git sorts the same entries into the same object
+    assert {ln.split("\t", 1)[1] for ln in listing.split("\0") if ln} == set(names)
