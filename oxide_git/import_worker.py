@@ -101,7 +101,7 @@ def _receive(pipe: BinaryIO, store: _Store, report: FileReport, progress: Progre
                 progress(item[1], item[2])
         elif kind == "done":
             report.__dict__.update(item[1].__dict__)
-            return item[2]  # type: ignore[no-any-return]
+            return item[2]
         else:  # "error"
             _, message, hint, detail = item
             if detail is None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 from . import packread
@@ -93,7 +94,7 @@ class Objects:
                     return found
         return None
 
-    def _base_reader(self, depth: int):  # type: ignore[no-untyped-def]
+    def _base_reader(self, depth: int) -> Callable[[bytes], tuple[int, bytes] | None]:
         # A REF_DELTA's base may be anywhere in the store (a thin pack completed by git).
         return lambda base: self._find(base, depth + 1)
 
