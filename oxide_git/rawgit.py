@@ -155,8 +155,8 @@ class Objects:
         if _freshen(os.path.join(self.dir, hexid[:2], hexid[2:])):
             return True
         for pack in self._open_packs():
-            if pack.offset(oid) is not None:
-                _freshen(pack.path[:-4] + ".pack")
+            # a pack that `git gc` removed since it was opened no longer counts (its objects may be gone)
+            if pack.offset(oid) is not None and _freshen(pack.path[:-4] + ".pack"):
                 return True
         return any(alt.has(oid) for alt in self._open_alternates())
 

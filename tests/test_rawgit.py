@@ -142,3 +142,19 @@ def test_trees_are_in_gits_order(repo: Path, names: dict[str, bool]) -> None:
                             check=True).stdout.decode().strip()
     assert mktree == tree.hex()  # git sorts the same entries into the same object
     assert {ln.split("\t", 1)[1] for ln in listing.split("\0") if ln} == set(names)
+
+
+def test_an_object_in_a_pack_gc_removed_is_written_again(repo: Path) -> None:
+    """A long-lived process (watch) holds packs open; after `git gc` deleted one, an object that
+    was only there is written again instead of being taken as stored."""
+    from oxide_git import packwriter
+
+    objects_dir = repo / ".git" / "objects"
+    data = b"only in a pack\n" * 100
+    (oid,) = packwriter.write_pack(objects_dir, [(packwriter.BLOB, data)])
+    objects = rawgit.Objects(objects_dir)
+    assert objects.has(oid)  # the pack is open now
+    for f in (objects_dir / "pack").glob("pack-*"):
+        f.unlink()  # what a prune of unreachable objects does
+    assert objects.write(rawgit.BLOB, data) == oid
+    assert git(repo, "cat-file", "-p", oid.hex()) == data.decode()
