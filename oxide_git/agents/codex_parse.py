@@ -362,7 +362,7 @@ class _Parser:
         skip = int(self.st.pop("emitted", 0)) if offset else 0
         self.st = {"line": 0}
         try:
-            doc = json.loads(data)
+            doc = jsonline.loads(data)
         except ValueError:
             yield Problem(None, "not JSON, skipped")
             return

@@ -5,11 +5,18 @@ refuses what ``json`` accepts (NaN, lone surrogates, numbers out of range: then 
 and turns integers beyond 64 bits into floats without a word. A line with 19 or more digits in a
 row (found with one ``translate`` and one substring search, ~1 GB/s) goes to ``json`` directly.
 A ``str`` (JSON held in a string field, like a Codex tool call's arguments) is read the same way.
+
+One difference from ``json``, on purpose: a lone UTF-16 surrogate (half a character, which
+JavaScript's string slicing leaves and ``JSON.stringify`` writes as a ``\\udXXX`` escape)
+becomes U+FFFD. Such a string cannot be encoded as UTF-8: msgpack, SQLite and the terminal all
+refuse it, so it would stop the import of the whole file. Only a line holding such an escape is
+looked at again.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 _orjson: Any
@@ -22,13 +29,33 @@ _DIGITS = bytes(0x39 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))  # digi
 _LONG_NUMBER = b"9" * 19
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")  # in a decoded str, always a lone one
+
+
 def loads(raw: bytes | str) -> Any:
-    """``json.loads(raw)``: the same value or the same exception."""
-    if _orjson is not None:
-        data = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
-        if _LONG_NUMBER not in data.translate(_DIGITS):
-            try:
-                return _orjson.loads(raw)
-            except _orjson.JSONDecodeError:
-                pass
+    """``json.loads(raw)``: the same value (lone surrogates aside) or the same exception."""
+    data = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
+    value = _decode(raw, data)
+    if b"\\ud" in data or b"\\uD" in data or (isinstance(raw, str) and _SURROGATE.search(raw)):
+        value = valid_text(value)
+    return value
+
+
+def _decode(raw: bytes | str, data: bytes) -> Any:
+    if _orjson is not None and _LONG_NUMBER not in data.translate(_DIGITS):
+        try:
+            return _orjson.loads(raw)
+        except _orjson.JSONDecodeError:
+            pass
     return json.loads(raw)
+
+
+def valid_text(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (keys too) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [valid_text(x) for x in value]
+    if isinstance(value, dict):
+        return {valid_text(k): valid_text(x) for k, x in value.items()}
+    return value

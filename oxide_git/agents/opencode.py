@@ -25,7 +25,6 @@ whose ``raw`` is the native part.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -33,7 +32,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from ..model import Message, Part, PartType, Session, session_id_for
-from . import AgentEnv, Event, Export, FoundMessage, FoundSession, Problem, Resumable
+from . import AgentEnv, Event, Export, FoundMessage, FoundSession, Problem, Resumable, jsonline
 
 name = "opencode"
 
@@ -331,9 +330,11 @@ def _load(path: Path) -> Any:
 
 
 def _loads(raw: Any) -> Any:
+    if not isinstance(raw, bytes | str):
+        return None
     try:
-        return json.loads(raw)
-    except (ValueError, TypeError, RecursionError):
+        return jsonline.loads(raw)
+    except (ValueError, RecursionError):
         return None
 
 
