@@ -76,6 +76,20 @@ def test_bulk_put_messages_with_gaps_replaces_only_those_seqs(repo: Path) -> Non
     assert [tuple(r) for r in parts] == [(2, 0, "text", None, None), (2, 1, "tool_result", "c2", 1)]
 
 
+@pytest.mark.parametrize("n", [3, 300])  # json writes a few rows, orjson an import's batch
+def test_index_rows_are_the_same_whoever_writes_them(repo: Path, n: int) -> None:
+    ix = make_ctx(repo).index
+    texts = ["plain", "é ✓ 𝄞", 'quote " and \\ back', "tab\tnew\nline", "\u2028 line separator"]
+    msgs = {q: Message("user", (Part.text(texts[q % len(texts)]), Part.tool_result(f"c{q}", "out", q % 2 == 0)),
+                       created_at=10**15 + q, model="m") for q in range(n)}
+    with ix.write() as c:
+        ix.put_messages(c, "s", with_ids("s", msgs))
+    rows = ix.query("SELECT seq, text, created_at, model FROM messages WHERE session_id='s' ORDER BY seq")
+    assert [tuple(r) for r in rows] == [(q, m.text(), m.created_at, "m") for q, m in msgs.items()]
+    errors = ix.query("SELECT seq, is_error FROM parts WHERE session_id='s' AND idx=1 ORDER BY seq")
+    assert [tuple(r) for r in errors] == [(q, int(q % 2 == 0)) for q in range(n)]
+
+
 def test_with_id_copies_every_field() -> None:
     """``Message.with_id`` names the fields itself (it is on the import path): a field added to the
     model and not copied there fails here."""
