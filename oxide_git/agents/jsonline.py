@@ -35,19 +35,15 @@ _SURROGATE = re.compile("[\ud800-\udfff]")  # in a decoded str, always a lone on
 def loads(raw: bytes | str) -> Any:
     """``json.loads(raw)``: the same value (lone surrogates aside) or the same exception."""
     data = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
-    value = _decode(raw, data)
+    if _orjson is not None and _LONG_NUMBER not in data.translate(_DIGITS):
+        try:
+            return _orjson.loads(raw)  # it refuses lone surrogates: what it returns has none
+        except _orjson.JSONDecodeError:
+            pass
+    value = json.loads(raw)
     if b"\\ud" in data or b"\\uD" in data or (isinstance(raw, str) and _SURROGATE.search(raw)):
         value = valid_text(value)
     return value
-
-
-def _decode(raw: bytes | str, data: bytes) -> Any:
-    if _orjson is not None and _LONG_NUMBER not in data.translate(_DIGITS):
-        try:
-            return _orjson.loads(raw)
-        except _orjson.JSONDecodeError:
-            pass
-    return json.loads(raw)
 
 
 def valid_text(value: Any) -> Any:
