@@ -43,14 +43,19 @@ def test_reimporting_loads_neither_pygit2_nor_click(repo, tmp_path) -> None:  # 
     lines = fixture.read_bytes().splitlines(keepends=True)
     src = tmp_path / "s.jsonl"
     src.write_bytes(b"".join(lines[:3]))
+    # The console script, stopped where it would exit (its os._exit skips printing what it loaded).
     run = ("import sys, os; os.chdir(sys.argv[1]); sys.argv = ['git-oxide', 'import', '--agent', 'claude', "
-           "'-q', sys.argv[2]]\nimport oxide_git.entry as e\ne._exit_now = lambda code: None\n"
-           "e.main()\nprint('\\n'.join(sys.modules))")
+           "'-q', sys.argv[2]]\nimport oxide_git.entry as e\n"
+           "def stop(code):\n    raise SystemExit(code)\ne._exit_now = stop\n"
+           "try:\n    e.main()\nexcept SystemExit as x:\n    assert not x.code, x.code\n"
+           "print('\\n'.join(sys.modules))")
 
     def modules() -> set[str]:
         p = subprocess.run([sys.executable, "-c", run, str(repo), str(src)], capture_output=True, text=True)
         assert p.returncode == 0 and not p.stderr, p.stderr
-        return set(p.stdout.split())
+        loaded = set(p.stdout.split())
+        assert "oxide_git.importing" in loaded  # the import ran here, and this is what it loaded
+        return loaded
 
     modules()
     shutil.copy(fixture, src)  # grown: the rest of the lines
