@@ -7,7 +7,7 @@ row (found with one ``translate`` and one substring search, ~1 GB/s) goes to ``j
 A ``str`` (JSON held in a string field, like a Codex tool call's arguments) is read the same way.
 
 One difference from ``json``, on purpose: a lone UTF-16 surrogate (half a character, which
-JavaScript's string slicing leaves and ``JSON.stringify`` writes as a ``\\udXXX`` escape)
+JavaScript's string slicing leaves and ``JSON.stringify`` writes as an escape such as ``\\udc80``)
 becomes U+FFFD. Such a string cannot be encoded as UTF-8: msgpack, SQLite and the terminal all
 refuse it, so it would stop the import of the whole file. Only a line holding such an escape is
 looked at again.
