@@ -6,6 +6,7 @@ environment or the clock themselves, so tests can pin both.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +41,7 @@ class Context:
 
     def config(self, key: str, default: str | None = None) -> str | None:
         """A git config value of this repository (``oxide.maxFileSize``...), or ``default``."""
-        if "git" in self.repo.__dict__:  # pygit2 is open anyway: ask it
+        if "pygit2" in sys.modules:  # loaded anyway (a checkpoint, a resume): no git process
             try:
                 return str(self.repo.git.config[key])
             except (KeyError, ValueError):
