@@ -126,7 +126,7 @@ def _blob_ids(objects: Objects, blobs: list[bytes]) -> list[bytes]:
     """Store message blobs: a batch as one pack (imports), a few as loose objects (appends)."""
     if len(blobs) < PACK_MIN:
         return [objects.write(BLOB, b) for b in blobs]
-    return packwriter.write_pack(Path(objects.dir), [(packwriter.BLOB, b) for b in blobs])
+    return packwriter.write_pack(Path(objects.dir), [(BLOB, b) for b in blobs])
 
 
 def build_tree(

@@ -204,6 +204,28 @@ def apply_delta(base: bytes, delta: bytes) -> bytes:
     return bytes(out)
 
 
+def open_packs(pack_dir: Path) -> list[Pack]:
+    """Every pack under ``pack_dir`` this module reads, the newest first (where recently written
+    objects are)."""
+    def newest_first(p: Path) -> float:
+        try:
+            return -p.stat().st_mtime
+        except OSError:
+            return 0.0
+
+    packs = []
+    try:
+        paths = sorted(pack_dir.glob("pack-*.idx"), key=newest_first)
+    except OSError:
+        paths = []
+    for p in paths:
+        try:
+            packs.append(Pack(p))
+        except (OSError, ValueError):
+            continue  # removed meanwhile (gc), unreadable, or a format we do not read
+    return packs
+
+
 class PackReader:
     """Blobs by raw id from ``objects_dir/pack``; None means "read it through the odb"."""
 
@@ -214,30 +236,11 @@ class PackReader:
         self._misses = 0
         self._wrong_guesses = 0
 
-    def _open(self) -> list[Pack]:
-        def newest_first(p: Path) -> float:
-            try:
-                return -p.stat().st_mtime
-            except OSError:
-                return 0.0
-
-        packs = []
-        try:
-            paths = sorted(self._dir.glob("pack-*.idx"), key=newest_first)
-        except OSError:
-            paths = []
-        for p in paths:
-            try:
-                packs.append(Pack(p))
-            except (OSError, ValueError):
-                continue  # removed meanwhile (gc), unreadable, or a format we do not read
-        return packs
-
     def blobs(self, oids: Iterable[bytes]) -> Iterator[bytes | None]:
         """Each blob's content in order, None for those to read through the odb."""
         packs = self._packs
         if packs is None:
-            packs = self._packs = self._open()
+            packs = self._packs = open_packs(self._dir)
         sha1 = hashlib.sha1
         pack: Pack | None = None
         nxt = 0  # where the entry after the last one read starts: most often the next blob

@@ -17,6 +17,8 @@ import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
+from .rawgit import object_id
+
 try:
     from isal import isal_zlib
 
@@ -28,15 +30,6 @@ except ImportError:  # pragma: no cover - a dependency of the package
     def _deflate(data: bytes) -> bytes:
         return zlib.compress(data, 1)
 
-BLOB = 3
-_TYPE_NAMES = {1: b"commit", 2: b"tree", 3: b"blob", 4: b"tag"}
-
-
-def object_id(kind: int, data: bytes) -> bytes:
-    """The raw 20-byte id git gives an object of this type and content."""
-    h = hashlib.sha1(_TYPE_NAMES[kind] + b" %d\0" % len(data))
-    h.update(data)
-    return h.digest()
 
 
 def _entry_header(kind: int, size: int) -> bytes:

@@ -100,16 +100,7 @@ class Objects:
 
     def _open_packs(self) -> list[packread.Pack]:
         if self._packs is None:
-            self._packs = []
-            try:
-                names = sorted(n for n in os.listdir(os.path.join(self.dir, "pack")) if n.endswith(".idx"))
-            except OSError:
-                names = []
-            for n in names:
-                try:
-                    self._packs.append(packread.Pack(Path(self.dir, "pack", n)))
-                except (OSError, ValueError):
-                    continue  # removed meanwhile (gc), or a format we do not read
+            self._packs = packread.open_packs(Path(self.dir, "pack"))
         return self._packs
 
     def _rescan_packs(self) -> bool:

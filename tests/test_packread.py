@@ -10,7 +10,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from oxide_git import packread, packwriter, sessionlog, store
+from oxide_git import packread, packwriter, rawgit, sessionlog, store
 from oxide_git.model import Message, Part, Session
 
 from .conftest import fsck_clean, git, make_ctx, oxide
@@ -97,7 +97,7 @@ def test_fork_and_truncated_logs_read_the_same(repo: Path) -> None:
 
 def _pack(tmp_path: Path, blobs: list[bytes]) -> tuple[Path, list[bytes]]:
     objects = tmp_path / "objects"
-    return objects, packwriter.write_pack(objects, [(packwriter.BLOB, b) for b in blobs])
+    return objects, packwriter.write_pack(objects, [(rawgit.BLOB, b) for b in blobs])
 
 
 def test_reader_answers_only_for_whole_blobs(tmp_path: Path) -> None:

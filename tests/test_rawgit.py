@@ -151,7 +151,7 @@ def test_an_object_in_a_pack_gc_removed_is_written_again(repo: Path) -> None:
 
     objects_dir = repo / ".git" / "objects"
     data = b"only in a pack\n" * 100
-    (oid,) = packwriter.write_pack(objects_dir, [(packwriter.BLOB, data)])
+    (oid,) = packwriter.write_pack(objects_dir, [(rawgit.BLOB, data)])
     objects = rawgit.Objects(objects_dir)
     assert objects.has(oid)  # the pack is open now
     for f in (objects_dir / "pack").glob("pack-*"):
