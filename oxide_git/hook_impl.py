@@ -256,7 +256,7 @@ def push(worktree: str, remote: str) -> None:
     repo = find_repo(Path(worktree), environ={})
     ctx = Context(repo, int(time.time() * 1000), {})
     specs = ["refs/oxide/sessions/*:refs/oxide/sessions/*"]
-    if (repo.common_dir / NOTES_REF).exists() or _has_packed(repo.common_dir, NOTES_REF):
+    if _notes_exist(repo.common_dir):
         specs.append(f"{NOTES_REF}:{NOTES_REF}")
     if ctx.config_bool("oxide.pushCheckpoints", False):
         specs.append("refs/oxide/checkpoints/*:refs/oxide/checkpoints/*")
@@ -275,11 +275,14 @@ def push(worktree: str, remote: str) -> None:
         err_file.unlink(missing_ok=True)
 
 
-def _has_packed(common: Path, ref: str) -> bool:
+def _notes_exist(common: Path) -> bool:
+    from .errors import OxideError
+    from .refs import read_raw
+
     try:
-        return any(line.endswith(" " + ref) for line in (common / "packed-refs").read_text().splitlines())
-    except OSError:
-        return False
+        return read_raw(common, NOTES_REF) is not None
+    except OxideError:
+        return True  # there, if damaged: git push says what is wrong with it
 
 
 def framework(hook: str, args: list[str]) -> None:

@@ -38,19 +38,14 @@ def head_oid(repo: Repo) -> str | None:
         return None
     if not text.startswith("ref:"):
         return text
-    ref = text[4:].strip()
-    for base in (repo.git_dir, repo.common_dir):
-        try:
-            return (base / ref).read_text().strip()
-        except OSError:
-            continue
-    try:
-        for line in (repo.common_dir / "packed-refs").read_text().splitlines():
-            if line.endswith(" " + ref):
-                return line.split(" ", 1)[0]
-    except OSError:
-        pass
-    return None
+    from .errors import OxideError
+    from .refs import read_raw
+
+    try:  # a branch: shared by the worktrees, loose or packed
+        oid = read_raw(repo.common_dir, text[4:].strip())
+    except OxideError:
+        return None
+    return None if oid is None else oid.hex()
 
 
 def _path(repo: Repo) -> Path:
