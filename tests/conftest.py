@@ -60,8 +60,12 @@ def git(cwd: Path, *args: str, check: bool = True) -> str:
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A real repository with one commit: README.md and src/app.py."""
-    root = tmp_path / "repo"
-    root.mkdir()
+    return new_repo(tmp_path / "repo")
+
+
+def new_repo(root: Path) -> Path:
+    """The ``repo`` fixture's repository, at ``root`` (for tests that need several)."""
+    root.mkdir(parents=True)
     git(root, "init", "-q", "-b", "main")
     (root / "README.md").write_text("hello\n")
     (root / "src").mkdir()

@@ -12,19 +12,10 @@ import pytest
 
 from oxide_git import import_worker, importing
 from oxide_git.errors import OxideError
-from tests.conftest import FIXTURES, git, make_ctx, oxide
+from tests.conftest import FIXTURES, git, make_ctx, new_repo, oxide
 from tests.planted import NEEDLES, claude_transcript
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the worker needs os.fork")
-
-
-def _repo(root: Path) -> Path:
-    root.mkdir(parents=True)
-    git(root, "init", "-q", "-b", "main")
-    (root / "README").write_text("x\n")
-    git(root, "add", "README")
-    git(root, "commit", "-q", "-m", "init")
-    return root
 
 
 def _import(root: Path, items: list[tuple[str, Path]], worker: bool,
@@ -65,8 +56,8 @@ def test_worker_stores_what_one_process_stores(tmp_path: Path, monkeypatch: pyte
                                                           "legacy_sidechain.jsonl", "not_json.jsonl")]
     items += [("codex", FIXTURES / "codex" / n) for n in ("turns.jsonl", "fork.jsonl", "compacted.jsonl")]
     items.append(("claude", claude_transcript(tmp_path / "secrets.jsonl", "/work/project", turns=3)))
-    plain = _repo(tmp_path / "plain")
-    forked = _repo(tmp_path / "forked")
+    plain = new_repo(tmp_path / "plain")
+    forked = new_repo(tmp_path / "forked")
     assert _import(plain, items, False, monkeypatch) == _import(forked, items, True, monkeypatch)
     assert _store(plain) == _store(forked)  # same commits (the clock is pinned), same index
     shown = "".join(v for k, v in _store(forked).items() if k.endswith(" show"))
@@ -79,7 +70,7 @@ def test_worker_continues_a_grown_file(tmp_path: Path, monkeypatch: pytest.Monke
     lines = src.read_bytes().splitlines(keepends=True)
     grown = tmp_path / "grown.jsonl"
     grown.write_bytes(b"".join(lines[: len(lines) // 2]))
-    once, twice = _repo(tmp_path / "once"), _repo(tmp_path / "twice")
+    once, twice = new_repo(tmp_path / "once"), new_repo(tmp_path / "twice")
     _import(twice, [("claude", grown)], True, monkeypatch)
     shutil.copy(src, grown)
     _import(twice, [("claude", grown)], True, monkeypatch)
@@ -100,13 +91,13 @@ def test_a_worker_that_dies_leaves_a_store_the_next_import_finishes(
                 os._exit(9)  # in the child: as if killed mid-file
             yield ev
 
-    root = _repo(tmp_path / "r")
+    root = new_repo(tmp_path / "r")
     monkeypatch.setattr(parser, "parse", dying)
     with pytest.raises(OxideError, match="ended unexpectedly"):
         _import(root, [("codex", src)], True, monkeypatch)
     assert make_ctx(root).index.cursor(str(src.resolve())) is None  # nothing claims it was read
     monkeypatch.setattr(parser, "parse", real_parse)
     _import(root, [("codex", src)], True, monkeypatch)
-    clean = _repo(tmp_path / "clean")
+    clean = new_repo(tmp_path / "clean")
     _import(clean, [("codex", src)], False, monkeypatch)
     assert _store(root) == _store(clean)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from oxide_git import fastpath
-from tests.conftest import NOW_MS, git, make_ctx, oxide, user_state
+from tests.conftest import NOW_MS, git, make_ctx, new_repo, oxide, user_state
 from tests.test_hooks import make_session
 from tests.test_watch import wait_for
 
@@ -220,12 +220,10 @@ def test_stale_socket_falls_back_and_is_replaced(repo: Path) -> None:
 
 
 def test_a_socket_path_too_long_for_af_unix(tmp_path: Path) -> None:
-    deep = tmp_path / ("d" * 60) / ("e" * 60) / "repo"
-    deep.mkdir(parents=True)
-    git(deep, "init", "-q", "-b", "main")
+    deep = new_repo(tmp_path / ("d" * 60) / ("e" * 60) / "repo")
     (deep / "a.txt").write_text("a\n")
-    git(deep, "add", "-A")
-    git(deep, "commit", "-q", "-m", "initial")
+    git(deep, "add", "a.txt")
+    git(deep, "commit", "-q", "-m", "a")
     assert len(str(sock_path(deep))) > 108
     oxide(deep, "init")
     start(deep)
