@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-all lint demo bench bench-quick reliability fuzz clean
+.PHONY: install test test-all lint demo bench bench-quick reliability fuzz compat clean
 
 $(STAMP): pyproject.toml docs/git-oxide.1
 	$(PY) -m venv $(VENV)
@@ -16,10 +16,10 @@ $(STAMP): pyproject.toml docs/git-oxide.1
 install: $(STAMP)  ## venv + editable install + dev tools
 
 test: $(STAMP)  ## the fast suite (+ the compatibility suite when OXIDE_REAL_FIXTURES is set)
-	$(BIN)/python -m pytest -q -m "not bench and not slow"
+	$(BIN)/python -m pytest -q -m "not bench and not slow and not compat"
 
 test-all: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not bench"
+	$(BIN)/python -m pytest -q -m "not bench and not compat"
 
 lint: $(STAMP)
 	$(BIN)/ruff check oxide_git tests
@@ -39,6 +39,11 @@ reliability: $(STAMP)  ## crash, concurrency and hostile-input suite (OXIDE_RELI
 
 fuzz: $(STAMP)  ## the importers under hypothesis for minutes each (OXIDE_FUZZ_EXAMPLES per importer)
 	OXIDE_FUZZ_EXAMPLES=$${OXIDE_FUZZ_EXAMPLES:-50000} $(BIN)/python -m pytest -q -m slow -k "fuzz or corpus" --durations=0
+
+compat: $(STAMP)  ## the real agents' CLIs (pinned in tests/compat/pins.txt), driven against a local model server
+	$(BIN)/python -m tests.compat.install
+	$(BIN)/python -m pytest -q -m compat tests/compat
+	$(BIN)/python -m tests.compat.report
 
 clean:
 	rm -rf $(VENV) .bench-cache build *.egg-info

@@ -125,6 +125,10 @@ class Message:
         out += [str(p.get("summary", "")) for p in self.parts if p.type == PartType.COMPACTION]
         return "\n".join(t for t in out if t)
 
+    def is_harness(self) -> bool:
+        """Context the agent's harness injected (see agents/__init__.py), not a user's turn."""
+        return bool(self.extra.get("harness"))
+
     def is_compaction(self) -> bool:
         return any(p.type == PartType.COMPACTION for p in self.parts)
 

@@ -18,6 +18,14 @@ Parsing is a stream of events so that a 200 MB transcript never sits in memory:
   begins a new message; never inside a split response), and a last one at the end of what it
   consumed (never past a trailing partial line).
 - ``Problem(line, text)``: something was skipped; parsing goes on.
+- ``Unknown(kind, version)``: a record of a type this importer does not know (kept whole as an
+  ``other`` part, never dropped); one event per such record, so ``import`` can count and report
+  them per type with the agent version that wrote them (format drift is never silent).
+
+Harness context: a message the agent's harness injected rather than the user typed (Codex's
+``<environment_context>``, permission and skills instructions, AGENTS.md) keeps its role and gets
+``extra["harness"] = True``. It stays in the store; a resume into *another* agent leaves it out and
+names it in ``lost`` (one agent's harness must never become another agent's user turns).
 """
 
 from __future__ import annotations
@@ -56,7 +64,13 @@ class Problem:
     text: str
 
 
-Event = FoundSession | FoundMessage | Resumable | Problem
+@dataclass(frozen=True, slots=True)
+class Unknown:
+    kind: str  # the record's type as the agent names it, e.g. "event_msg/foo" or "api-request"
+    version: str | None = None  # the agent version that wrote it, when the file says
+
+
+Event = FoundSession | FoundMessage | Resumable | Problem | Unknown
 
 
 @dataclass(frozen=True, slots=True)

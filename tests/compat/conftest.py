@@ -1,0 +1,48 @@
+"""Fixtures of the compatibility suite (``make compat``): a repository, a model server, a driver."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ..conftest import git
+from .driver import Driver, driver_class
+from .modelserver import ModelServer
+
+pytestmark = pytest.mark.compat
+
+
+@pytest.fixture
+def compat_repo(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "README.md").write_text("compat project\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "initial")
+    return root
+
+
+@pytest.fixture
+def model_server(tmp_path: Path) -> Iterator[ModelServer]:
+    srv = ModelServer({}, log_path=tmp_path / "requests.jsonl").start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def make_driver(name: str, repo: Path, server: ModelServer) -> Driver:
+    """A driver for ``name``, whose standard script is merged into the server's."""
+    d = driver_class(name)(repo, server)
+    server.script.update(d.script())
+    return d
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if Path(str(item.fspath)).is_relative_to(here):
+            item.add_marker(pytest.mark.compat)

@@ -1,0 +1,504 @@
+"""A scripted model server on 127.0.0.1 for driving the agents' real CLIs.
+
+It speaks the three APIs the agents use (Anthropic Messages, OpenAI Responses, OpenAI Chat
+Completions; streaming as server-sent events, or one JSON body) and plays a script of turns. The
+turn is chosen from the request itself, never from server state: the last user prompt that holds
+a script marker names the exchange, and the number of assistant turns after it names the step.
+So a session the agent resumes later (from its own files, or from files oxide wrote) continues the
+script exactly where it stood. Requests without the script's tools (titles, summaries, topic
+checks) are side requests: they get a short text and use up nothing.
+
+Every request is logged (path, headers the agents identify themselves by, body) in memory and,
+when ``log_path`` is given, as one JSON line each, so a test reads what the agent sent its model.
+
+    srv = ModelServer({"PROMPT-1": [Turn.shell("echo hi > a.txt"), Turn.text("done")]})
+    srv.start()            # srv.url == "http://127.0.0.1:PORT"
+    ...                    # run the agent against srv.url
+    srv.requests()         # [{"path": ..., "api": "anthropic"|"responses"|"chat", "body": {...}}]
+    srv.stop()
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+# The tool each agent declares for a shell command, an edit, a whole-file write (first found wins).
+SHELL_TOOLS = ("Bash", "exec_command", "shell", "bash", "run_shell_command", "run_commands")
+EDIT_TOOLS = ("Edit", "edit", "replace", "str_replace_based_edit_tool")
+WRITE_TOOLS = ("Write", "write", "write_file", "create_file")
+PATCH_TOOLS = ("apply_patch",)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One assistant turn: text, or one tool call (generic kinds are mapped to the agent's tool)."""
+
+    kind: str  # text | shell | edit | write | tool
+    text: str = ""
+    args: Mapping[str, Any] = field(default_factory=dict)
+    name: str = ""
+
+    @classmethod
+    def say(cls, text: str) -> Turn:
+        return cls("text", text=text)
+
+    text_turn = say
+
+    @classmethod
+    def shell(cls, command: str) -> Turn:
+        return cls("shell", args={"command": command})
+
+    @classmethod
+    def edit(cls, path: str, old: str, new: str) -> Turn:
+        return cls("edit", args={"path": path, "old": old, "new": new})
+
+    @classmethod
+    def write(cls, path: str, content: str) -> Turn:
+        return cls("write", args={"path": path, "content": content})
+
+    @classmethod
+    def tool(cls, name: str, args: Mapping[str, Any]) -> Turn:
+        return cls("tool", name=name, args=args)
+
+
+# ---- reading a request: which tools, which prompt, how many assistant turns since -----------------
+
+def _tool_names(api: str, body: Mapping[str, Any]) -> list[str]:
+    names = []
+    for t in body.get("tools") or []:
+        if not isinstance(t, dict):
+            continue
+        if api == "chat" and isinstance(t.get("function"), dict):
+            names.append(str(t["function"].get("name")))
+        elif t.get("name"):
+            names.append(str(t["name"]))
+        elif t.get("type") in ("local_shell",):
+            names.append("local_shell")
+    return names
+
+
+def _tool_schema(api: str, body: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    for t in body.get("tools") or []:
+        if not isinstance(t, dict):
+            continue
+        if api == "chat" and isinstance(t.get("function"), dict) and t["function"].get("name") == name:
+            return t["function"].get("parameters") or {}
+        if t.get("name") == name:
+            return t.get("input_schema") or t.get("parameters") or {}
+    return {}
+
+
+def _texts(content: Any) -> list[str]:
+    """The plain texts of a message's content (str, or blocks with text/input_text)."""
+    if isinstance(content, str):
+        return [content]
+    out = []
+    for b in content or []:
+        if isinstance(b, dict) and b.get("type") in ("text", "input_text", None) and isinstance(
+                b.get("text"), str):
+            out.append(b["text"])
+    return out
+
+
+def conversation(api: str, body: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The request's history as (kind, text): kind is user | assistant | tool_result | tool_call."""
+    out: list[tuple[str, str]] = []
+    if api == "responses":
+        items = body.get("input")
+        if isinstance(items, str):
+            return [("user", items)]
+        for it in items or []:
+            if not isinstance(it, dict):
+                continue
+            t = it.get("type", "message")
+            if t == "message":
+                role = it.get("role")
+                text = "\n".join(_texts(it.get("content")))
+                out.append(("assistant" if role == "assistant" else
+                            "user" if role == "user" else "system", text))
+            elif t.endswith("_call_output"):
+                out.append(("tool_result", json.dumps(it.get("output"))))
+            elif t.endswith("_call"):
+                out.append(("tool_call", json.dumps(it)))
+        return out
+    for m in body.get("messages") or []:
+        if not isinstance(m, dict):
+            continue
+        role, content = m.get("role"), m.get("content")
+        if role == "assistant":
+            out.append(("assistant", "\n".join(_texts(content))))
+            if m.get("tool_calls"):
+                out.append(("tool_call", json.dumps(m["tool_calls"])))
+        elif role == "tool":
+            out.append(("tool_result", json.dumps(content)))
+        elif role == "user":
+            blocks = content if isinstance(content, list) else []
+            if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks):
+                out.append(("tool_result", json.dumps(blocks)))
+            texts = _texts(content)
+            if texts:
+                out.append(("user", "\n".join(texts)))
+        else:
+            out.append(("system", "\n".join(_texts(content))))
+    return out
+
+
+# ---- the server --------------------------------------------------------------------------------
+
+class ModelServer:
+    def __init__(self, script: Mapping[str, Sequence[Turn]], *, log_path: Path | None = None,
+                 model: str = "fake-model", side_text: str = "Compat session") -> None:
+        self.script = dict(script)
+        self.log_path = log_path
+        self.model = model
+        self.side_text = side_text
+        self._log: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # lifecycle
+    def start(self) -> ModelServer:
+        server = self
+
+        class Handler(_Handler):
+            owner = server
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> ModelServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._httpd is not None
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    # the log
+    def requests(self, api: str | None = None, *, scripted: bool | None = None) -> list[dict[str, Any]]:
+        with self._lock:
+            rows = list(self._log)
+        return [r for r in rows if (api is None or r["api"] == api)
+                and (scripted is None or r.get("scripted") == scripted)]
+
+    def scripted_requests(self) -> list[dict[str, Any]]:
+        return self.requests(scripted=True)
+
+    def last_request(self) -> dict[str, Any]:
+        rows = self.scripted_requests()
+        if not rows:
+            raise AssertionError("the agent sent its model no scripted request")
+        return rows[-1]
+
+    def _record(self, row: dict[str, Any]) -> None:
+        with self._lock:
+            self._log.append(row)
+        if self.log_path:
+            with open(self.log_path, "a", encoding="utf-8") as f:
+                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+    # choosing the turn
+    def choose(self, api: str, body: Mapping[str, Any]) -> tuple[Turn | None, str | None]:
+        """The scripted turn for this request, or None for a side request."""
+        if not any(n in SHELL_TOOLS or n in EDIT_TOOLS or n in WRITE_TOOLS or n in PATCH_TOOLS
+                   for n in _tool_names(api, body)) and api != "chat-notools":
+            if not self._aider_like(api, body):
+                return None, None
+        conv = conversation(api, body)
+        for i in range(len(conv) - 1, -1, -1):
+            kind, text = conv[i]
+            if kind != "user":
+                continue
+            marker = next((mk for mk in self.script if mk in text), None)
+            if marker is None:
+                continue
+            step = sum(1 for k, _ in conv[i + 1:] if k in ("assistant", "tool_call")
+                       ) - self._double_counted(conv[i + 1:])
+            turns = self.script[marker]
+            return (turns[step] if step < len(turns) else Turn.say(f"(script of {marker} is over)")), marker
+        return None, None
+
+    @staticmethod
+    def _double_counted(tail: Sequence[tuple[str, str]]) -> int:
+        # Chat Completions puts a tool call on an assistant message: count that turn once.
+        n = 0
+        for a, b in zip(tail, tail[1:]):
+            if a[0] == "assistant" and b[0] == "tool_call" and not a[1]:
+                n += 1
+        return n
+
+    def _aider_like(self, api: str, body: Mapping[str, Any]) -> bool:
+        """Aider declares no tools: a chat request whose system prompt is Aider's is scripted."""
+        if api != "chat":
+            return False
+        msgs = body.get("messages") or []
+        system = " ".join("\n".join(_texts(m.get("content"))) for m in msgs
+                          if isinstance(m, dict) and m.get("role") == "system")
+        return "SEARCH/REPLACE" in system or "*SEARCH/REPLACE block*" in system
+
+    def resolve(self, api: str, body: Mapping[str, Any], turn: Turn) -> tuple[str, dict[str, Any]] | None:
+        """(tool name, arguments) for a tool turn, in the agent's own tool; None for text."""
+        names = _tool_names(api, body)
+        if turn.kind == "text":
+            return None
+        if turn.kind == "tool":
+            return turn.name, dict(turn.args)
+        if turn.kind == "shell":
+            name = next((n for n in SHELL_TOOLS if n in names), None)
+            if name is None:
+                raise LookupError(f"no shell tool among {names}")
+            props = _tool_schema(api, body, name).get("properties") or {}
+            cmd = turn.args["command"]
+            if "cmd" in props:
+                return name, {"cmd": cmd}
+            if "commands" in props:
+                return name, {"commands": [cmd]}
+            if props.get("command", {}).get("type") == "array":
+                return name, {"command": ["bash", "-lc", cmd]}
+            args: dict[str, Any] = {"command": cmd}
+            if "description" in props:
+                args["description"] = "Run the scripted command"
+            return name, args
+        if turn.kind in ("edit", "write"):
+            pool = EDIT_TOOLS if turn.kind == "edit" else WRITE_TOOLS
+            name = next((n for n in pool if n in names), None)
+            if name is None:
+                raise LookupError(f"no {turn.kind} tool among {names}")
+            props = _tool_schema(api, body, name).get("properties") or {}
+            pkey = next((k for k in ("file_path", "filePath", "path", "absolute_path") if k in props),
+                        "file_path")
+            if turn.kind == "write":
+                return name, {pkey: turn.args["path"], "content": turn.args["content"]}
+            okey = "oldString" if "oldString" in props else "old_string"
+            nkey = "newString" if "newString" in props else "new_string"
+            return name, {pkey: turn.args["path"], okey: turn.args["old"], nkey: turn.args["new"]}
+        raise ValueError(turn.kind)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: ModelServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def _send(self, status: int, body: bytes, ctype: str = "application/json") -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        if ctype == "text/event-stream":
+            self.send_header("Cache-Control", "no-cache")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        path = self.path.split("?")[0]
+        self.owner._record({"time": time.time(), "method": "GET", "path": self.path, "api": "get",
+                            "scripted": False, "body": None})
+        if path.endswith("/models"):
+            m = self.owner.model
+            self._send(200, json.dumps({"object": "list", "data": [
+                {"id": m, "object": "model", "created": 0, "owned_by": "oxide"}],
+                "models": []}).encode())
+            return
+        self._send(404, b'{"error":{"message":"not found","type":"not_found"}}')
+
+    def do_HEAD(self) -> None:
+        self._send(404, b"")
+
+    def do_POST(self) -> None:
+        n = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(n) if n else b""
+        if self.headers.get("Content-Encoding") == "zstd":
+            import zstandard  # codex may compress request bodies
+
+            raw = zstandard.ZstdDecompressor().decompressobj().decompress(raw)
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = {"_unparsed": raw.decode("utf-8", "replace")}
+        path = self.path.split("?")[0]
+        if path.endswith("/messages/count_tokens"):
+            self._send(200, b'{"input_tokens": 12}')
+            return
+        api = ("anthropic" if path.endswith("/messages") else "responses" if path.endswith("/responses")
+               else "chat" if path.endswith("/chat/completions") else "other")
+        row: dict[str, Any] = {"time": time.time(), "method": "POST", "path": self.path, "api": api,
+                               "user_agent": self.headers.get("User-Agent"), "body": body}
+        if api == "other":
+            row["scripted"] = False
+            self.owner._record(row)
+            self._send(404, b'{"error":{"message":"not found"}}')
+            return
+        try:
+            turn, marker = self.owner.choose(api, body)
+            row["scripted"] = turn is not None
+            row["marker"] = marker
+            call = self.owner.resolve(api, body, turn) if turn else None
+            text = (turn.text if turn and turn.kind == "text" else "") if turn else self.owner.side_text
+            row["reply"] = {"text": text, "call": call}
+        except LookupError as e:
+            row["scripted"] = True
+            row["error"] = str(e)
+            self.owner._record(row)
+            self._send(400, json.dumps({"error": {"message": str(e), "type": "invalid_request"}}).encode())
+            return
+        self.owner._record(row)
+        stream = bool(body.get("stream"))
+        model = str(body.get("model") or self.owner.model)
+        reply = {"anthropic": _anthropic, "responses": _responses, "chat": _chat}[api]
+        payload, ctype = reply(model, text, call, stream)
+        self._send(200, payload, ctype)
+
+
+# ---- the three reply formats -------------------------------------------------------------------
+
+def _sse(events: Iterable[tuple[str | None, Any]]) -> bytes:
+    out = []
+    for name, data in events:
+        chunk = "" if name is None else f"event: {name}\n"
+        chunk += f"data: {data if isinstance(data, str) else json.dumps(data)}\n\n"
+        out.append(chunk)
+    return "".join(out).encode()
+
+
+def _anthropic(model: str, text: str, call: tuple[str, dict[str, Any]] | None,
+               stream: bool) -> tuple[bytes, str]:
+    mid = "msg_" + uuid.uuid4().hex[:24]
+    usage = {"input_tokens": 100, "output_tokens": 20, "cache_creation_input_tokens": 0,
+             "cache_read_input_tokens": 0}
+    blocks: list[dict[str, Any]] = []
+    if text or not call:
+        blocks.append({"type": "text", "text": text or "ok"})
+    if call:
+        blocks.append({"type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:24], "name": call[0],
+                       "input": call[1]})
+    stop = "tool_use" if call else "end_turn"
+    if not stream:
+        return json.dumps({"id": mid, "type": "message", "role": "assistant", "model": model,
+                           "content": blocks, "stop_reason": stop, "stop_sequence": None,
+                           "usage": usage}).encode(), "application/json"
+    ev: list[tuple[str | None, Any]] = [("message_start", {"type": "message_start", "message": {
+        "id": mid, "type": "message", "role": "assistant", "model": model, "content": [],
+        "stop_reason": None, "stop_sequence": None, "usage": {**usage, "output_tokens": 1}}})]
+    for i, b in enumerate(blocks):
+        if b["type"] == "text":
+            ev.append(("content_block_start", {"type": "content_block_start", "index": i,
+                                               "content_block": {"type": "text", "text": ""}}))
+            ev.append(("content_block_delta", {"type": "content_block_delta", "index": i,
+                                               "delta": {"type": "text_delta", "text": b["text"]}}))
+        else:
+            ev.append(("content_block_start", {"type": "content_block_start", "index": i,
+                                               "content_block": {**b, "input": {}}}))
+            ev.append(("content_block_delta", {"type": "content_block_delta", "index": i, "delta": {
+                "type": "input_json_delta", "partial_json": json.dumps(b["input"])}}))
+        ev.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
+    ev.append(("message_delta", {"type": "message_delta", "delta": {
+        "stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 20}}))
+    ev.append(("message_stop", {"type": "message_stop"}))
+    return _sse(ev), "text/event-stream"
+
+
+def _responses(model: str, text: str, call: tuple[str, dict[str, Any]] | None,
+               stream: bool) -> tuple[bytes, str]:
+    rid = "resp_" + uuid.uuid4().hex
+    if call:
+        item: dict[str, Any] = {"type": "function_call", "id": "fc_" + uuid.uuid4().hex[:24],
+                                "call_id": "call_" + uuid.uuid4().hex[:24], "name": call[0],
+                                "arguments": json.dumps(call[1]), "status": "completed"}
+        if call[0] == "apply_patch" and set(call[1]) == {"input"}:
+            item = {"type": "custom_tool_call", "id": item["id"], "call_id": item["call_id"],
+                    "name": "apply_patch", "input": call[1]["input"], "status": "completed"}
+    else:
+        item = {"type": "message", "id": "msg_" + uuid.uuid4().hex[:24], "role": "assistant",
+                "status": "completed", "content": [{"type": "output_text", "text": text or "ok",
+                                                    "annotations": []}]}
+    usage = {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 20,
+             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 120}
+    base = {"id": rid, "object": "response", "created_at": int(time.time()), "model": model,
+            "status": "in_progress", "output": []}
+    done = {**base, "status": "completed", "output": [item], "usage": usage}
+    if not stream:
+        return json.dumps(done).encode(), "application/json"
+    ev: list[tuple[str | None, Any]] = [
+        ("response.created", {"type": "response.created", "sequence_number": 0, "response": base}),
+        ("response.in_progress", {"type": "response.in_progress", "sequence_number": 1, "response": base}),
+        ("response.output_item.added", {"type": "response.output_item.added", "sequence_number": 2,
+                                        "output_index": 0, "item": {**item, "status": "in_progress"}}),
+    ]
+    if item["type"] == "message":
+        ev.append(("response.output_text.delta", {
+            "type": "response.output_text.delta", "sequence_number": 3, "item_id": item["id"],
+            "output_index": 0, "content_index": 0, "delta": item["content"][0]["text"]}))
+        ev.append(("response.output_text.done", {
+            "type": "response.output_text.done", "sequence_number": 4, "item_id": item["id"],
+            "output_index": 0, "content_index": 0, "text": item["content"][0]["text"]}))
+    elif item["type"] == "function_call":
+        ev.append(("response.function_call_arguments.delta", {
+            "type": "response.function_call_arguments.delta", "sequence_number": 3,
+            "item_id": item["id"], "output_index": 0, "delta": item["arguments"]}))
+        ev.append(("response.function_call_arguments.done", {
+            "type": "response.function_call_arguments.done", "sequence_number": 4,
+            "item_id": item["id"], "output_index": 0, "arguments": item["arguments"]}))
+    ev.append(("response.output_item.done", {"type": "response.output_item.done", "sequence_number": 5,
+                                             "output_index": 0, "item": item}))
+    ev.append(("response.completed", {"type": "response.completed", "sequence_number": 6,
+                                      "response": done}))
+    return _sse(ev), "text/event-stream"
+
+
+def _chat(model: str, text: str, call: tuple[str, dict[str, Any]] | None,
+          stream: bool) -> tuple[bytes, str]:
+    cid = "chatcmpl-" + uuid.uuid4().hex[:24]
+    created = int(time.time())
+    usage = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+    tool_calls = [{"index": 0, "id": "call_" + uuid.uuid4().hex[:24], "type": "function",
+                   "function": {"name": call[0], "arguments": json.dumps(call[1])}}] if call else None
+    finish = "tool_calls" if call else "stop"
+    if not stream:
+        msg: dict[str, Any] = {"role": "assistant", "content": text if not call else (text or None)}
+        if tool_calls:
+            msg["tool_calls"] = [{k: v for k, v in t.items() if k != "index"} for t in tool_calls]
+        return json.dumps({"id": cid, "object": "chat.completion", "created": created, "model": model,
+                           "choices": [{"index": 0, "message": msg, "finish_reason": finish}],
+                           "usage": usage}).encode(), "application/json"
+
+    def chunk(delta: dict[str, Any], fin: str | None = None, **more: Any) -> dict[str, Any]:
+        return {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": fin}], **more}
+
+    ev: list[tuple[str | None, Any]] = [(None, chunk({"role": "assistant", "content": ""}))]
+    if text:
+        ev.append((None, chunk({"content": text})))
+    if tool_calls:
+        ev.append((None, chunk({"tool_calls": tool_calls})))
+    ev.append((None, chunk({}, finish)))
+    ev.append((None, {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+                      "choices": [], "usage": usage}))
+    ev.append((None, "[DONE]"))
+    return _sse(ev), "text/event-stream"
