@@ -17,6 +17,39 @@ _OWN_IN_MESSAGE = frozenset({"content", "usage", "model"})
 # A user ``message`` with only these fields needs no copy in extra.
 _PLAIN_MESSAGE = frozenset({"role", "content"})
 
+def shape(obj: Mapping[str, Any]) -> list[Any]:
+    """The key order of a line, of its ``message`` and of each content block: what a rebuilt line
+    needs to come out byte for byte as Claude wrote it (``claude_export.reorder`` applies it)."""
+    msg = obj.get("message")
+    if not isinstance(msg, dict):
+        return [",".join(obj)]
+    content = msg.get("content")
+    blocks = [",".join(b) if isinstance(b, dict) else "" for b in content] if isinstance(
+        content, list) else None
+    return [",".join(obj), ",".join(msg), blocks]
+
+
+def _delta(line: Mapping[str, Any], first: Mapping[str, Any],
+           ref_message: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What one line of a multi-line message has of its own: top-level fields that differ from
+    the first line's (whose envelope the message keeps), and ``message`` fields that differ from
+    ``ref_message`` (the line the message's meta comes from); ``-`` lists keys it lacks."""
+    out: dict[str, Any] = {k: v for k, v in line.items() if k != "message" and first.get(k, _NO) != v}
+    gone = [k for k in first if k not in line]
+    msg = line.get("message")
+    if ref_message is not None and isinstance(msg, dict):
+        m = {k: v for k, v in msg.items() if k != "content" and ref_message.get(k, _NO) != v}
+        if m:
+            out["message"] = m
+        gone += [f"message.{k}" for k in ref_message if k not in msg]
+    if gone:
+        out["-"] = gone
+    return out
+
+
+_NO = object()
+
+
 def line_ts(obj: Mapping[str, Any]) -> int | None:
     t = obj.get("timestamp")
     if not isinstance(t, str):
@@ -93,7 +126,7 @@ def _meta_kind(obj: Mapping[str, Any]) -> str:
 class Builder:
     """One message being assembled from one or more lines."""
 
-    __slots__ = ("blocks", "first", "kind", "last", "lines", "stream", "tool_ids", "ts")
+    __slots__ = ("blocks", "first", "held", "kind", "last", "lines", "stream", "tool_ids", "ts")
 
     def __init__(self, kind: str, stream: str, obj: dict[str, Any], ts: int | None) -> None:
         self.kind = kind  # assistant | user | tool | summary | boundary | meta
@@ -103,23 +136,30 @@ class Builder:
         self.last = obj
         self.lines: list[dict[str, Any]] = [obj]
         self.blocks: list[Any] = []
+        self.held: list[list[int]] = []
         self.tool_ids: set[str] = set()
         if kind == "assistant":
             self._add_blocks(obj)
 
     def _add_blocks(self, obj: Mapping[str, Any]) -> None:
         content = obj["message"].get("content")
+        held = []  # which of the message's blocks this line holds (a repeated block is kept once)
         for b in content if isinstance(content, list) else [content]:
             if b is None:
                 continue
             if (isinstance(b, dict) and b.get("type") in ("tool_use", "server_tool_use")
                     and isinstance(b.get("id"), str)):
                 if b["id"] in self.tool_ids:
+                    held.append(next(i for i, x in enumerate(self.blocks) if isinstance(x, dict)
+                                     and x.get("id") == b["id"]))
                     continue
                 self.tool_ids.add(b["id"])
             elif b in self.blocks:
+                held.append(self.blocks.index(b))
                 continue
+            held.append(len(self.blocks))
             self.blocks.append(b)
+        self.held.append(held)
 
     def add(self, obj: dict[str, Any], ts: int | None) -> None:
         self.lines.append(obj)
@@ -142,6 +182,12 @@ class Builder:
             del extra["sessionId"]
         if len(lines) > 1:
             extra["uuids"] = uuids
+        extra["shape"] = [shape(o) for o in lines]
+        if len(lines) > 1:
+            ref = self.last["message"] if kind == "assistant" else None
+            deltas = [_delta(o, first, ref) for o in lines]
+            if any(deltas):
+                extra["deltas"] = deltas
         if kind == "assistant":
             return self._build_assistant(extra, native_id)
         msg: dict[str, Any] = summary_line["message"] if isinstance(
@@ -181,6 +227,8 @@ class Builder:
         usage = lm.get("usage") if isinstance(lm.get("usage"), dict) else None
         cost = last.get("costUSD") if isinstance(last.get("costUSD"), (int, float)) else None
         extra["message"] = {k: v for k, v in lm.items() if k not in _OWN_IN_MESSAGE}
+        if len(self.lines) > 1 and [i for h in self.held for i in h] != list(range(len(self.blocks))):
+            extra["held"] = self.held  # a line repeated a block: which line held which
         return Message(Role.ASSISTANT, tuple([block_part(b) for b in self.blocks]),
                        created_at=self.ts, native_id=native_id, model=model, usage=usage,
                        cost=cost, extra=extra)

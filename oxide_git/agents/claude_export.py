@@ -19,7 +19,7 @@ from .claude import roots
 DEFAULT_VERSION = "2.1.39"
 # extra keys that are ours, not envelope fields to write back
 _INTERNAL = frozenset({"uuids", "message", "boundary", "toolUseResult", "parentUuid", "sessionId",
-                       "isSidechain", "agentId"})
+                       "isSidechain", "agentId", "shape", "deltas", "held"})
 _BLOCK_KEYS: dict[str, tuple[str, ...]] = {
     PartType.TEXT: ("text",),
     PartType.REASONING: ("text", "signature", "encrypted", "redacted"),
@@ -104,6 +104,39 @@ def part_block(p: Part, native: bool) -> dict[str, Any] | None:
     return None
 
 
+def _ordered(d: dict[str, Any], keys: str | None) -> dict[str, Any]:
+    """``d`` with the keys named in ``keys`` (comma-joined, as recorded) first, in that order."""
+    if not keys:
+        return d
+    out = {k: d[k] for k in keys.split(",") if k in d}
+    if len(out) < len(d):
+        out.update((k, v) for k, v in d.items() if k not in out)
+    return out
+
+
+def reorder(line: dict[str, Any], shape: Any) -> dict[str, Any]:
+    """A rebuilt line in the key order Claude wrote it in (``claude_blocks.shape``); a tool result
+    whose ``is_error`` was written as false gets it back."""
+    if not isinstance(shape, list) or not shape:
+        return line
+    line = _ordered(line, shape[0])
+    msg = line.get("message")
+    if len(shape) > 1 and isinstance(msg, dict):
+        msg = _ordered(msg, shape[1])
+        blocks, content = shape[2] if len(shape) > 2 else None, msg.get("content")
+        if isinstance(blocks, list) and isinstance(content, list) and len(blocks) == len(content):
+            fixed = []
+            for b, keys in zip(content, blocks, strict=True):
+                if isinstance(b, dict) and keys:
+                    if "is_error" in keys.split(",") and b.get("type") == "tool_result":
+                        b = {**b, "is_error": bool(b.get("is_error", False))}
+                    b = _ordered(b, keys)
+                fixed.append(b)
+            msg["content"] = fixed
+        line["message"] = msg
+    return line
+
+
 def _as_text(p: Part) -> str | None:
     """A readable rendering of a part another agent made that Claude has no block for."""
     if p.type == PartType.TOOL_CALL:
@@ -130,6 +163,7 @@ class _Writer:
         self.ts: int | None = session.created_at
         self.lost: Counter[str] = Counter()
         self.count = 0
+        self.known: set[str] = set()  # every native line uuid this export writes
 
     def uid(self, candidate: Any) -> str:
         self.count += 1
@@ -140,8 +174,17 @@ class _Writer:
         self.used.add(u)
         return u
 
-    def envelope(self, m: Message, kind: str, uid: str) -> dict[str, Any]:
-        line: dict[str, Any] = {"parentUuid": self.prev, "isSidechain": False,
+    def parent(self, original: Any) -> str | None:
+        """A native line keeps its own parent while that line is written too (Claude's tree is
+        not a chain: parallel tool calls, progress lines); else it hangs on the previous line."""
+        if self.native and (original is None or (isinstance(original, str) and original in self.known)):
+            return original
+        return self.prev
+
+    def envelope(self, m: Message, kind: str, uid: str, i: int = 0) -> dict[str, Any]:
+        delta = self.delta(m, i)
+        original = delta["parentUuid"] if "parentUuid" in delta else m.extra.get("parentUuid", self.prev)
+        line: dict[str, Any] = {"parentUuid": self.parent(original), "isSidechain": False,
                                 "userType": "external"}
         if self.native:
             line.update({k: v for k, v in m.extra.items() if k not in _INTERNAL})
@@ -150,8 +193,24 @@ class _Writer:
         line.setdefault("gitBranch", self.session.branch or "")
         line.update({"sessionId": self.native_id, "type": kind, "uuid": uid,
                      "timestamp": to_iso(self.ts or 0)})
+        line.update((k, v) for k, v in delta.items() if k not in ("message", "-", "parentUuid", "uuid"))
+        for k in delta.get("-", ()):
+            line.pop(k, None)
         self.prev = uid
         return line
+
+    def delta(self, m: Message, i: int) -> dict[str, Any]:
+        deltas = m.extra.get("deltas") if self.native else None
+        d = deltas[i] if isinstance(deltas, list) and i < len(deltas) else None
+        return d if isinstance(d, dict) else {}
+
+    def message_delta(self, msg: dict[str, Any], m: Message, i: int) -> dict[str, Any]:
+        d = self.delta(m, i)
+        msg.update(d.get("message") or {})
+        for k in d.get("-", ()):
+            if k.startswith("message."):
+                msg.pop(k[8:], None)
+        return msg
 
     def blocks(self, m: Message, skip: tuple[str, ...] = ()) -> list[dict[str, Any]]:
         out = []
@@ -195,7 +254,11 @@ class _Writer:
         line = self.envelope(m, "user", self.uid(m.native_id))
         if m.role == "system":
             line["isMeta"] = True
-        simple = len(blocks) == 1 and blocks[0].keys() == {"type", "text"} and m.role == "user"
+        shapes = m.extra.get("shape") if self.native else None
+        as_list = isinstance(shapes, list) and bool(shapes) and len(shapes[0]) > 2 and isinstance(
+            shapes[0][2], list)
+        simple = (len(blocks) == 1 and blocks[0].keys() == {"type", "text"} and m.role == "user"
+                  and not as_list)
         line["message"] = {**(m.extra.get("message", {}) if self.native else {}), "role": "user",
                            "content": blocks[0]["text"] if simple else blocks}
         structured = next((p.get("structured") for p in m.parts if "structured" in p.data), None)
@@ -203,7 +266,7 @@ class _Writer:
             line["toolUseResult"] = structured
         elif self.native and "toolUseResult" in m.extra:
             line["toolUseResult"] = m.extra["toolUseResult"]
-        self.lines.append(line)
+        self.lines.append(self.shaped(line, m, 0))
 
     def assistant(self, m: Message) -> None:
         blocks = self.blocks(m)
@@ -218,16 +281,25 @@ class _Writer:
         usage = m.usage if m.usage is not None or self.native else {"input_tokens": 0,
                                                                     "output_tokens": 0}
         uuids = list(m.extra.get("uuids", [])) if self.native else []
-        groups = [[b] for b in blocks] if len(uuids) == len(blocks) > 1 else [blocks]
+        held = m.extra.get("held") if self.native else None
+        if isinstance(held, list) and len(held) == len(uuids) and all(
+                isinstance(i, int) and 0 <= i < len(blocks) for h in held for i in h):
+            groups = [[blocks[i] for i in h] for h in held]
+        else:
+            groups = _groups(blocks, uuids, m.extra.get("shape") if self.native else None)
         for i, group in enumerate(groups):
-            line = self.envelope(m, "assistant", self.uid(uuids[i] if uuids else m.native_id))
+            line = self.envelope(m, "assistant", self.uid(uuids[i] if uuids else m.native_id), i)
             msg = {"model": m.model or "<synthetic>", **meta, "role": "assistant", "content": group}
             if usage is not None:
                 msg["usage"] = usage
-            line["message"] = msg
+            line["message"] = self.message_delta(msg, m, i)
             if m.cost is not None:
                 line["costUSD"] = m.cost
-            self.lines.append(line)
+            self.lines.append(self.shaped(line, m, i))
+
+    def shaped(self, line: dict[str, Any], m: Message, i: int) -> dict[str, Any]:
+        shapes = m.extra.get("shape") if self.native else None
+        return reorder(line, shapes[i]) if isinstance(shapes, list) and i < len(shapes) else line
 
     def compaction(self, m: Message) -> None:
         part = next(p for p in m.parts if p.type == PartType.COMPACTION)
@@ -239,7 +311,9 @@ class _Writer:
                 "type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
                 "isMeta": False, "level": "info", "compactMetadata": {"trigger": "manual"}}
             uid = self.uid(uuids[0] if uuids else m.native_id)
-            raw.update({"parentUuid": None, "logicalParentUuid": self.prev, "isSidechain": False,
+            # Claude names here a line it may never have written: a native one keeps it as it is.
+            logical = raw["logicalParentUuid"] if self.native and "logicalParentUuid" in raw else self.prev
+            raw.update({"parentUuid": None, "logicalParentUuid": logical, "isSidechain": False,
                         "sessionId": self.native_id, "uuid": uid,
                         "timestamp": raw.get("timestamp") or to_iso(self.ts or 0)})
             raw.setdefault("cwd", self.cwd)
@@ -247,10 +321,11 @@ class _Writer:
             self.prev = uid
             if not summary:
                 return
-        line = self.envelope(m, "user", self.uid(uuids[-1] if uuids else m.native_id))
+        i = len(uuids) - 1 if uuids else 0
+        line = self.envelope(m, "user", self.uid(uuids[-1] if uuids else m.native_id), i)
         line.update({"isCompactSummary": True, "isVisibleInTranscriptOnly": True,
                      "message": {"role": "user", "content": summary}})
-        self.lines.append(line)
+        self.lines.append(self.shaped(line, m, i))
 
     def raw(self, raw: Any) -> None:
         if not isinstance(raw, dict):
@@ -258,11 +333,38 @@ class _Writer:
         line = dict(raw)
         if isinstance(line.get("uuid"), str):
             line["uuid"] = self.uid(line["uuid"])
-            line["parentUuid"] = self.prev
+            line["parentUuid"] = self.parent(line.get("parentUuid"))
             self.prev = line["uuid"]
         if "sessionId" in line:
             line["sessionId"] = self.native_id
         self.lines.append(line)
+
+
+def _groups(blocks: list[dict[str, Any]], uuids: list[Any], shapes: Any) -> list[list[dict[str, Any]]]:
+    """An assistant message's blocks split into its lines: as each line held them (the shape
+    records how many), else one block a line when there are as many lines, else one line."""
+    if isinstance(shapes, list) and len(shapes) == len(uuids) > 1:
+        counts = [len(sh[2]) if len(sh) > 2 and isinstance(sh[2], list) else -1 for sh in shapes]
+        if min(counts) >= 0 and sum(counts) == len(blocks):
+            out, i = [], 0
+            for n in counts:
+                out.append(blocks[i:i + n])
+                i += n
+            return out
+    return [[b] for b in blocks] if len(uuids) == len(blocks) > 1 else [blocks]
+
+
+def _uuids(messages: Sequence[Message]) -> set[str]:
+    out: set[str] = set()
+    for m in messages:
+        if m.native_id:
+            out.add(m.native_id)
+        out.update(u for u in m.extra.get("uuids", ()) if isinstance(u, str))
+        for p in m.parts:
+            raw = p.get("raw") if p.type == PartType.OTHER else None
+            if isinstance(raw, dict) and isinstance(raw.get("uuid"), str):
+                out.add(raw["uuid"])
+    return out
 
 
 def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Export:
@@ -277,6 +379,8 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
     native_id = native_id or str(uuidlib.uuid5(uuidlib.NAMESPACE_URL, f"oxide:{session.id}"))
     cwd = session.cwd or (str(env.worktrees[0]) if env.worktrees else str(env.home))
     w = _Writer(session, native_id, cwd, native)
+    if native:
+        w.known = _uuids(messages)
     for m in messages:
         w.message(m)
     body = b"".join(

@@ -20,6 +20,7 @@ when ``log_path`` is given, as one JSON line each, so a test reads what the agen
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
@@ -226,9 +227,8 @@ class ModelServer:
     def choose(self, api: str, body: Mapping[str, Any]) -> tuple[Turn | None, str | None]:
         """The scripted turn for this request, or None for a side request."""
         if not any(n in SHELL_TOOLS or n in EDIT_TOOLS or n in WRITE_TOOLS or n in PATCH_TOOLS
-                   for n in _tool_names(api, body)) and api != "chat-notools":
-            if not self._aider_like(api, body):
-                return None, None
+                   for n in _tool_names(api, body)) and not self._aider_like(api, body):
+            return None, None
         conv = conversation(api, body)
         for i in range(len(conv) - 1, -1, -1):
             kind, text = conv[i]
@@ -247,7 +247,7 @@ class ModelServer:
     def _double_counted(tail: Sequence[tuple[str, str]]) -> int:
         # Chat Completions puts a tool call on an assistant message: count that turn once.
         n = 0
-        for a, b in zip(tail, tail[1:]):
+        for a, b in itertools.pairwise(tail):
             if a[0] == "assistant" and b[0] == "tool_call" and not a[1]:
                 n += 1
         return n

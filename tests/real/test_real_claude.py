@@ -145,6 +145,11 @@ def test_real_claude_export_round_trip(path: Path, tmp_path: Path) -> None:
     ex = claude.export(session, messages, AgentEnv(home=tmp_path, environ={}))
     assert ex.native_id == session.native_id and ex.lost == []
     ((out, body),) = ex.files.items()
+    if session.parent_id is None:  # a main session comes back as Claude wrote it, line for line
+        from tests.compat.checks import line_identity
+
+        same, total = line_identity(path.read_bytes(), body)
+        assert same == total, f"{same} of {total} lines identical"
     out.parent.mkdir(parents=True)
     out.write_bytes(body)
     back = [m for _sid, m in _parse(out)[0]]
