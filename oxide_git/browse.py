@@ -137,5 +137,8 @@ def list_checkpoints(ctx: Context, session: str | None = None) -> list[dict[str,
 
 def search(ctx: Context, query: str, limit: int = 50) -> list[dict[str, Any]]:
     hits = ctx.index.search(query, limit)
-    titles = {r["id"]: r.get("title") for r in ctx.index.session_rows(ids={h["session_id"] for h in hits})}
+    from .titles import display
+
+    titles = {r["id"]: display(r.get("title"), r.get("first_prompt"), r["id"])
+              for r in ctx.index.session_rows(ids={h["session_id"] for h in hits})}
     return [{**h, "title": titles.get(h["session_id"])} for h in hits]

@@ -40,11 +40,18 @@ def checkpoint(
         rows = ctx.index.query(
             "SELECT id FROM messages WHERE session_id=? ORDER BY seq DESC LIMIT 1", (sid,))
         message_id = rows[0][0] if rows else None
+    # The same worktree state as this session's last checkpoint here is not written again.
+    prev = ctx.index.query(
+        "SELECT id, tree, head, ref, kind, message_id FROM checkpoints WHERE worktree=? AND "
+        "coalesce(session_id, '')=? ORDER BY created_at DESC, id LIMIT 1",
+        (ctx.repo.worktree_id, sid or ""))
+    previous = dict(prev[0]) if prev and (kind == "manual" or prev[0]["message_id"] == message_id) else None
     cp = refs.retry_on_move(lambda: snapshots.take(
         ctx.repo, kind=kind, now_ms=ctx.now_ms, session_id=sid, message_id=message_id, text=text,
         max_file_size=ctx.config_size("oxide.maxFileSize", snapshots.DEFAULT_MAX_FILE_SIZE),
         max_untracked_files=ctx.config_size("oxide.maxUntrackedFiles", snapshots.DEFAULT_MAX_UNTRACKED_FILES),
-        status=status,
+        status=status, previous=previous,
     ))
-    store.record_checkpoint(ctx, cp)
+    if not cp.reused:
+        store.record_checkpoint(ctx, cp)
     return cp

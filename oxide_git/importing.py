@@ -387,7 +387,8 @@ def _follow_latest(ctx: Context, imported: set[str]) -> None:
     latest = rows[0]
     cur_rows = ctx.index.session_rows(ids=[current]) if current else []
     if not cur_rows or (latest["updated_at"] or 0) >= (cur_rows[0]["updated_at"] or 0):
-        store.set_current_session(ctx, latest["id"])
+        store.set_current_session(
+            ctx, latest["id"], why="the newest session `git oxide import` brought into this worktree")
 
 
 def _worker_available() -> bool:

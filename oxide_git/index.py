@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .abbrev import Abbreviator
 from .errors import Ambiguous, CorruptIndex, NotFound, OxideError
 from .model import PartType
 
@@ -143,9 +144,12 @@ class Index:
     def put_session(
         self, conn: sqlite3.Connection, s: Session, *, log_commit: str, count: int
     ) -> None:
-        first = conn.execute(
+        from .titles import is_harness_text
+
+        # The first prompt a person typed: harness blocks (<system-reminder>...) are skipped.
+        first = next((r for r in conn.execute(
             "SELECT text FROM messages WHERE session_id=? AND role='user' AND text!='' "
-            "ORDER BY seq LIMIT 1", (s.id,)).fetchone()
+            "ORDER BY seq LIMIT 20", (s.id,)) if not is_harness_text(r[0])), None)
         last = conn.execute(
             "SELECT text FROM messages WHERE session_id=? AND text!='' ORDER BY seq DESC LIMIT 1",
             (s.id,)).fetchone()
@@ -232,24 +236,70 @@ class Index:
         return {r[0]: r[1] for r in self.query("SELECT id, log_commit FROM sessions")}
 
     def resolve_session(self, prefix: str) -> str:
-        """A session id from a unique prefix of its id or of its agent's native id."""
+        """A session id from its oxide id or its agent's own id, or a unique prefix of either.
+
+        An exact match wins over prefix matches (a Claude session's own id is a prefix of its
+        sub-agents' ids); an oxide id wins over an agent's id."""
         prefix = prefix.strip()
         if not prefix:
             raise NotFound("empty session id")
         like = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         rows = self.query(
-            "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' OR native_id LIKE ? ESCAPE '\\'",
-            (like, like))
-        exact = [r[0] for r in rows if r[0] == prefix]
-        ids = exact or sorted({r[0] for r in rows})
+            "SELECT id, native_id, agent, title, first_prompt FROM sessions "
+            "WHERE id LIKE ? ESCAPE '\\' OR native_id LIKE ? ESCAPE '\\'", (like, like))
+        exact = sorted({r[0] for r in rows if r[0] == prefix})
+        native = sorted({r[0] for r in rows if r[1] == prefix})
+        ids = exact or native or sorted({r[0] for r in rows})
         if not ids:
             raise NotFound(f"session {prefix} not found",
                            hint="run `git oxide list --all` to see sessions")
         if len(ids) > 1:
-            some = ", ".join(i[:12] for i in ids[:5])
-            raise Ambiguous(f"session id {prefix} is ambiguous: it matches {some}",
-                            hint="give more characters of the id")
+            short = self.session_abbrev().of
+            about = {r[0]: r for r in rows}
+            some = "; ".join(
+                f"{short(i)} ({about[i][2]}: {' '.join(str(about[i][3] or about[i][4] or '-').split())[:40]})"
+                for i in ids[:5]) + (f"; and {len(ids) - 5} more" if len(ids) > 5 else "")
+            raise Ambiguous(f"session id {prefix} is ambiguous: it matches {len(ids)} sessions",
+                            hint=f"give one of: {some}")
         return str(ids[0])
+
+    def session_abbrev(self) -> Abbreviator:
+        """The shortest unique prefix of each session id (against every oxide and agent id)."""
+        rows = self.query("SELECT id, native_id FROM sessions")
+        return Abbreviator([(r[0], r[0]) for r in rows] + [(r[1], r[0]) for r in rows if r[1]])
+
+    def session_prefix(self, session_id: str) -> str:
+        """``session_abbrev().of(session_id)`` for one id, from its neighbours only (a few
+        index lookups instead of reading every id: for `checkpoint`'s message)."""
+        keys: list[tuple[str, str]] = [(session_id, session_id)]
+        native = self.query("SELECT native_id FROM sessions WHERE id=?", (session_id,))
+        for col in ("id", "native_id"):
+            for op, order in (("<", "DESC"), (">", "ASC")):
+                keys += [(r[0], r[1]) for r in self.query(
+                    f"SELECT {col}, id FROM sessions WHERE {col} {op} ? AND id != ? "
+                    f"ORDER BY {col} {order} LIMIT 1", (session_id, session_id)) if r[0]]
+        if native and native[0][0]:
+            keys.append((native[0][0], session_id))
+        return Abbreviator(keys).of(session_id)
+
+    def checkpoint_abbrev(self) -> Abbreviator:
+        return Abbreviator(((r[0], r[0]) for r in self.query("SELECT id FROM checkpoints")),
+                           minimum=7)
+
+    def real_message_counts(self, ids: Iterable[str] | None = None) -> dict[str, int]:
+        """Messages that hold more than records kept whole (``other`` parts: Claude Code's
+        progress and hook events...), per session: what people count as the conversation."""
+        sql = "SELECT session_id, count(DISTINCT seq) FROM parts WHERE type != 'other'"
+        args: list[Any] = []
+        if ids is not None:
+            id_list = list(ids)
+            sql += f" AND session_id IN ({','.join('?' * len(id_list))})"
+            args = id_list
+        return {r[0]: int(r[1]) for r in self.query(sql + " GROUP BY session_id", args)}
+
+    def session_count(self, *, agent: str | None = None) -> int:
+        where, args = _session_filter(None, None, agent, None)
+        return int(self.query(f"SELECT count(*) FROM sessions s {where}", args)[0][0])
 
     def search(self, query: str, limit: int = 50) -> list[dict[str, Any]]:
         fts = " ".join('"' + t.replace('"', '""') + '"' for t in query.split()) or '""'
@@ -293,12 +343,15 @@ class Index:
         return {r[0] for r in self.query("SELECT id FROM checkpoints")}
 
     def resolve_checkpoint(self, prefix: str) -> str:
-        rows = self.query("SELECT id FROM checkpoints WHERE id LIKE ?", (prefix.strip() + "%",))
-        if not rows or not prefix.strip():
+        prefix = prefix.strip()
+        rows = self.query("SELECT id FROM checkpoints WHERE id LIKE ?", (prefix + "%",)) if prefix else []
+        if not rows:
             raise NotFound(f"checkpoint {prefix} not found",
                            hint="run `git oxide checkpoints` to see checkpoints")
         if len(rows) > 1:
-            raise Ambiguous(f"checkpoint id {prefix} is ambiguous", hint="give more characters")
+            short = self.checkpoint_abbrev().of
+            raise Ambiguous(f"checkpoint id {prefix} is ambiguous: it matches {len(rows)} checkpoints",
+                            hint="give one of: " + ", ".join(short(r[0]) for r in rows[:5]))
         return str(rows[0][0])
 
     def meta(self, key: str) -> str | None:

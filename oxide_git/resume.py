@@ -115,5 +115,5 @@ def into(ctx: Context, ref: str, agent: str) -> IntoResult:
     res = IntoResult(agent, exp.native_id, list(exp.command), exp.cwd, lost=list(exp.lost))
     for path, data in exp.files.items():
         _write(Path(path), data, append=(agent == "aider"), res=res)
-    store.set_current_session(ctx, sid)
+    store.set_current_session(ctx, sid, why=f"it was resumed with `git oxide resume --into {agent}`")
     return res

@@ -10,6 +10,7 @@ keeps the blob ids of dirty files so unchanged ones are not hashed again by the 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import posixpath
@@ -54,6 +55,7 @@ class Checkpoint:
     created_at: int
     text: str = ""
     skipped: list[dict[str, Any]] = field(default_factory=list)
+    reused: bool = False  # the previous checkpoint already held this state: nothing was written
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -233,10 +235,13 @@ def take(
     keep: bool = True,
     max_untracked_files: int = DEFAULT_MAX_UNTRACKED_FILES,
     parent: str | None = None,
+    previous: Mapping[str, Any] | None = None,
 ) -> Checkpoint:
     """Snapshot the worktree into a new checkpoint commit and ref; returns it.
 
-    With ``keep=False`` no ref is written (a dry run: the commit is left for git gc to drop).
+    With ``keep=False`` (a dry run) no commit and no ref is written: the result's id is empty.
+    ``previous`` (a checkpoint row: ``id``, ``tree``, ``head``, ``ref``): when the new state has
+    the same tree and parent, that checkpoint is returned (``reused``) and nothing is written.
     ``parent`` (default: HEAD now) is the commit the snapshot is shown against, e.g. the HEAD a
     pre-commit hook saw; the tree is still built from the current HEAD and ``status``.
     """
@@ -293,10 +298,19 @@ def take(
     body = f"oxide: {title}\n\n" + "".join(f"{k}: {v}\n" for k, v in trailers)
     sig = pygit2.Signature(*IDENTITY, now_ms // 1000, 0)
     parent_commit = git[parent].peel(pygit2.Commit) if parent else head
+    parent_id = str(parent_commit.id) if parent_commit else None
+    if previous is not None and previous.get("tree") == str(tree) and previous.get("head") == parent_id:
+        old = git.get(str(previous["id"]))
+        if isinstance(old, pygit2.Commit):
+            return dataclasses.replace(parse_commit(old, str(previous["ref"])), reused=True)
+    if not keep:
+        return Checkpoint(
+            id="", ref="", kind=kind, session_id=session_id, message_id=message_id,
+            worktree=repo.worktree_id, worktree_path=str(repo.workdir), branch=branch, head=parent_id,
+            tree=str(tree), files_changed=len(changes), created_at=now_ms, text=text, skipped=skipped)
     oid = git.create_commit(None, sig, sig, body, tree, [parent_commit.id] if parent_commit else [])
     ref = refs.checkpoint_ref(session_id or "manual", str(oid))
-    if keep:
-        refs.update(git, {ref: (None, oid)}, f"oxide: {kind} checkpoint")
+    refs.update(git, {ref: (None, oid)}, f"oxide: {kind} checkpoint")
     return Checkpoint(
         id=str(oid), ref=ref, kind=kind, session_id=session_id, message_id=message_id,
         worktree=repo.worktree_id, worktree_path=str(repo.workdir), branch=branch,

@@ -135,6 +135,24 @@ def current_session(ctx: Context) -> str | None:
     return sid or None
 
 
-def set_current_session(ctx: Context, session_id: str | None) -> None:
+def set_current_session(ctx: Context, session_id: str | None, why: str | None = None) -> None:
+    """Make ``session_id`` current here; ``why`` (one sentence) is what `git oxide status` says."""
+    import json
+
     ctx.repo.worktree_dir.mkdir(parents=True, exist_ok=True)
     (ctx.repo.worktree_dir / "current-session").write_text((session_id or "") + "\n")
+    (ctx.repo.worktree_dir / "current-session.why").write_text(
+        json.dumps({"session": session_id, "why": why, "at": ctx.now_ms}) + "\n")
+
+
+def current_session_why(ctx: Context) -> dict[str, object]:
+    """``{"why": sentence or None, "at": ms or None}`` for the current session."""
+    import json
+
+    try:
+        d = json.loads((ctx.repo.worktree_dir / "current-session.why").read_text())
+    except (OSError, ValueError):
+        d = {}
+    if not isinstance(d, dict) or d.get("session") != current_session(ctx):
+        return {"why": None, "at": None}
+    return {"why": d.get("why"), "at": d.get("at")}

@@ -81,7 +81,7 @@ def test_corrupt_index_says_reindex(repo: Path) -> None:
     code, err = _err(oxide(repo, "list", check=False))
     assert code == 1 and "corrupt" in err and "reindex" in err
     oxide(repo, "doctor", "--fix", check=False)
-    assert "0000000000" in oxide(repo, "list", "--all").stdout
+    assert "00000000  codex" in oxide(repo, "list", "--all").stdout
 
 
 def test_locked_ref_times_out_clearly(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -30,6 +30,20 @@ class OxideGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)  # grouped by topic
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if args and not name.startswith("-") and self.get_command(ctx, name) is None:
+            import difflib
+
+            close = difflib.get_close_matches(name, [c for c in COMMANDS if c != "hook-impl"], 3)
+            hint = (f"\n\nThe most similar command{'s are' if len(close) > 1 else ' is'}: "
+                    + ", ".join(close)) if close else ""
+            raise click.UsageError(f"'{name}' is not a git oxide command.{hint}\n"
+                                   "Run `git oxide -h` for the list.", ctx)
+        return super().resolve_command(ctx, args)
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         module = COMMANDS.get(cmd_name)
         if module is not None:  # its module registers it on `main` when imported
@@ -43,7 +57,7 @@ def main() -> None:
     """Keep every AI coding-agent session of this repository in its own git.
 
     \b
-    Sessions:   import, list, show, search, resume, fork, rm
+    Sessions:   import, list, show, search, status, switch, resume, fork, rm
     Code:       checkpoint, checkpoints, rewind, undo
     Capture:    hooks, watch
     Share:      push, pull, export
@@ -57,8 +71,11 @@ def main() -> None:
 def make_context() -> Any:
     """The operation context for this process: repository from cwd, clock, environment."""
     from ..context import for_process
+    from .output import use_store
 
-    return for_process()
+    ctx = for_process()
+    use_store(ctx)  # ids are printed by their shortest unique prefix in this store
+    return ctx
 
 
 # Command -> the module that defines it (and registers it on `main` when imported). Only the
@@ -66,6 +83,7 @@ def make_context() -> Any:
 COMMANDS = {
     **dict.fromkeys(("init", "checkpoint", "checkpoints", "reindex", "doctor"), "core"),
     **dict.fromkeys(("list", "show", "search"), "sessions"),
+    **dict.fromkeys(("status", "switch"), "current"),
     "import": "imports",
     **dict.fromkeys(("resume", "fork", "rewind", "undo"), "history"),
     **dict.fromkeys(("hooks", "watch", "hook-impl"), "capture"),

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from . import main, make_context
-from .output import ago, clip, emit_json, json_text, short, status, table
+from .output import ago, cid, clip, emit_json, json_text, short, sid, status, table
 
 
 @main.command()
@@ -66,8 +66,17 @@ def checkpoint_output(
     cp = take(ctx, text=message, kind=kind, session=session, status=st)
     if as_json:
         return json_text(cp.to_dict()), ""
-    err = (f"Checkpoint {short(cp.id)} of {ctx.repo.worktree_id} ({cp.branch}): "
-           f"{cp.files_changed} file(s) differ from HEAD\n")
+    from .current import current_line
+
+    tie = (f"tied to {current_line(ctx, cp.session_id)}"
+           + ("" if session else " (the current one: `git oxide status`)")) if cp.session_id else \
+        "tied to no session (`git oxide status`)"
+    if getattr(cp, "reused", False):
+        err = (f"Checkpoint {cid(cp.id)} already holds this worktree as it is (same files, same HEAD); "
+               f"nothing new written; {tie}\n")
+    else:
+        err = (f"Checkpoint {cid(cp.id)} of {ctx.repo.worktree_id} ({cp.branch}): "
+               f"{cp.files_changed} file(s) differ from HEAD; {tie}\n")
     err += "".join(f"warning: left out {s['path']}: {s['reason']}\n" for s in cp.skipped)
     return cp.id + "\n", err
 
@@ -85,7 +94,8 @@ def checkpoints(session: str | None, as_json: bool) -> None:
         emit_json(rows)
         return
     table(["ID", "SESSION", "KIND", "WORKTREE", "BRANCH", "HEAD", "FILES", "CREATED", "EXPIRY", "MESSAGE"],
-          [[short(r["id"]), short(r["session_id"]), r["kind"], r["worktree"], r["branch"],
+          [[cid(r["id"]), sid(r["session_id"]) if r["session_id"] else "-", r["kind"],
+            r["worktree"], r["branch"],
             short(r["head"], 8), r["files_changed"], ago(r["created_at"], ctx.now_ms),
             r.get("expiry", ""), clip(r["message"], 40)] for r in rows])
 

@@ -79,17 +79,65 @@ def warn(msg: str) -> None:
 
 
 def short(oid: str | None, n: int = 12) -> str:
+    """The first ``n`` characters (a git commit such as HEAD, a message id)."""
     return (oid or "-")[:n]
 
 
-def ago(iso: str | None, now_ms: int) -> str:
-    if not iso:
+_store: Any = None  # the Context whose index abbreviates ids (set by ``make_context``)
+_abbrev: dict[str, Any] = {}
+
+
+def use_store(ctx: Any) -> None:
+    global _store
+    _store = ctx
+    _abbrev.clear()
+
+
+def _abbreviated(kind: str, oid: str | None) -> str:
+    if not oid:
         return "-"
-    try:
-        t = datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    except ValueError:
-        return iso
-    secs = max(0, now_ms / 1000 - t.replace(tzinfo=t.tzinfo or UTC).timestamp())
+    if _store is None:
+        return oid[:12]
+    ab = _abbrev.get(kind)
+    if ab is None:
+        try:
+            index = _store.index
+            ab = index.session_abbrev() if kind == "session" else index.checkpoint_abbrev()
+        except Exception:  # no index to ask (not initialised, unreadable): a fixed cut
+            from ..abbrev import Abbreviator
+
+            ab = Abbreviator((), minimum=12)
+        _abbrev[kind] = ab
+    return str(ab.of(oid))
+
+
+def sid(oid: str | None) -> str:
+    """A session id as people type it: its shortest unique prefix in this store (8 at least)."""
+    return _abbreviated("session", oid)
+
+
+def cid(oid: str | None) -> str:
+    """A checkpoint id, abbreviated as git abbreviates commits (7 at least, unique)."""
+    return _abbreviated("checkpoint", oid)
+
+
+def refresh_ids() -> None:
+    """Forget the abbreviations (after a command created sessions or checkpoints)."""
+    _abbrev.clear()
+
+
+def ago(iso: str | int | None, now_ms: int) -> str:
+    """How long ago: an ISO time or milliseconds since the epoch."""
+    if iso is None or iso == "":
+        return "-"
+    if isinstance(iso, int):
+        secs = max(0, (now_ms - iso) / 1000)
+    else:
+        try:
+            t = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+        except ValueError:
+            return iso
+        secs = max(0, now_ms / 1000 - t.replace(tzinfo=t.tzinfo or UTC).timestamp())
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if secs >= size:
             return f"{int(secs // size)}{unit} ago"

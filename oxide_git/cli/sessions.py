@@ -2,24 +2,40 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import click
 
+from ..titles import display
 from . import main, make_context
-from .output import ago, clip, emit_json, emit_json_lines, short, stream_document, table
+from .output import ago, cid, clip, emit_json, emit_json_lines, sid, status, stream_document, table
+
+
+def _agent_option(agent: str | None) -> str | None:
+    from ..agents import AGENT_NAMES
+
+    if agent is not None and agent not in AGENT_NAMES:
+        import difflib
+
+        close = difflib.get_close_matches(agent, AGENT_NAMES, 1)
+        raise click.BadParameter(
+            f"no agent {agent!r}" + (f"; did you mean {close[0]!r}?" if close else "")
+            + f" (agents: {', '.join(AGENT_NAMES)})", param_hint="--agent")
+    return agent
 
 
 @main.command(name="list")
 @click.option("--all", "all_", is_flag=True, help="Sessions of every worktree, not just this one.")
-@click.option("--agent", default=None, help="Only sessions of this agent.")
+@click.option("--agent", default=None, help="Only sessions of this agent (claude, codex, opencode, aider).")
 @click.option("--tree", is_flag=True, help="Show forks under their parent.")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def list_(all_: bool, agent: str | None, tree: bool, as_json: bool) -> None:
-    """List sessions, most recently updated first."""
+    """List this worktree's sessions, most recently updated first (--all: every worktree).
+
+    MSGS counts the conversation (prompts, answers, tool calls and results), not the
+    records kept whole such as progress events; `--json` gives both.
+    """
     from ..browse import list_sessions, list_sessions_json, session_tree
 
+    agent = _agent_option(agent)
     ctx = make_context()
     if as_json and not tree:
         emit_json_lines(list_sessions_json(ctx, all_worktrees=all_, agent=agent))
@@ -29,21 +45,39 @@ def list_(all_: bool, agent: str | None, tree: bool, as_json: bool) -> None:
         emit_json([r for _depth, r in session_tree(rows)])
         return
     ordered = session_tree(rows) if tree else [(0, r) for r in rows]
-    table(["ID", "AGENT", "MSGS", "WORKTREE", "BRANCH", "UPDATED", "TITLE"],
-          [[short(r["id"]), r["agent"], r["message_count"], r["worktree"] or "-",
-            r["branch"] or "-", ago(r["updated_at"], ctx.now_ms),
-            ("  " * depth + ("└ " if depth else "")) + clip(r["title"] or r["first_prompt"], 60)]
-           for depth, r in ordered])
+    real = ctx.index.real_message_counts([r["id"] for r in rows]) if rows else {}
+    if rows:
+        table(["ID", "AGENT", "MSGS", "WORKTREE", "BRANCH", "UPDATED", "TITLE"],
+              [[sid(r["id"]), r["agent"], real.get(r["id"], 0), r["worktree"] or "-",
+                r["branch"] or "-", ago(r["updated_at"], ctx.now_ms),
+                ("  " * depth + ("└ " if depth else ""))
+                + display(r["title"], r["first_prompt"], r["id"], 60)]
+               for depth, r in ordered])
+    if not all_:
+        hidden = ctx.index.session_count(agent=agent) - len(rows)
+        if hidden:
+            status(f"{hidden} session(s) of other worktrees or other folders are not shown "
+                   "(their WORKTREE is not this one's); `git oxide list --all` shows them")
+        elif not rows:
+            status("No session yet; `git oxide import` finds this repository's sessions")
+    elif not rows:
+        status(f"No {agent + ' ' if agent else ''}session in this store; "
+               "`git oxide import` finds this repository's sessions")
 
 
 @main.command()
 @click.argument("session")
 @click.option("--json", "as_json", is_flag=True, help="Print session and messages as JSON.")
-@click.option("--full", is_flag=True, help="Print every part in full (default: clipped).")
+@click.option("--full", is_flag=True,
+              help="Every message and record in full, structured values as JSON (default: the conversation).")
 def show(session: str, as_json: bool, full: bool) -> None:
-    """Show one session with its messages and parts."""
+    """Show one session: the conversation, with tool results and reasoning folded.
+
+    `--full` shows every record as it was imported; `--json` prints it all as JSON.
+    """
     from ..browse import session_json
     from ..browse import show as do_show
+    from ..render_text import conversation
 
     ctx = make_context()
     shown = do_show(ctx, session)
@@ -52,39 +86,29 @@ def show(session: str, as_json: bool, full: bool) -> None:
                         checkpoints=shown.checkpoints)
         return
     s = shown.session
-    click.echo(f"session {s.id}")
-    click.echo(f"agent:    {s.agent} ({s.native_id or '-'})")
-    click.echo(f"title:    {s.title or '-'}")
+    first = ctx.index.query("SELECT first_prompt FROM sessions WHERE id=?", (s.id,))
+    real = ctx.index.real_message_counts([s.id]).get(s.id, 0)
+    click.echo(f"session {sid(s.id)} ({s.id})")
+    click.echo(f"title:    {display(s.title, first[0][0] if first else None, s.id)}")
+    click.echo(f"agent:    {s.agent}, its id {s.native_id or '-'}")
     click.echo(f"worktree: {s.worktree or '-'}  branch: {s.branch or '-'}  cwd: {s.cwd or '-'}")
     if s.parent_id:
-        click.echo(f"parent:   {s.parent_id} at message {s.fork_message_id or '-'}")
+        click.echo(f"parent:   {sid(s.parent_id)} at message {s.fork_message_id or '-'}")
     if shown.children:
-        click.echo(f"forks:    {', '.join(short(c) for c in shown.children)}")
+        click.echo(f"forks:    {', '.join(sid(c) for c in shown.children)}")
     if s.redactions:
         click.echo("redacted: " + ", ".join(f"{k} {v}" for k, v in sorted(s.redactions.items())))
-    click.echo(f"messages: {shown.count}  checkpoints: {len(shown.checkpoints)}")
-    width = 10**9 if full else 300
-    for seq, m in shown.messages:
-        mark = " (compacted)" if m.compacted else ""
-        click.echo(f"\n[{seq}] {m.role} {short(m.id, 20)}{mark}")
-        for p in m.parts:
-            click.echo("  " + _render_part(p.type, p.data, width))
-
-
-def _render_part(kind: str, d: Mapping[str, Any], width: int) -> str:
-    if kind in ("text", "reasoning"):
-        label = "" if kind == "text" else "(reasoning) "
-        return label + clip(d.get("text"), width)
-    if kind == "tool_call":
-        return f"→ {d.get('name')} [{d.get('call_id')}] {clip(d.get('input'), width)}"
-    if kind == "tool_result":
-        err = " ERROR" if d.get("is_error") else ""
-        return f"← [{d.get('call_id')}]{err} {clip(d.get('output'), width)}"
-    if kind == "compaction":
-        return f"(compaction) {clip(d.get('summary'), width)}"
-    if kind in ("file", "image", "patch"):
-        return f"({kind}) {clip(d.get('path') or d.get('mime') or d.get('text'), width)}"
-    return f"({kind}: {d.get('kind')}) {clip(d.get('raw'), min(width, 120))}"
+    cps = ", ".join(cid(c["id"]) for c in shown.checkpoints[:5])
+    cps += " …" if len(shown.checkpoints) > 5 else ""
+    click.echo(f"messages: {real}" + (f" ({shown.count} records)" if shown.count != real else "")
+               + f"  checkpoints: {len(shown.checkpoints)}" + (f" ({cps})" if cps else ""))
+    hidden: dict[str, int] = {}
+    for line in conversation(shown.messages, full=full, hidden=hidden):
+        click.echo(line)
+    if hidden:
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(hidden.items(), key=lambda kv: -kv[1]))
+        click.echo(f"\n({sum(hidden.values())} record(s) kept whole are not shown: {kinds}; "
+                   f"`git oxide show {sid(s.id)} --full` shows them)")
 
 
 @main.command()
@@ -100,4 +124,5 @@ def search(query: str, limit: int, as_json: bool) -> None:
         emit_json(hits)
         return
     table(["SESSION", "MSG", "TITLE", "MATCH"],
-          [[short(h["session_id"]), h["seq"], clip(h["title"], 30), clip(h["snippet"], 80)] for h in hits])
+          [[sid(h["session_id"]), h["seq"], display(h["title"], h.get("first_prompt"), h["session_id"], 30),
+            clip(h["snippet"], 80)] for h in hits])
