@@ -19,8 +19,9 @@ from typing import Any
 
 from ..model import Message, Part, Session, to_iso
 from . import AgentEnv, Export
+from .codex_items import dumps_line, line_with
 
-_NATIVE_LINES = ("response_item", "event_msg", "turn_context", "session_meta", "compacted")
+_NOT_LINES = ("content", "bare", "*")  # ``line`` values of other parts that are not envelope lines
 
 
 def _uuid_for(session: Session) -> str:
@@ -35,14 +36,29 @@ def _dumps(obj: Any) -> str:
 
 
 class _Writer:
-    def __init__(self, native: bool) -> None:
+    def __init__(self, native: bool, numbered: bool) -> None:
         self.native = native
+        self.numbered = numbered  # lines carry their ``ordinal`` (paginated rollouts, 0.155+)
         self.lines: list[str] = []
         self.lost: dict[str, int] = {}
         self.ts: str | None = None
+        self.env: dict[str, Any] | None = None  # the envelope of the part being written
+        self.last_env = False
 
     def line(self, kind: str, payload: Any) -> None:
-        self.lines.append(_dumps({"timestamp": self.ts, "type": kind, "payload": payload}))
+        env, self.env = self.env, None  # a part's envelope is its first line's
+        self.numbered = self.numbered or env is not None
+        ordinal = len(self.lines) if self.numbered else None
+        self.lines.append(line_with(env, self.ts, ordinal, kind, payload))
+        self.last_env = env is not None
+
+    def raw_line(self, raw: dict[str, Any]) -> None:
+        """A line that had no envelope (kept whole, less its timestamp)."""
+        if self.env is not None:
+            self.line(str(raw.get("type")), raw.get("payload"))
+            return
+        self.lines.append(dumps_line({"timestamp": self.ts, **raw}))
+        self.last_env = False
 
     def item(self, payload: dict[str, Any]) -> None:
         self.line("response_item", payload)
@@ -76,9 +92,10 @@ def _prompt(w: _Writer, m: Message, role: str) -> None:
     parts = [p for p in m.parts if _is_content(p)]
     if m.extra.get("item") is not False:
         content = m.extra["content"] if "content" in m.extra else _content(parts, "input_text")
+        w.env = m.extra.get("env") if w.native else None
         w.item({"type": "message", "role": codex_role, "content": content,
                 **(m.extra.get("native") or {})})
-    if role == "user":
+    if role == "user" and not (w.native and "env" in m.extra):  # 0.171 writes no user_message
         text = "\n".join(str(p.get("text", "")) for p in parts if p.type == "text")
         event = m.extra.get("event") or {"images": [], "local_images": [], "text_elements": []}
         w.event({"type": "user_message", "message": text, **event})
@@ -96,7 +113,7 @@ def _assistant_part(w: _Writer, p: Part) -> None:
         for e in d.get("events", [text]):
             w.event({"type": "agent_message", "message": e, **extra})
         native = {k: v for k, v in d.items()
-                  if k not in ("text", "content", "events", "event_extra") and w.native}
+                  if k not in ("text", "content", "events", "event_extra", "env") and w.native}
         w.item({"type": "message", "role": "assistant",
                 "content": d.get("content", [{"type": "output_text", "text": text}]),
                 **native})
@@ -115,7 +132,7 @@ def _assistant_part(w: _Writer, p: Part) -> None:
         item: dict[str, Any] = {"type": "reasoning", "summary": d["summary_raw"] if "summary_raw" in d
                                 else [{"type": "summary_text", "text": t} for t in summary]}
         item.update((k, v) for k, v in d.items() if k not in (
-            "text", "summary", "summary_raw", "encrypted", "events", "event_extra"))
+            "text", "summary", "summary_raw", "encrypted", "events", "event_extra", "env"))
         if "encrypted" in d:
             item["encrypted_content"] = d["encrypted"]
         w.item(item)
@@ -157,10 +174,11 @@ def _common_part(w: _Writer, p: Part) -> None:
         payload = {"message": d.get("summary", "")}
         payload.update((k, v) for k, v in d.items() if k not in ("summary", "replaces"))
         w.line("compacted", payload)
-    elif p.type == "other" and d.get("line") in _NATIVE_LINES and w.native:
+    elif p.type == "other" and isinstance(d.get("line"), str) and d["line"] not in _NOT_LINES \
+            and w.native:
         w.line(d["line"], d.get("raw"))
     elif p.type == "other" and d.get("line") == "*" and w.native and isinstance(d.get("raw"), dict):
-        w.lines.append(_dumps({"timestamp": w.ts, **d["raw"]}))
+        w.raw_line(d["raw"])
     elif p.type in ("text", "reasoning", "tool_call"):
         _assistant_part(w, p)
     elif p.type == "patch":
@@ -171,9 +189,10 @@ def _common_part(w: _Writer, p: Part) -> None:
         w.lose(f"{p.type} parts ({d.get('kind') or d.get('path') or ''}) were left out".strip())
 
 
-def _usage(w: _Writer, usage: Any) -> None:
-    if not isinstance(usage, dict) or not w.native:
-        return
+def _usage(w: _Writer, m: Message) -> None:
+    usage = m.usage
+    if not isinstance(usage, dict) or not w.native or any("env" in p.data for p in m.parts):
+        return  # a paginated message keeps its token_count lines as parts
     skip = ("total", "rate_limits", "model_context_window")
     info = {"total_token_usage": usage.get("total"),
             "last_token_usage": {k: v for k, v in usage.items()
@@ -188,7 +207,8 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
     native_id = session.native_id if native and session.native_id else _uuid_for(session)
     created = session.created_at or next((m.created_at for m in messages if m.created_at), 0) or 0
     cwd = session.cwd or (str(env.worktrees[0]) if env.worktrees else str(env.home))
-    w = _Writer(native)
+    meta_env = session.extra.get("meta_env") if native else None
+    w = _Writer(native, numbered=isinstance(meta_env, dict))
     w.ts = to_iso(created)
     meta: dict[str, Any] = {"id": native_id, "timestamp": w.ts, "cwd": cwd}
     if native:
@@ -200,6 +220,7 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
                     model_provider="openai")
         if session.branch:
             meta["git"] = {"branch": session.branch}
+    w.env = meta_env if isinstance(meta_env, dict) else None
     w.line("session_meta", meta)
     start = 1
     for m in messages:
@@ -212,6 +233,7 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
             started = False
             for p in m.parts:
                 if not _is_content(p):
+                    w.env = p.get("env") if native else None
                     _common_part(w, p)
                 elif not started:
                     _prompt(w, m, role)
@@ -220,10 +242,12 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
                 _prompt(w, m, role)
         else:
             for p in m.parts:
+                w.env = p.get("env") if native else None
                 (_assistant_part if role == "assistant" else _common_part)(w, p)
             if role == "assistant":
-                _usage(w, m.usage)
-    if session.updated_at and len(w.lines) > start + 1:  # so that parse gives updated_at back
+                _usage(w, m)
+    # so that parse gives updated_at back (a paginated line keeps its own timestamp)
+    if session.updated_at and len(w.lines) > start + 1 and not w.last_env:
         last = json.loads(w.lines[-1])
         last["timestamp"] = to_iso(session.updated_at)
         w.lines[-1] = _dumps(last)

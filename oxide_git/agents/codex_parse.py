@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from ..model import Message, Part, Session, from_iso, session_id_for
-from . import Event, FoundMessage, FoundSession, Problem, Resumable, jsonline
+from . import Event, FoundMessage, FoundSession, Problem, Resumable, Unknown, jsonline
+from . import codex_items as items
 from .codex_lines import CALL_KEYS, reasoning_data, tool_call_data
 from .codex_lines import is_error as _is_error
 from .codex_lines import iso_ms as _iso
 from .codex_lines import texts as _texts
+from .codex_open import Open, event_for_item, pair, raw_content, run_json
 
 name = "codex"
 
@@ -25,36 +27,23 @@ _EVENT_KIND = {"agent_message": "message", "agent_reasoning": "reasoning",
 _INJECTED = re.compile(r"\s*(<[A-Za-z_]+[ >]|# AGENTS\.md)")
 _UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
 _CWD = re.compile(r"<cwd>([^<]+)</cwd>")
-class _Open:
-    __slots__ = ("created", "extra", "item_text", "merged", "model", "parts", "queue", "role",
-                 "usage", "wants")
-
-    def __init__(self, role: str | None, created: int | None, model: str | None) -> None:
-        self.role, self.created, self.model = role, created, model
-        self.parts: list[list[Any]] = []  # [type, data]
-        self.extra: dict[str, Any] = {}
-        self.usage: dict[str, Any] | None = None
-        self.item_text: str | None = None
-        self.merged = False
-        self.queue: list[tuple[str, dict[str, Any]]] = []  # events waiting for their item
-        self.wants: list[list[Any]] = []  # [part index, kind, wanted texts, got texts]
-
-
 class _Parser:
     def __init__(self, path: Path, state: Mapping[str, Any] | None) -> None:
         self.path = path
         self.st: dict[str, Any] = dict(state or {})
         self.st.setdefault("line", 0)
-        self.cur: _Open | None = None
+        self.cur: Open | None = None
         self.out: list[Event] = []
         self.off = 0
         self.raw = b""
         self.resumed_at = -1
+        self.env: dict[str, Any] | None = None  # the paginated envelope of the line being read
+        self.env_msg = False  # that envelope belongs to the message (a prompt's item), not a part
 
     # -- session ------------------------------------------------------------------------------
     def _session(self) -> Session:
         st = self.st
-        extra = {k: st[k] for k in ("meta", "git", "forked_from") if st.get(k) is not None}
+        extra = {k: st[k] for k in ("meta", "git", "forked_from", "meta_env") if st.get(k) is not None}
         return Session(id=st["sid"], agent=name, native_id=st["native"], title=st.get("title"),
                        created_at=st.get("created"), updated_at=st.get("updated"),
                        branch=st.get("branch"), cwd=st.get("cwd"), model=st.get("model"),
@@ -92,20 +81,24 @@ class _Parser:
                   branch=(git or {}).get("branch"), git=git,
                   meta={k: v for k, v in p.items() if k not in ("id", "timestamp", "cwd", "git")},
                   forked_from=p.get("forked_from_id"))
+        if isinstance(p.get("cli_version"), str):
+            st["version"] = p["cli_version"]
+        if self.env is not None:
+            st["meta_env"] = {**self.env, "keys": list(p)}
         self._emit_session()
 
     # -- messages -----------------------------------------------------------------------------
-    def _start(self, role: str | None, ts: int | None) -> _Open:
+    def _start(self, role: str | None, ts: int | None) -> Open:
         if self.cur is not None:
             self._close()
         if "sid" not in self.st:
             self._ensure(ts)
         if self.off != self.resumed_at:  # the Resumable a restart begins at is not repeated
             self.out.append(Resumable(self.off, dict(self.st)))  # state before this line
-        self.cur = _Open(role, ts, self.st.get("model") if role == "assistant" else None)
+        self.cur = Open(role, ts, self.st.get("model") if role == "assistant" else None)
         return self.cur
 
-    def _want(self, role: str, ts: int | None) -> _Open:
+    def _want(self, role: str, ts: int | None) -> Open:
         c = self.cur
         if c is not None and (c.role is None or (c.role == role and role in ("assistant", "tool"))):
             c.role = role
@@ -134,11 +127,16 @@ class _Parser:
         role = c.role or "system"
         if role == "user-item":
             injected = _INJECTED.match(c.item_text or "") is not None
-            role = "user" if c.merged or not (injected or st.get("era") == "envelope") else "system"
+            if c.prov is not None:  # paginated: the item says who wrote it
+                role = "user" if c.prov == "user" else "system"
+            else:
+                role = "user" if c.merged or not (injected or st.get("era") == "envelope") else "system"
             if role == "system":
                 c.extra["codex_role"] = "user"
         elif role == "compaction":
             role = "system"
+        if role == "system" and "codex_role" in c.extra:
+            c.extra["harness"] = True  # injected context: instructions, environment, AGENTS.md
         if role == "user" and not st.get("title"):
             text = " ".join(" ".join(str(d.get("text", "")) for t, d in c.parts
                                      if t == "text").split())
@@ -149,27 +147,6 @@ class _Parser:
         self.out.append(FoundMessage(st["sid"], Message(
             role=role, parts=tuple([Part(t, d) for t, d in c.parts]), created_at=c.created,
             model=c.model, usage=c.usage, extra=c.extra)))
-
-    @staticmethod
-    def _take(data: dict[str, Any], kind: str, p: dict[str, Any]) -> Any:
-        extra = {x: v for x, v in p.items() if x not in ("type", "message", "text")}
-        if extra and extra != {"phase": data.get("phase")}:
-            data["event_extra"] = extra
-        return p.get("message") if kind == "message" else p.get("text")
-
-    def _pair(self, c: _Open, idx: int, kind: str, want: list[str]) -> None:
-        data, got = c.parts[idx][1], []
-        for ev in [e for e in c.queue if e[0] == kind][: len(want)]:
-            c.queue.remove(ev)
-            got.append(self._take(data, kind, ev[1]))
-        c.wants.append([idx, kind, want, got])
-
-    def _event_for_item(self, c: _Open, kind: str, p: dict[str, Any]) -> None:
-        for w in c.wants:
-            if w[1] == kind and len(w[3]) < len(w[2]):
-                w[3].append(self._take(c.parts[w[0]][1], kind, p))
-                return
-        c.queue.append((kind, p))
 
     # -- lines --------------------------------------------------------------------------------
     def _item(self, p: dict[str, Any], ts: int | None) -> None:
@@ -185,14 +162,17 @@ class _Parser:
                 texts = _texts(content, ("output_text", "input_text"))
                 text = "".join(texts)
                 data: dict[str, Any] = {"text": text, **native}
-                if not (isinstance(content, list) and len(content) == 1 and len(texts) == 1):
+                if content != [{"type": "output_text", "text": text}]:
                     data["content"] = content
                 c.parts.append(["text", data])
-                self._pair(c, len(c.parts) - 1, "message", [text])
+                pair(c, len(c.parts) - 1, "message", [text])
                 return
             c = self._want("user-item" if role == "user" else "system", ts)
+            self.env_msg = True
             if role != "user":
                 c.extra["codex_role"] = role
+            elif self.env is not None:
+                c.prov = items.provenance(p)
             if native:
                 c.extra["native"] = native
             for ci in content if isinstance(content, list) else []:
@@ -214,7 +194,7 @@ class _Parser:
             if t == "reasoning":
                 data, texts = reasoning_data(p)
                 c.parts.append(["reasoning", data])
-                self._pair(c, len(c.parts) - 1, "reasoning", texts)
+                pair(c, len(c.parts) - 1, "reasoning", texts)
             elif t in CALL_KEYS:
                 c.parts.append(["tool_call", tool_call_data(t, p)])
             else:
@@ -229,6 +209,8 @@ class _Parser:
                 data["native"] = rest
             c.parts.append(["tool_result", data])
             return
+        if t not in items.ITEMS:
+            self.out.append(Unknown(f"response_item/{t}", self.st.get("version")))
         self._neutral(Part.other(str(t), p, line="response_item"), ts)
 
     def _event(self, p: dict[str, Any], ts: int | None) -> None:
@@ -241,7 +223,7 @@ class _Parser:
                 c.merged = True
                 c.extra["event"] = rest
                 if msg != c.item_text:
-                    c.extra["content"] = [*_raw_content(c)]
+                    c.extra["content"] = [*raw_content(c)]
                     idx = [i for i, (pt, _) in enumerate(c.parts) if pt == "text"]
                     for i in reversed(idx):
                         del c.parts[i]
@@ -251,9 +233,12 @@ class _Parser:
             c.extra.update(event=rest, item=False)
             c.parts.append(["text", {"text": msg}])
         elif t in _EVENT_KIND:
-            self._event_for_item(self._want("assistant", ts), _EVENT_KIND[t], p)
+            event_for_item(self._want("assistant", ts), _EVENT_KIND[t], p)
         elif t == "token_count":
             info = p.get("info")
+            if self.env is not None:  # paginated: every line is kept, to be written back
+                self._neutral(Part.other("token_count", p, line="event_msg"), ts)
+                c = self.cur
             if not isinstance(info, dict):
                 return
             total = info.get("total_token_usage")
@@ -269,15 +254,51 @@ class _Parser:
                 if p.get("rate_limits") is not None:
                     usage["rate_limits"] = p["rate_limits"]
                 c.usage = usage
-            elif total != prev:
+            elif total != prev and self.env is None:
                 self._neutral(Part.other("token_count", p, line="event_msg"), ts)
             st["total"] = total
         elif t in ("task_started", "turn_started"):
             self._start(None, ts).parts.append(["other", {"kind": t, "raw": p, "line": "event_msg"}])
+        elif t == "item_completed":
+            item = p.get("item")
+            it = item.get("type") if isinstance(item, dict) else None
+            if it == "UserMessage" and c is not None and c.role == "user-item":
+                c.merged = True
+            elif it in items.ASSISTANT_TURN_ITEMS:
+                self._want("assistant", ts)
+            kind = items.unknown_event(t, p)
+            if kind is not None:
+                self.out.append(Unknown(kind, st.get("version")))
+            self._neutral(Part.other(f"item_completed/{it}", p, line="event_msg"), ts)
         else:
+            kind = items.unknown_event(t, p)
+            if kind is not None:
+                self.out.append(Unknown(kind, st.get("version")))
             self._neutral(Part.other(str(t), p, line="event_msg"), ts)
 
     def _line(self, obj: dict[str, Any], ts: int | None) -> None:
+        if "ordinal" not in obj:
+            self.env = None
+            self._dispatch(obj, ts)
+            return
+        self.env = env = items.envelope(obj, self.raw)
+        self.env_msg = False
+        if obj.get("type") in ("response_item", "compacted") and isinstance(obj.get("payload"), dict):
+            env["keys"] = list(obj["payload"])
+        before = self.cur
+        n = len(before.parts) if before is not None else 0
+        self._dispatch(obj, ts)
+        c = self.cur
+        if c is None or (obj.get("type") == "session_meta" and c is before and len(c.parts) == n):
+            return
+        if self.env_msg:
+            c.extra["env"] = env
+        else:
+            new = c.parts[n if c is before else 0:]
+            if new:
+                new[0][1]["env"] = env
+
+    def _dispatch(self, obj: dict[str, Any], ts: int | None) -> None:
         t, p, st = obj.get("type"), obj.get("payload"), self.st
         if isinstance(t, str) and isinstance(p, dict):
             st["era"] = "envelope"
@@ -289,7 +310,7 @@ class _Parser:
                 self._event(p, ts)
             elif t == "turn_context":
                 h = hashlib.sha1(self.raw[self.raw.find(b'"payload"'):]).hexdigest()
-                if h != st.get("tc"):  # identical repeats are dropped
+                if h != st.get("tc") or self.env is not None:  # identical repeats are dropped
                     self._neutral(Part.other("turn_context", p, line="turn_context"), ts)
                 st["tc"] = h
                 st["model"] = p.get("model") or st.get("model")
@@ -299,7 +320,12 @@ class _Parser:
                 extra = {k: v for k, v in p.items() if k != "message"}
                 c.parts.append(["compaction", dict(Part.compaction(str(p.get("message") or ""),
                                                                    **extra).data)])
+            elif t in items.LINES or self.env is not None:  # world_state, token_usage_record...
+                if t not in items.LINES:
+                    self.out.append(Unknown(t, st.get("version")))
+                self._neutral(Part.other(t, p, line=t), ts)
             else:
+                self.out.append(Unknown(t, st.get("version")))
                 raw = {k: v for k, v in obj.items() if k != "timestamp"}
                 self._neutral(Part.other(t, raw, line="*"), ts)
         elif "record_type" in obj:
@@ -318,7 +344,7 @@ class _Parser:
     def run(self, offset: int) -> Iterator[Event]:
         st = self.st
         if self.path.suffix == ".json":
-            yield from self._run_json(offset)
+            yield from run_json(self, offset)
             return
         # A 1 MiB buffer: with the default 8 KiB one, splitting the file into lines is a tenth of
         # the parse (lines are ~1 KB, many are larger than the buffer).
@@ -355,43 +381,3 @@ class _Parser:
             self.out.append(Resumable(self.off, dict(st)))
         yield from self.out
         self.out.clear()
-
-    def _run_json(self, offset: int) -> Iterator[Event]:
-        """TS era: one JSON document, rewritten in place; restart skips messages already emitted."""
-        data = self.path.read_bytes()
-        skip = int(self.st.pop("emitted", 0)) if offset else 0
-        self.st = {"line": 0}
-        try:
-            doc = jsonline.loads(data)
-        except ValueError:
-            yield Problem(None, "not JSON, skipped")
-            return
-        session = doc.get("session") if isinstance(doc, dict) else None
-        ts = from_iso((session or {}).get("timestamp"))
-        self._meta(session if isinstance(session, dict) else {}, ts)
-        for item in doc.get("items") or [] if isinstance(doc, dict) else []:
-            if isinstance(item, dict):
-                self._line(item, ts)
-        self._close()
-        self._emit_session()
-        n = 0
-        for ev in self.out:
-            if isinstance(ev, FoundMessage):
-                n += 1
-                if n <= skip:
-                    continue
-            if not isinstance(ev, Resumable):
-                yield ev
-        yield Resumable(len(data), {**self.st, "emitted": n})
-
-
-def _raw_content(c: _Open) -> list[Any]:
-    out: list[Any] = []
-    for t, d in c.parts:
-        if t == "text":
-            out.append({"type": "input_text", "text": d["text"]})
-        elif t == "image":
-            out.append({"type": "input_image", "image_url": d.get("url")})
-        elif d.get("line") == "content":
-            out.append(d["raw"])
-    return out

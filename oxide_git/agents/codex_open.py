@@ -1,0 +1,88 @@
+"""The message a Codex reader is building (``Open``), the pairing of legacy ``agent_message`` /
+``agent_reasoning`` events with the items they repeat, and the TypeScript-era single-file reader."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ..model import from_iso
+from . import Event, FoundMessage, Problem, Resumable, jsonline
+
+
+class Open:
+    __slots__ = ("created", "extra", "item_text", "merged", "model", "parts", "prov", "queue", "role",
+                 "usage", "wants")
+
+    def __init__(self, role: str | None, created: int | None, model: str | None) -> None:
+        self.role, self.created, self.model = role, created, model
+        self.parts: list[list[Any]] = []  # [type, data]
+        self.extra: dict[str, Any] = {}
+        self.usage: dict[str, Any] | None = None
+        self.item_text: str | None = None
+        self.merged = False
+        self.prov: str | None = None  # a paginated user item's provenance: user | harness
+        self.queue: list[tuple[str, dict[str, Any]]] = []  # events waiting for their item
+        self.wants: list[list[Any]] = []  # [part index, kind, wanted texts, got texts]
+
+
+def take(data: dict[str, Any], kind: str, p: dict[str, Any]) -> Any:
+    extra = {x: v for x, v in p.items() if x not in ("type", "message", "text")}
+    if extra and extra != {"phase": data.get("phase")}:
+        data["event_extra"] = extra
+    return p.get("message") if kind == "message" else p.get("text")
+
+def pair(c: Open, idx: int, kind: str, want: list[str]) -> None:
+    data, got = c.parts[idx][1], []
+    for ev in [e for e in c.queue if e[0] == kind][: len(want)]:
+        c.queue.remove(ev)
+        got.append(take(data, kind, ev[1]))
+    c.wants.append([idx, kind, want, got])
+
+def event_for_item(c: Open, kind: str, p: dict[str, Any]) -> None:
+    for w in c.wants:
+        if w[1] == kind and len(w[3]) < len(w[2]):
+            w[3].append(take(c.parts[w[0]][1], kind, p))
+            return
+    c.queue.append((kind, p))
+
+
+def raw_content(c: Open) -> list[Any]:
+    out: list[Any] = []
+    for t, d in c.parts:
+        if t == "text":
+            out.append({"type": "input_text", "text": d["text"]})
+        elif t == "image":
+            out.append({"type": "input_image", "image_url": d.get("url")})
+        elif d.get("line") == "content":
+            out.append(d["raw"])
+    return out
+
+
+def run_json(self: Any, offset: int) -> Iterator[Event]:
+    """TS era: one JSON document, rewritten in place; restart skips messages already emitted."""
+    data = self.path.read_bytes()
+    skip = int(self.st.pop("emitted", 0)) if offset else 0
+    self.st = {"line": 0}
+    try:
+        doc = jsonline.loads(data)
+    except ValueError:
+        yield Problem(None, "not JSON, skipped")
+        return
+    session = doc.get("session") if isinstance(doc, dict) else None
+    ts = from_iso((session or {}).get("timestamp"))
+    self._meta(session if isinstance(session, dict) else {}, ts)
+    for item in doc.get("items") or [] if isinstance(doc, dict) else []:
+        if isinstance(item, dict):
+            self._line(item, ts)
+    self._close()
+    self._emit_session()
+    n = 0
+    for ev in self.out:
+        if isinstance(ev, FoundMessage):
+            n += 1
+            if n <= skip:
+                continue
+        if not isinstance(ev, Resumable):
+            yield ev
+    yield Resumable(len(data), {**self.st, "emitted": n})
