@@ -36,6 +36,32 @@ def _stale_locks(ctx: Context) -> list[Path]:
     return found
 
 
+def _format_drift(ctx: Context) -> list[dict[str, Any]]:
+    """Record types the importers did not know, summed over every imported file (the import
+    cursors keep each file's counts): an agent release that changed its format."""
+    import json
+
+    counts: dict[tuple[str, str, str | None], int] = {}
+    try:
+        rows = ctx.index.query("SELECT agent, state FROM cursors")
+    except (OxideError, sqlite3.Error):
+        return []
+    for agent, state in rows:
+        try:
+            unknown = json.loads(state or "{}").get("unknown", [])
+        except ValueError:
+            continue
+        for kind, version, n in unknown:
+            counts[(agent, kind, version)] = counts.get((agent, kind, version), 0) + int(n)
+    out = []
+    for (agent, kind, version), n in sorted(counts.items(), key=lambda x: (x[0][0], x[0][1])):
+        made = f" (written by {version})" if version else ""
+        out.append(_finding("warning", f"{n} {agent} record(s) of unknown type '{kind}'{made} are kept "
+                            "as other parts", "a newer agent release changed its format: they are "
+                            "stored whole; an update of git oxide reads them"))
+    return out
+
+
 def diagnose(ctx: Context, *, fix: bool = False) -> dict[str, Any]:
     findings: list[dict[str, Any]] = []
     repo = ctx.repo
@@ -107,6 +133,8 @@ def diagnose(ctx: Context, *, fix: bool = False) -> dict[str, Any]:
                     shutil.rmtree(d, ignore_errors=True)
                     f["level"] = "fixed"
                 findings.append(f)
+    if index_ok:
+        findings.extend(_format_drift(ctx))
     usage = {
         "sessions": len(session_refs),
         "checkpoints": len(checkpoint_refs),

@@ -31,7 +31,7 @@ def run(paths: list[Path], agent: str | None, *, dry_run: bool = False,
         sys.stderr.write("Nothing to import: no session of this repository was found in the agents' stores\n")
         return None
     report = import_sessions(ctx, items, dry_run=dry_run, progress=progress)
-    for p in report.problems:
+    for p in report.problems + report.drift_warnings():
         sys.stderr.write(f"warning: {p}\n")
     return report
 

@@ -18,7 +18,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from .agents import AGENT_NAMES, AgentEnv, FoundMessage, FoundSession, Problem, Resumable, registry
+from .agents import (
+    AGENT_NAMES,
+    AgentEnv,
+    FoundMessage,
+    FoundSession,
+    Problem,
+    Resumable,
+    Unknown,
+    registry,
+)
 from .agents import agent as agent_module
 from .context import Context
 from .errors import OxideError, UnsupportedFormat
@@ -39,6 +48,15 @@ class FileReport:
     sessions: list[str] = field(default_factory=list)
     messages: int = 0
     problems: list[str] = field(default_factory=list)
+    # (record type, agent version) -> how many records of a type the importer does not know
+    unknown: dict[tuple[str, str | None], int] = field(default_factory=dict)
+    unknown_at_resume: dict[tuple[str, str | None], int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        del d["unknown_at_resume"]
+        d["unknown"] = [{"type": k, "version": v, "count": n} for (k, v), n in self.unknown.items()]
+        return d
 
 
 @dataclass
@@ -57,6 +75,24 @@ class ImportReport:
     @property
     def problems(self) -> list[str]:
         return [p for f in self.files for p in f.problems]
+
+    def unknown(self) -> dict[tuple[str, str, str | None], int]:
+        """(agent, record type, agent version) -> count, over every file."""
+        out: dict[tuple[str, str, str | None], int] = {}
+        for f in self.files:
+            for (kind, version), n in f.unknown.items():
+                key = (f.agent, kind, version)
+                out[key] = out.get(key, 0) + n
+        return out
+
+    def drift_warnings(self) -> list[str]:
+        """One line per record type no importer knows: format drift is never silent."""
+        out = []
+        for (agent, kind, version), n in sorted(self.unknown().items(), key=lambda x: (x[0][0], x[0][1])):
+            what = "record" if n == 1 else "records"
+            made = f" ({version})" if version else ""
+            out.append(f"{n} {agent} {what} of unknown type '{kind}'{made} kept as other parts")
+        return out
 
 
 def agent_env(ctx: Context) -> AgentEnv:
@@ -264,11 +300,16 @@ def _feed(writer: _Writer, events: Any, path: Path, size: int, flushed_at: int,
                     writer.flush_all()
                     flushed_at = ev.offset
                 writer.resume = (ev.offset, ev.state, writer.seqs_at_this_point())
+                if report.unknown:
+                    report.unknown_at_resume = dict(report.unknown)
                 if progress:
                     progress(ev.offset, size)
             elif isinstance(ev, Problem):
                 where = f"{path}:{ev.line}" if ev.line else str(path)
                 report.problems.append(f"{where}: {ev.text}")
+            elif isinstance(ev, Unknown):
+                key = (ev.kind, ev.version)
+                report.unknown[key] = report.unknown.get(key, 0) + 1
     except (UnsupportedFormat, OSError, UnicodeError) as e:
         report.problems.append(f"{path}: {getattr(e, 'message', e)}")
         report.state = "failed"
@@ -332,8 +373,27 @@ def import_file(
     if not dry_run and report.state != "failed" and resume is not None:
         with ctx.index.write() as conn:
             ctx.index.put_cursor(conn, key, agent, st.st_size, st.st_mtime_ns, resume[0],
-                                 {"parser": dict(resume[1]), "seqs": resume[2]})
+                                 {"parser": dict(resume[1]), "seqs": resume[2],
+                                  **_count_unknown(cur if kind == "grown" else None, report)})
     return report
+
+
+def _count_unknown(cur: dict[str, Any] | None, report: FileReport) -> dict[str, list[list[Any]]]:
+    """The file's unknown record types as its cursor keeps them (``doctor`` sums them), and
+    ``report.unknown`` made what this import added. A file that grew is read again from the last
+    restart point, so the counts are kept both at that point and at the end of what was read."""
+    def load(key: str) -> dict[tuple[str, str | None], int]:
+        return {(k, v): int(n) for k, v, n in (cur or {}).get("state", {}).get(key, [])}
+
+    def dump(c: dict[tuple[str, str | None], int]) -> list[list[Any]]:
+        return [[k, v, n] for (k, v), n in sorted(c.items(), key=lambda x: x[0][0]) if n]
+
+    base, before = load("unknown_at_resume"), load("unknown")
+    at_resume = {k: base.get(k, 0) + report.unknown_at_resume.get(k, 0)
+                 for k in base.keys() | report.unknown_at_resume.keys()}
+    total = {k: base.get(k, 0) + report.unknown.get(k, 0) for k in base.keys() | report.unknown.keys()}
+    report.unknown = {k: n - before.get(k, 0) for k, n in total.items() if n > before.get(k, 0)}
+    return {"unknown": dump(total), "unknown_at_resume": dump(at_resume)}
 
 
 def import_sessions(

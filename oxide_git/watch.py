@@ -166,7 +166,9 @@ class Watcher:
         except Exception:
             self.log(f"import of {path} failed:\n{traceback.format_exc()}")
             return
-        for p in report.problems:
+        from .importing import ImportReport
+
+        for p in report.problems + ImportReport([report]).drift_warnings():
             self.log(p)
         for sid in report.sessions:
             try:

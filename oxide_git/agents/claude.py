@@ -15,12 +15,20 @@ from pathlib import Path
 from typing import Any
 
 from ..model import Message, Session, session_id_for
-from . import AgentEnv, Event, Export, FoundMessage, FoundSession, Problem, Resumable, jsonline
+from . import AgentEnv, Event, Export, FoundMessage, FoundSession, Problem, Resumable, Unknown, jsonline
 from .claude_blocks import Builder, classify, line_ts
 
 name = "claude"
 
 STATE_VERSION = 1
+# Line types seen in Claude Code's transcripts up to 2.1.332 (docs/agents/claude.md); any other is
+# kept whole as an ``other`` part and reported as format drift.
+KNOWN_TYPES = frozenset({
+    "user", "assistant", "system", "summary", "custom-title", "file-history-snapshot",
+    "queue-operation", "progress", "attachment", "last-prompt", "agent-name", "tag", "pr-link",
+    "x-thinking", "atis-latch", "api-request-shape", "api-request-blob", "api-request",
+    "tools-used", "cost-state", "mode",
+})
 _CWD_SCAN_LINES = 200
 # A session's fields that its FoundSession shows (a snapshot of them is kept as "emitted").
 _SHOWN = ("id", "native_id", "title", "cwd", "branch", "model", "parent_id", "extra", "first_ts",
@@ -186,6 +194,10 @@ class _Parser:
                     yield from self.flush()
                     yield Resumable(start, self.state(self.line - 1))
                     self.pending.append(new)
+                kind = obj.get("type")
+                if not isinstance(kind, str) or kind not in KNOWN_TYPES:  # after the restart point
+                    v = obj.get("version")
+                    yield Unknown(str(kind), f"claude-code {v}" if isinstance(v, str) else None)
         had_tail = bool(self.pending)
         yield from self.flush(final=True)
         if not had_tail:

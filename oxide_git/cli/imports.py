@@ -62,7 +62,8 @@ def import_(paths: tuple[Path, ...], agent: str | None, dry_run: bool, quiet: bo
         return
     if as_json:
         emit_json({"dry_run": dry_run, "sessions": report.sessions, "messages": report.messages,
-                   "problems": report.problems, "files": [f.__dict__ for f in report.files]})
+                   "problems": report.problems, "drift": report.drift_warnings(),
+                   "files": [f.to_dict() for f in report.files]})
     elif dry_run:
         table(["AGENT", "STATE", "SESSIONS", "MESSAGES", "FILE"],
               [[f.agent, f.state, len(f.sessions), f.messages, f.path] for f in report.files])

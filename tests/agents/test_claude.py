@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable, claude
+from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable, Unknown, claude
 from oxide_git.agents.claude_export import encode_cwd
 from oxide_git.model import Message, Part, Session, session_id_for
 
@@ -41,7 +41,7 @@ def run(path: Path, offset: int = 0, state: Any = None, msgs: list | None = None
             msgs.append((ev.session_id, ev.message))
         elif isinstance(ev, FoundSession):
             sessions[ev.session.id] = ev.session
-        else:
+        elif not isinstance(ev, Unknown):
             assert isinstance(ev, Problem)
             problems.append(ev)
     return msgs, last, sessions, problems
