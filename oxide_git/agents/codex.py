@@ -31,8 +31,6 @@ that message) to get exactly the grouping of a single parse.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -45,47 +43,12 @@ __all__ = ["discover", "export", "name", "parse"]
 
 name = "codex"
 
-_CWD = re.compile(r"<cwd>([^<]+)</cwd>")
-
 
 def discover(env: AgentEnv) -> list[Path]:
-    root = Path(env.environ.get("CODEX_HOME") or env.home / ".codex")
-    found: dict[str, Path] = {}
-    for sub in ("sessions", "archived_sessions"):
-        base = root / sub
-        if base.is_dir():
-            for p in sorted(base.rglob("rollout-*.json*")):
-                if p.suffix in (".jsonl", ".json") and p.is_file():
-                    found.setdefault(p.name, p)  # sessions/ is listed first and wins
-    return [p for p in found.values() if env.belongs(_peek_cwd(p))]
+    """Every rollout of this project: plain, compressed, archived, or named by Codex's thread store."""
+    from .codex_store import discover as _discover
 
-
-def _peek_cwd(path: Path) -> str | None:
-    """The session's cwd from the first lines (meta, or <cwd> in an environment_context)."""
-    try:
-        with path.open("rb") as f:
-            if path.suffix == ".json":
-                head = f.read(1 << 20).decode("utf-8", "replace")
-                m = _CWD.search(head)
-                return m.group(1).strip() if m else None
-            for i, line in enumerate(f):
-                if i > 50:
-                    break
-                try:
-                    obj = json.loads(line)
-                except ValueError:
-                    continue
-                if not isinstance(obj, dict):
-                    continue
-                p = obj.get("payload") if obj.get("type") == "session_meta" else obj
-                if isinstance(p, dict) and isinstance(p.get("cwd"), str):
-                    return p["cwd"]
-                m = _CWD.search(line.decode("utf-8", "replace").replace("\\n", "\n"))
-                if m:
-                    return m.group(1).strip()
-    except OSError:
-        return None
-    return None
+    return _discover(env)
 
 
 def parse(path: Path, *, offset: int = 0, state: Mapping[str, Any] | None = None) -> Iterator[Event]:

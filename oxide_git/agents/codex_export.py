@@ -19,7 +19,9 @@ from typing import Any
 
 from ..model import Message, Part, Session, to_iso
 from . import AgentEnv, Export
+from . import codex_foreign as foreign
 from .codex_items import dumps_line, line_with
+from .codex_store import configured_provider
 
 _NOT_LINES = ("content", "bare", "*")  # ``line`` values of other parts that are not envelope lines
 
@@ -44,6 +46,7 @@ class _Writer:
         self.ts: str | None = None
         self.env: dict[str, Any] | None = None  # the envelope of the part being written
         self.last_env = False
+        self.planned: dict[str, tuple[str, str, str]] = {}  # another agent's calls Codex can replay
 
     def line(self, kind: str, payload: Any) -> None:
         env, self.env = self.env, None  # a part's envelope is its first line's
@@ -150,6 +153,10 @@ def _assistant_part(w: _Writer, p: Part) -> None:
             item["status"] = d["status"]
         item.update(d.get("native") or {})
         w.item(item)
+    elif p.type == "tool_call" and str(d.get("call_id")) in w.planned:
+        planned = w.planned[str(d.get("call_id"))]
+        w.lose(f"{d.get('name')} tool calls were handed over as Codex {planned[1]} calls")
+        w.item(foreign.call_item(str(d.get("call_id")), planned))
     elif p.type == "tool_call":
         w.lose(f"tool calls were turned into text (Codex cannot replay {d.get('name')!s}-style calls)")
         w.item({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text":
@@ -163,6 +170,9 @@ def _common_part(w: _Writer, p: Part) -> None:
     if p.type == "tool_result" and w.native and d.get("codex_type"):
         w.item({"type": d["codex_type"], "call_id": d.get("call_id"), "output": d.get("output"),
                 **(d.get("native") or {})})
+    elif p.type == "tool_result" and str(d.get("call_id")) in w.planned:
+        w.item(foreign.result_item(str(d.get("call_id")), w.planned[str(d.get("call_id"))],
+                                   d.get("output"), bool(d.get("is_error"))))
     elif p.type == "tool_result":
         out = d.get("output")
         text = out if isinstance(out, str) else _dumps(out)
@@ -217,13 +227,18 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
             meta["git"] = session.extra["git"]
     else:
         meta.update(originator="git_oxide", cli_version="0.0.0", source="cli",
-                    model_provider="openai")
+                    model_provider=configured_provider(env))
+        w.planned = foreign.plan(messages, cwd)
         if session.branch:
             meta["git"] = {"branch": session.branch}
     w.env = meta_env if isinstance(meta_env, dict) else None
     w.line("session_meta", meta)
     start = 1
     for m in messages:
+        if not native and m.is_harness():
+            w.lose(f"{session.agent} harness messages (context its harness injected, no user's turn) "
+                   "were left out")
+            continue
         start = len(w.lines)
         w.ts = to_iso(m.created_at or created)
         role = m.role
@@ -252,8 +267,13 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
         last["timestamp"] = to_iso(session.updated_at)
         w.lines[-1] = _dumps(last)
     when = datetime.fromtimestamp(created / 1000, UTC).strftime("%Y-%m-%dT%H-%M-%S")
+    fname = f"rollout-{when}-{native_id}.jsonl"
+    known = session.extra.get("file") if native else None
+    if isinstance(known, str) and known.endswith(f"-{native_id}.jsonl") and "/" not in known \
+            and known[8:18].count("-") == 2:
+        fname, when = known, known[8:27]  # Codex's own name (its local time)
     root = Path(env.environ.get("CODEX_HOME") or env.home / ".codex")
-    path = root / "sessions" / when[:4] / when[5:7] / when[8:10] / f"rollout-{when}-{native_id}.jsonl"
+    path = root / "sessions" / when[:4] / when[5:7] / when[8:10] / fname
     lost = [f"{n} {what}" if n > 1 else what for what, n in w.lost.items()]
     return Export(files={path: ("\n".join(w.lines) + "\n").encode()}, native_id=native_id,
                   command=["codex", "resume", native_id], cwd=cwd, lost=lost)

@@ -17,8 +17,10 @@ from .codex_lines import is_error as _is_error
 from .codex_lines import iso_ms as _iso
 from .codex_lines import texts as _texts
 from .codex_open import Open, event_for_item, pair, raw_content, run_json
+from .codex_store import open_rollout, plain_name, skip
 
 name = "codex"
+_SESSION_EXTRA = ("meta", "git", "forked_from", "meta_env", "file")
 
 _ASSISTANT_ITEMS = {"reasoning", "function_call", "custom_tool_call", "local_shell_call",
                     "web_search_call", "image_generation_call"}
@@ -43,7 +45,7 @@ class _Parser:
     # -- session ------------------------------------------------------------------------------
     def _session(self) -> Session:
         st = self.st
-        extra = {k: st[k] for k in ("meta", "git", "forked_from", "meta_env") if st.get(k) is not None}
+        extra = {k: st[k] for k in _SESSION_EXTRA if st.get(k) is not None}
         return Session(id=st["sid"], agent=name, native_id=st["native"], title=st.get("title"),
                        created_at=st.get("created"), updated_at=st.get("updated"),
                        branch=st.get("branch"), cwd=st.get("cwd"), model=st.get("model"),
@@ -58,8 +60,9 @@ class _Parser:
 
     def _ensure(self, ts: int | None) -> None:
         if "sid" not in self.st:
-            m = _UUID.search(self.path.stem)
-            native = m.group(1) if m else self.path.stem
+            stem = plain_name(self.path).rsplit(".", 1)[0]
+            m = _UUID.search(stem)
+            native = m.group(1) if m else stem
             self.st.update(native=native, created=ts, sid=session_id_for(name, native, ts))
             self._emit_session()
 
@@ -83,6 +86,9 @@ class _Parser:
                   forked_from=p.get("forked_from_id"))
         if isinstance(p.get("cli_version"), str):
             st["version"] = p["cli_version"]
+        fname = plain_name(self.path)
+        if fname.startswith("rollout-") and fname.endswith(f"-{native}.jsonl"):
+            st["file"] = fname  # written back under the same name (Codex names it in local time)
         if self.env is not None:
             st["meta_env"] = {**self.env, "keys": list(p)}
         self._emit_session()
@@ -348,8 +354,8 @@ class _Parser:
             return
         # A 1 MiB buffer: with the default 8 KiB one, splitting the file into lines is a tenth of
         # the parse (lines are ~1 KB, many are larger than the buffer).
-        with self.path.open("rb", buffering=1 << 20) as f:
-            f.seek(offset)
+        with open_rollout(self.path) as f:
+            skip(f, offset, self.path)
             self.off = offset
             self.resumed_at = offset if offset else -1
             out, line = self.out, self._line

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -30,6 +31,10 @@ def last_session(events: list) -> Session:
 
 def shape(m: Message) -> tuple:
     return (m.role, tuple((p.type, p.get("kind") or p.get("name")) for p in m.parts))
+
+
+def without_file(s: Session) -> Session:
+    return replace(s, extra={k: v for k, v in s.extra.items() if k != "file"})
 
 
 def env_for(home: Path, *worktrees: Path) -> AgentEnv:
@@ -223,7 +228,8 @@ def test_export_round_trip(tmp_path: Path) -> None:
             assert not any(p.get("line") == "bare" for m in ms for p in m.parts) or out.lost
             continue
         assert msgs(back) == ms, path
-        assert last_session(back) == s
+        # the fixture's own name is no rollout name: the written file, named by the exporter, is
+        assert without_file(last_session(back)) == without_file(s)
 
 
 def test_export_foreign_session(tmp_path: Path) -> None:
@@ -231,21 +237,68 @@ def test_export_foreign_session(tmp_path: Path) -> None:
 
     s = Session(id="0190aaaabbbbccccddddeeeeffff0000", agent="claude", native_id="abc",
                 created_at=1772359200000, cwd="/work/proj", title="t")
-    ms = [Message("user", (Part.text("hello"),)),
+    ms = [Message("user", (Part.text("<system-reminder>ctx</system-reminder>"),), extra={"harness": True}),
+          Message("user", (Part.text("hello"),)),
           Message("assistant", (Part.reasoning("think"), Part.text("hi"),
-                                Part.tool_call("tu_1", "Bash", {"command": "ls"}))),
-          Message("tool", (Part.tool_result("tu_1", "a\nb"),)),
+                                Part.tool_call("tu_1", "Bash", {"command": "ls"}),
+                                Part.tool_call("tu_2", "Write", {"file_path": "/work/proj/a.txt",
+                                                                 "content": "one\ntwo\n"}),
+                                Part.tool_call("tu_3", "Edit", {"file_path": "/work/proj/a.txt",
+                                                                "old_string": "one", "new_string": "1"}),
+                                Part.tool_call("tu_4", "WebFetch", {"url": "https://x"}))),
+          Message("tool", (Part.tool_result("tu_1", "a\nb"), Part.tool_result("tu_2", "ok"),
+                           Part.tool_result("tu_3", [{"type": "text", "text": "edited"}]),
+                           Part.tool_result("tu_4", "page", True))),
           Message("assistant", (Part.text("done"),))]
     out = codex.export(s, ms, env_for(tmp_path))
     assert out.native_id == codex.export(s, ms, env_for(tmp_path)).native_id  # deterministic
     assert out.native_id[14] == "7" and out.native_id != "abc"
-    assert out.lost and any("tool calls" in x for x in out.lost)
+    assert sorted(out.lost) == [
+        "Bash tool calls were handed over as Codex exec_command calls",
+        "Edit tool calls were handed over as Codex apply_patch calls",
+        "Write tool calls were handed over as Codex apply_patch calls",
+        "claude harness messages (context its harness injected, no user's turn) were left out",
+        "reasoning is shown in the history but not sent back to the model",
+        "tool calls were turned into text (Codex cannot replay WebFetch-style calls)",
+        "tool results were turned into text"]
     (target, content), = out.files.items()
+    lines = [json.loads(x) for x in content.splitlines()]
+    assert lines[0]["payload"]["model_provider"] == "openai"  # no config.toml: Codex's default
+    items = [x["payload"] for x in lines if x["type"] == "response_item"]
+    assert "ctx" not in content.decode()
+    assert {"type": "function_call", "name": "exec_command", "arguments": '{"cmd": "ls"}',
+            "call_id": "tu_1"} in items
+    assert {"type": "function_call_output", "call_id": "tu_1", "output": "a\nb"} in items
+    patches = {x["call_id"]: x["input"] for x in items if x["type"] == "custom_tool_call"}
+    assert patches == {
+        "tu_2": "*** Begin Patch\n*** Add File: a.txt\n+one\n+two\n*** End Patch\n",
+        "tu_3": "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+1\n*** End Patch\n"}
+    assert {"type": "custom_tool_call_output", "call_id": "tu_3", "output": "edited"} in items
     target.parent.mkdir(parents=True)
     target.write_bytes(content)
     back = msgs(run(target))
     assert back[0].role == "user" and back[0].text() == "hello"
-    assert "Bash" in "".join(m.text() for m in back) and "done" in back[-1].text()
+    assert "WebFetch" in "".join(m.text() for m in back) and "done" in back[-1].text()
+
+
+def test_export_foreign_names_the_configured_provider(tmp_path: Path) -> None:
+    from oxide_git.model import Part
+
+    home = Path(os.environ["CODEX_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    s = Session(id="0190aaaabbbbccccddddeeeeffff0001", agent="opencode", native_id="ses_1",
+                created_at=1772359200000, cwd="/work/proj")
+    ms = [Message("user", (Part.text("hello"),))]
+    (home / "config.toml").write_text('model_provider = "corp"\n[model_providers.corp]\nname = "c"\n')
+    meta = json.loads(next(iter(codex.export(s, ms, env_for(tmp_path)).files.values())).splitlines()[0])
+    assert meta["payload"]["model_provider"] == "corp"
+    (home / "config.toml").write_text('model_provider = "corp"\nprofile = "p"\n'
+                                      '[profiles.p]\nmodel_provider = "azure"\n')
+    meta = json.loads(next(iter(codex.export(s, ms, env_for(tmp_path)).files.values())).splitlines()[0])
+    assert meta["payload"]["model_provider"] == "azure"  # the active profile's wins
+    (home / "config.toml").write_text("model_provider = [broken")
+    meta = json.loads(next(iter(codex.export(s, ms, env_for(tmp_path)).files.values())).splitlines()[0])
+    assert meta["payload"]["model_provider"] == "openai"
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
