@@ -91,11 +91,11 @@ def move_refs(
                     f"{name} moved since (now {now}), undo would lose that",
                     hint="run `git oxide undo --force` to undo anyway (the newer state goes to the trash)")
             expect = current
-            if current is not None and after is None:
+            if current is not None:  # the newer state, which the ref no longer reaches
                 update[trash_name(name, ctx.now_ms)] = (None, current)
         update[name] = (expect, pygit2.Oid(hex=after) if after else None)
         if after is None and before is not None and not name.startswith(refs.TRASH):
-            update[trash_name(name, ctx.now_ms)] = (None, pygit2.Oid(hex=before))
+            update.setdefault(trash_name(name, ctx.now_ms), (None, pygit2.Oid(hex=before)))
     if update:
         refs.update(git, update, message)
 

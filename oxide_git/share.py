@@ -2,7 +2,8 @@
 
 Pull fetches into ``refs/oxide/remotes/<remote>/`` and reconciles from there; a local ref is never
 force-overwritten. A session appended on both sides stays local, and the other side's messages
-become a fork session, so nothing is lost (see ``_reconcile_session``).
+become a fork session, so nothing is lost (see ``_reconcile_session``). Every local ref a pull
+moves is journaled, so `git oxide undo` puts them back (refs it created go to the trash).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 import pygit2
 
-from . import logwrite, refs, sessionlog
+from . import journal, logwrite, refs, sessionlog
 from .context import Context
 from .errors import OxideError, Refused
 from .model import new_session_id
@@ -38,9 +39,15 @@ class ShareResult:
     forks: list[dict[str, str]] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    moved: dict[str, list[str | None]] = field(default_factory=dict, repr=False)  # ref -> [before, after]
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {k: v for k, v in self.__dict__.items() if k != "moved"}
+
+    def move(self, name: str, before: pygit2.Oid | None, after: pygit2.Oid) -> None:
+        """Note a local ref this pull moved (the first before, the last after) for the journal."""
+        first = self.moved[name][0] if name in self.moved else (str(before) if before else None)
+        self.moved[name] = [first, str(after)]
 
     def summary(self) -> Counter[str]:
         return Counter(self.updated.values())
@@ -124,11 +131,14 @@ def pull(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) 
         elif rname.startswith(refs.CHECKPOINTS):
             if refs.read(git, rname) is None:
                 refs.update(git, {rname: (None, theirs)}, f"oxide: pull {name}")
+                res.move(rname, None, theirs)
                 res.updated[rname] = "new"
         elif rname == refs.NOTES:
             _retry(_reconcile_notes, ctx, theirs, res)
         elif rname == refs.MEMORY:
             _retry(_reconcile_memory, ctx, theirs, res)
+    if res.moved:  # a pull that changed nothing is not journaled: undo reverts what came before it
+        journal.record(ctx, journal.Entry("pull", ctx.now_ms, f"pull {name}", refs=dict(res.moved)))
     reindex(ctx)
     return res
 
@@ -144,6 +154,7 @@ def _simple(git: pygit2.Repository, name: str, theirs: pygit2.Oid, res: ShareRes
         return None
     if ours is None or git.descendant_of(theirs, ours):
         refs.update(git, {name: (ours, theirs)}, f"oxide: pull {res.remote}")
+        res.move(name, ours, theirs)
         res.updated[name] = "new" if ours is None else "fast-forward"
         return None
     if git.descendant_of(ours, theirs):
@@ -198,17 +209,19 @@ def _reconcile_session(ctx: Context, sid: str, theirs: pygit2.Oid, res: ShareRes
     elif not ours_new:
         tree = remote.tree_id
     else:
-        fork_id = _fork(ctx, sid, local, remote_log, shared)
+        fork_id = _fork(ctx, sid, local, remote_log, shared, res)
         res.forks.append({"session": sid, "fork": fork_id, "from": str(theirs)})
         res.updated[refs.session_ref(fork_id)] = "fork"
     sig = pygit2.Signature(*sessionlog.IDENTITY, ctx.now_ms // 1000, 0)
     text = f"pull {res.remote}: merge diverged session\n\nOxide-Session: {sid}\n"
     merged = git.create_commit(None, sig, sig, text, tree, [ours, theirs])
     refs.update(git, {name: (ours, merged)}, f"oxide: pull {res.remote}")
+    res.move(name, ours, merged)
     res.updated[name] = "merged"
 
 
-def _fork(ctx: Context, sid: str, local: pygit2.Commit, remote: sessionlog.Log, shared: int) -> str:
+def _fork(ctx: Context, sid: str, local: pygit2.Commit, remote: sessionlog.Log, shared: int,
+          res: ShareResult) -> str:
     git = ctx.repo.git
     at = sessionlog.message_at(git, local.tree, shared - 1) if shared else None
     fid = new_session_id(remote.commit.commit_time * 1000, f"pull-fork:{sid}:{remote.tip}".encode())
@@ -223,15 +236,17 @@ def _fork(ctx: Context, sid: str, local: pygit2.Commit, remote: sessionlog.Log, 
                           summary=f"fork {sid[:12]}: messages of the other side after {shared}",
                           base=remote.as_base(), expected=None, parents=[remote.tip.raw])
     assert oid is not None
+    res.move(refs.session_ref(fid), None, pygit2.Oid(raw=oid))
     return fid
 
 
 def _merge_commit(ctx: Context, name: str, ours: pygit2.Oid, theirs: pygit2.Oid, tree: pygit2.Oid,
-                  what: str) -> pygit2.Oid:
+                  what: str, res: ShareResult) -> pygit2.Oid:
     git = ctx.repo.git
     sig = pygit2.Signature(*sessionlog.IDENTITY, ctx.now_ms // 1000, 0)
     oid = git.create_commit(None, sig, sig, f"pull: merge {what}\n", tree, [ours, theirs])
     refs.update(git, {name: (ours, oid)}, f"oxide: merge {what}")
+    res.move(name, ours, oid)
     return oid
 
 
@@ -250,7 +265,7 @@ def _reconcile_memory(ctx: Context, theirs: pygit2.Oid, res: ShareResult) -> Non
             if keep is not None:
                 index.add(pygit2.IndexEntry(keep.path, keep.id, keep.mode))
             res.problems.append(f"memory: {path} changed on both sides, kept ours")
-    _merge_commit(ctx, refs.MEMORY, ours, theirs, index.write_tree(git), "memory")
+    _merge_commit(ctx, refs.MEMORY, ours, theirs, index.write_tree(git), "memory", res)
     res.updated[refs.MEMORY] = "merged"
 
 
@@ -260,7 +275,7 @@ def _reconcile_notes(ctx: Context, theirs: pygit2.Oid, res: ShareResult) -> None
     if ours is None:
         return
     tree = merge_notes(git, git[ours].peel(pygit2.Tree), git[theirs].peel(pygit2.Tree))
-    _merge_commit(ctx, refs.NOTES, ours, theirs, tree, "notes")
+    _merge_commit(ctx, refs.NOTES, ours, theirs, tree, "notes", res)
     res.updated[refs.NOTES] = "merged"
 
 

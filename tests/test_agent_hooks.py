@@ -18,6 +18,12 @@ def run_hook(cwd: Path, args: list[str], stdin: str) -> subprocess.CompletedProc
                           input=stdin, capture_output=True, text=True, timeout=30)
 
 
+def hook_log(repo: Path) -> str:
+    """The oxide log, where a hook that swallowed an error wrote it."""
+    log = repo / ".git" / "oxide" / "log"
+    return log.read_text() if log.exists() else ""
+
+
 def test_claude_settings_merge_and_remove(repo: Path) -> None:
     settings = repo / ".claude" / "settings.json"
     settings.parent.mkdir()
@@ -62,17 +68,25 @@ def test_claude_hook_commands_checkpoint_and_import(repo: Path) -> None:
     assert r.returncode == 0 and r.stdout == ""
     ctx = make_ctx(repo)
     assert ctx.index.query("SELECT message_count FROM sessions WHERE id=?", (sid,))[0][0] == 2
+    assert "failed" not in hook_log(repo)  # the hook swallows errors: none happened on the way
 
 
 def test_hook_never_blocks_on_bad_input(repo: Path, tmp_path: Path) -> None:
     oxide(repo, "init")
-    for stdin in ("not json", json.dumps({"cwd": str(repo), "transcript_path": "/nope"})):
-        r = run_hook(repo, ["claude", "stop"], stdin)
-        assert r.returncode == 0 and r.stdout == ""
+    r = run_hook(repo, ["claude", "stop"], "not json")
+    assert r.returncode == 0 and r.stdout == "" and r.stderr == ""
+    logged = hook_log(repo)
+    assert logged.count("failed") == 1 and "agent hook ['claude', 'stop'] failed" in logged
+    assert "JSONDecodeError" in logged  # the error itself is in the log, with its traceback
+    # a transcript that is not there is nothing to import: not an error, nothing logged
+    r = run_hook(repo, ["claude", "stop"], json.dumps({"cwd": str(repo), "transcript_path": "/nope"}))
+    assert r.returncode == 0 and r.stdout == "" and r.stderr == ""
+    assert hook_log(repo) == logged
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     r = run_hook(outside, ["claude", "prompt"], json.dumps({"cwd": str(outside)}))
-    assert r.returncode == 0 and r.stdout == ""
+    assert r.returncode == 0 and r.stdout == "" and r.stderr == ""
+    assert hook_log(repo) == logged and not (outside / ".git").exists()
 
 
 def test_codex_notify_chains_and_restores(repo: Path) -> None:
@@ -89,6 +103,8 @@ def test_codex_notify_chains_and_restores(repo: Path) -> None:
     assert tomllib.loads(config.read_text())["profiles"]["x"]["model"] == "o4"
     oxide(repo, "init", "--agent-hooks", "codex", "--remove")
     assert tomllib.loads(config.read_text()) == tomllib.loads(original)
-    # the notify command itself: no store yet, nothing to do, never fails
+    # the notify command itself: no Codex session yet, nothing to import, never fails
     r = run_hook(repo, ["codex", "notify", json.dumps({"type": "agent-turn-complete", "cwd": str(repo)})], "")
-    assert r.returncode == 0 and r.stdout == ""
+    assert r.returncode == 0 and r.stdout == "" and r.stderr == ""
+    assert hook_log(repo) == ""  # a failure on the way (swallowed) would be here
+    assert make_ctx(repo).index.query("SELECT count(*) FROM sessions")[0][0] == 0

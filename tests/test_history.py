@@ -10,7 +10,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from oxide_git import sessionlog, store
+from oxide_git import refs, sessionlog, store
 from oxide_git.checkpoint import checkpoint
 from oxide_git.errors import Refused, UntrustedTree
 from oxide_git.fork import fork
@@ -133,13 +133,19 @@ def test_rewind_refuses_over_another_sessions_work(repo: Path) -> None:
 
 
 def test_rewind_refuses_other_worktree_without_force(repo: Path, tmp_path: Path) -> None:
+    (repo / "README.md").write_text("edited in the main worktree\n")
     cp = checkpoint(make_ctx(repo))
+    git(repo, "checkout", "-q", "--", "README.md")
     wt = tmp_path / "wt"
     git(repo, "worktree", "add", "-q", "-b", "feature", str(wt))
     with pytest.raises(Refused) as e:
         rewind(make_ctx(wt), cp.id, conversation=False)
     assert "worktree main" in e.value.message
-    rewind(make_ctx(wt), cp.id, conversation=False, force=True)
+    assert (wt / "README.md").read_text() == "hello\n"  # refused: nothing written
+    res = rewind(make_ctx(wt), cp.id, conversation=False, force=True)
+    assert res.files["modified"] == ["README.md"] and res.written == 1
+    assert (wt / "README.md").read_text() == "edited in the main worktree\n"
+    assert (repo / "README.md").read_text() == "hello\n"  # the checkpoint's own worktree is untouched
 
 
 def test_hostile_checkpoint_tree_is_refused(repo: Path) -> None:
@@ -226,3 +232,47 @@ def test_resume_context_starts_at_compaction(repo: Path) -> None:
     assert out["messages"][0]["parts"][0]["type"] == "compaction"
     last = json.loads(oxide(repo, "resume", "--last", "--format", "json").stdout)
     assert last["session"]["id"] == s.id
+
+
+def _journal_lines(repo: Path) -> list[str]:
+    j = make_ctx(repo).repo.worktree_dir / "journal.jsonl"
+    return j.read_text().splitlines() if j.exists() else []
+
+
+def test_undo_dry_run_changes_nothing_then_undo_does(repo: Path) -> None:
+    ctx = make_ctx(repo)
+    s = _session(ctx, 4)
+    cp = checkpoint(ctx, kind="manual")
+    (repo / "README.md").write_text("after the checkpoint\n")
+    store.append(ctx, s, [Message("user", (Part.text("later"),))])
+    rewind(make_ctx(repo, NOW_MS + 5), cp.id)
+    assert (repo / "README.md").read_text() == "hello\n"
+    refs_before = git(repo, "for-each-ref", "refs/oxide/")
+    journal_before = _journal_lines(repo)
+    out = json.loads(oxide(repo, "undo", "--dry-run", "--json").stdout)
+    assert out["dry_run"] is True and out["undone"]["op"] == "rewind"
+    assert out["files"]["modified"] == ["README.md"]
+    assert (repo / "README.md").read_text() == "hello\n"  # nothing written
+    assert git(repo, "for-each-ref", "refs/oxide/") == refs_before  # no ref moved (no checkpoint kept)
+    assert _journal_lines(repo) == journal_before and sessionlog.load(ctx.repo.git, s.id).count == 4
+    undo(make_ctx(repo, NOW_MS + 6))
+    assert (repo / "README.md").read_text() == "after the checkpoint\n"
+    assert sessionlog.load(ctx.repo.git, s.id).count == 5
+
+
+def test_undo_refuses_when_the_session_moved_since_unless_forced(repo: Path) -> None:
+    ctx = make_ctx(repo)
+    s = _session(ctx, 4)
+    cp = checkpoint(ctx, kind="manual")
+    store.append(ctx, s, [Message("user", (Part.text("later"),))])
+    rewind(make_ctx(repo, NOW_MS + 5), cp.id, code=False)
+    store.append(make_ctx(repo), s, [Message("user", (Part.text("written after the rewind"),))])
+    moved = git(repo, "rev-parse", refs.session_ref(s.id)).strip()
+    with pytest.raises(Refused) as e:
+        undo(make_ctx(repo, NOW_MS + 6))
+    assert "moved since" in e.value.message and "--force" in (e.value.hint or "")
+    assert git(repo, "rev-parse", refs.session_ref(s.id)).strip() == moved  # nothing lost
+    undo(make_ctx(repo, NOW_MS + 7), force=True)
+    assert sessionlog.load(ctx.repo.git, s.id).count == 5
+    trashed = git(repo, "for-each-ref", "--format=%(objectname)", "refs/oxide/trash/")
+    assert moved in trashed.split()  # the newer state went to the trash, not away

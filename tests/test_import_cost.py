@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
 from tests.conftest import oxide
 
 HEAVY = ("pygit2", "sqlite_utils", "watchdog", "msgpack", "oxide_git.agents.claude")
+# Coverage measurement (`make test`) would load sqlite3 and more in these children: not measured.
+
+
+def unmeasured() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_")}
 
 
 def _loaded_after(stmt: str) -> set[str]:
     code = f"import sys; {stmt}; print('\\n'.join(sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env=unmeasured())
     return set(out.stdout.split())
 
 
@@ -51,7 +58,8 @@ def test_reimporting_loads_neither_pygit2_nor_click(repo, tmp_path) -> None:  # 
            "print('\\n'.join(sys.modules))")
 
     def modules() -> set[str]:
-        p = subprocess.run([sys.executable, "-c", run, str(repo), str(src)], capture_output=True, text=True)
+        p = subprocess.run([sys.executable, "-c", run, str(repo), str(src)], capture_output=True, text=True,
+                           env=unmeasured())
         assert p.returncode == 0 and not p.stderr, p.stderr
         loaded = set(p.stdout.split())
         assert "oxide_git.importing" in loaded  # the import ran here, and this is what it loaded

@@ -12,6 +12,9 @@ from oxide_git.resume import into
 
 from .conftest import FIXTURES, make_ctx, oxide
 
+# How each agent continues a session: the command's first two words.
+RESUMES = {"claude": ["claude", "--resume"], "codex": ["codex", "resume"], "opencode": ["opencode", "--session"],
+           "aider": ["aider", "--restore-chat-history"]}
 CASES = {
     "claude": FIXTURES / "claude" / "split_response.jsonl",
     "codex": FIXTURES / "codex" / "turns.jsonl",
@@ -45,7 +48,9 @@ def test_round_trip_through_the_agents_own_store(repo: Path, agent: str) -> None
     g = ctx.repo.git
     before = sessionlog.load(g, sid)
     res = into(ctx, sid, agent)
-    assert res.command and res.command[0] in ("claude", "codex", "opencode", "aider", "sh")
+    assert res.command[:2] == RESUMES[agent]
+    if agent != "aider":  # aider has no session ids: it restores the chat history file
+        assert res.command[2:] == [res.native_id]
     assert res.written or res.kept
     written = [Path(p) for p in res.written + res.kept]
     if agent == "opencode":
@@ -56,7 +61,8 @@ def test_round_trip_through_the_agents_own_store(repo: Path, agent: str) -> None
     ids = []
     for p in written:
         ids += _import(make_ctx(repo), agent, p)
-    assert sid in ids or agent == "aider"
+    if agent != "aider":
+        assert sid in ids  # the agent's file reads back as the same session
     after = sessionlog.load(g, sid)
     if agent != "aider":
         # Same messages and parts (an exporter may re-link native parent pointers, nothing else).
@@ -83,4 +89,17 @@ def test_cross_agent_resume_writes_a_readable_session(repo: Path, target: str) -
         ids += _import(make_ctx(repo), target, Path(p))
     assert ids, f"{target} could not read back what we wrote"
     out = oxide(repo, "resume", sid, "--into", target)
-    assert target in out.stdout or "opencode" in out.stdout
+    cd, _, command = out.stdout.strip().partition(" && ")
+    assert cd == f"cd {repo}" and command.split()[:2] == RESUMES[target]
+
+
+def test_resume_into_never_overwrites_what_the_agent_wrote_since(repo: Path) -> None:
+    """The agent went on after a resume: a second resume keeps its file as it is."""
+    sid = _import(make_ctx(repo), "codex", CASES["codex"])[0]
+    first = into(make_ctx(repo), sid, "claude")
+    [path] = [Path(p) for p in first.written]
+    grown = path.read_bytes() + b'{"type":"user","note":"the agent went on"}\n'
+    path.write_bytes(grown)
+    again = into(make_ctx(repo), sid, "claude")
+    assert again.written == [] and again.kept == [str(path)]
+    assert path.read_bytes() == grown

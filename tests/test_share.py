@@ -151,3 +151,91 @@ def test_unknown_remote_is_an_error_with_a_hint(repo: Path) -> None:
     oxide(repo, "init")
     r = oxide(repo, "pull", "nowhere", check=False)
     assert r.returncode == 1 and "hint:" in r.stderr
+
+
+def _local_refs(root: Path) -> dict[str, str]:
+    """Every oxide ref of the clone but the remote mirror and the trash: what a pull may move."""
+    out = git(root, "for-each-ref", "--format=%(refname) %(objectname)", "refs/oxide/", "refs/notes/")
+    return {n: o for n, o in (ln.split() for ln in out.splitlines())
+            if not n.startswith(("refs/oxide/remotes/", "refs/oxide/trash/"))}
+
+
+def test_undo_after_pull_reverts_the_pull_and_nothing_before_it(clones: tuple[Path, Path, Path]) -> None:
+    from oxide_git.rm import rm
+
+    a, b, _bare = clones
+    say(a, "from a")
+    memory_cli = oxide(a, "memory", "add", "build", "run make test")
+    assert memory_cli.returncode == 0
+    git(a, "notes", "--ref", "oxide", "add", "-m", json.dumps({"oxide": 1, "sessions": [SID], "checkpoints": []}))
+    oxide(a, "push")
+    # b has a session of its own, then removes it: the last operation before the pull
+    mine = "019c18a520e80000111122223333abcd"
+    store.append(make_ctx(b), Session(mine, "codex"), [Message("user", (Part.text("b's own"),))])
+    rm(make_ctx(b, NOW_MS + 1), mine)
+    before = _local_refs(b)
+    res = json.loads(oxide(b, "pull", "--json").stdout)
+    assert set(res["updated"]) == {refs.session_ref(SID), refs.MEMORY, refs.NOTES}
+    pulled = _local_refs(b)
+    assert pulled != before
+    assert "moved" not in res  # the journal's bookkeeping is not part of pull's output
+    out = json.loads(oxide(b, "undo", "--json").stdout)
+    assert out["undone"]["op"] == "pull"
+    assert _local_refs(b) == before  # exactly the refs of before the pull: the rm is not undone
+    listed = [r["id"] for r in json.loads(oxide(b, "list", "--all", "--json").stdout)]
+    assert listed == []  # the index follows (the pulled session went, the removed one stays gone)
+    trashed = git(b, "for-each-ref", "--format=%(refname)", "refs/oxide/trash/")
+    assert f"/sessions/{SID}" in trashed  # recoverable
+    oxide(b, "undo")  # again: redo the pull
+    assert _local_refs(b) == pulled and texts(b) == ["from a"]
+    # a pull that changes nothing journals nothing: undo now reverts the redo, not a no-op pull
+    assert json.loads(oxide(b, "pull", "--json").stdout)["updated"] == {}
+    assert json.loads(oxide(b, "undo", "--json").stdout)["undone"]["op"] == "undo"
+    assert _local_refs(b) == before
+
+
+def test_undo_of_a_pull_refuses_when_a_pulled_ref_moved_since(clones: tuple[Path, Path, Path]) -> None:
+    a, b, _bare = clones
+    say(a, "from a")
+    oxide(a, "push")
+    oxide(b, "pull")
+    say(b, "b goes on")  # after the pull, b appends to the pulled session
+    r = oxide(b, "undo", check=False)
+    assert r.returncode == 1 and "moved since" in r.stderr
+    assert texts(b) == ["from a", "b goes on"]
+
+
+def test_pull_skips_a_remote_ref_that_is_not_a_session_id(clones: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    """A hostile remote can name refs anything: one that is not a session id never becomes local."""
+    a, b, bare = clones
+    evil = "evil.id"  # a valid ref name, not a session id; its log names it, so only the guard stops it
+    store.append(make_ctx(a), Session(evil, "claude"), [Message("user", (Part.text("planted"),))])
+    say(a, "honest")
+    oxide(a, "push")
+    assert git(bare, "rev-parse", "--verify", "-q", refs.session_ref(evil)).strip()
+    res = json.loads(oxide(b, "pull", "--json").stdout)
+    assert res["problems"] == [f"{refs.session_ref(evil)}: not a session id, skipped"]
+    assert res["updated"] == {refs.session_ref(SID): "new"}
+    assert git(b, "rev-parse", "--verify", "-q", refs.session_ref(evil), check=False) == ""
+
+
+def test_diverged_memory_keeps_ours_and_takes_their_other_files(clones: tuple[Path, Path, Path]) -> None:
+    from oxide_git import memory
+
+    a, b, _bare = clones
+    memory.add(make_ctx(a), "base", "shared start")
+    oxide(a, "push")
+    oxide(b, "pull")
+    memory.add(make_ctx(a, NOW_MS + 1), "build", "a's rule")
+    memory.add(make_ctx(a, NOW_MS + 2), "only-a", "a's topic")
+    memory.add(make_ctx(b, NOW_MS + 3), "build", "b's rule")
+    oxide(a, "push")
+    res = json.loads(oxide(b, "pull", "--json").stdout)
+    assert res["updated"][refs.MEMORY] == "merged"
+    assert "memory: build.md changed on both sides, kept ours" in res["problems"]
+    files = memory.files(make_ctx(b))
+    assert files["build.md"] == "b's rule\n"  # ours
+    assert files["only-a.md"] == "a's topic\n" and files["base.md"] == "shared start\n"
+    oxide(b, "push")  # the merge has both sides as parents: a fast-forward
+    oxide(a, "pull")
+    assert memory.files(make_ctx(a))["build.md"] == "b's rule\n"
