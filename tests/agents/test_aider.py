@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,7 @@ from oxide_git.agents import (
     Resumable,
     aider,
 )
-from oxide_git.errors import OxideError
+from oxide_git.errors import OxideError, UnsupportedFormat
 from oxide_git.model import Message, Part, Session, from_iso, session_id_for
 
 FIX = Path(__file__).resolve().parent.parent.parent / "fixtures" / "aider"
@@ -139,13 +140,13 @@ def test_multi_session() -> None:
         ("user", "/add README.md"), ("tool", "Added README.md to the chat"),
         ("user", "thanks")]
 
-    # a Resumable at every header (but one at the start offset), the last one at the last header
+    # a Resumable at every header after the first, the last one at the last header
     text = path.read_bytes()
     headers = [i for i in range(len(text)) if text.startswith(b"# aider chat started", i)]
-    assert [r.offset for r in p.resumables] == [*headers, headers[-1]]
-    assert p.resumables[0].state == {"ordinals": {}}
+    assert [r.offset for r in p.resumables] == [*headers[1:], headers[-1]]
+    assert p.resumables[0].state == {"ordinals": {"2025-03-01 10:00:00": 1}, "input_at": 0}
     assert p.resumables[-1].state == {
-        "ordinals": {"2025-03-01 10:00:00": 2}}
+        "ordinals": {"2025-03-01 10:00:00": 2}, "input_at": 0}
 
 
 def test_headings_kept_inside_and_outside_fences() -> None:
@@ -296,55 +297,131 @@ def test_discover(tmp_path: Path) -> None:
 # -- export -----------------------------------------------------------------------------------
 
 
+def _sessions(path: Path) -> list[tuple[Session, list[Message]]]:
+    return _view(parse(path))
+
+
+def _export_into(folder: Path, s: Session, msgs: list[Message]) -> aider.Export:
+    """``resume --into aider``'s write: append what the export gives to both files."""
+    moved = Session(**{**{f: getattr(s, f) for f in s.__slots__}, "cwd": str(folder)})
+    exp = aider.export(moved, msgs, AgentEnv(folder, {}, (folder,)))
+    for path, data in exp.files.items():
+        with open(path, "ab") as out:
+            out.write(data)
+    return exp
+
+
 @pytest.mark.parametrize("name", ["multi_session.md", "headings.md", "interrupt.md",
-                                  "tokens.md", "edit_blocks.md", "crlf.md"])
-def test_export_round_trip(tmp_path: Path, name: str) -> None:
-    env = AgentEnv(home=tmp_path, environ={}, worktrees=(tmp_path,))
-    orig = parse(FIX / name)
-    for s in orig.order():
-        moved = Session(**{**{f: getattr(s, f) for f in s.__slots__}, "cwd": str(tmp_path)})
-        exp = aider.export(moved, orig.messages[s.id], env)
-        assert exp.cwd == str(tmp_path)
-        assert exp.command == ["aider", "--restore-chat-history"]
-        assert exp.lost == []
-        (path, data), = exp.files.items()
-        assert path == tmp_path / aider.HISTORY
-        f = tmp_path / f"{s.id}.md"
-        f.write_bytes(data)
-        back = parse(f)
-        (b,) = back.order()
-        assert b.created_at == s.created_at and b.model == s.model and b.title == s.title
-        assert b.native_id == exp.native_id and b.extra["restored_from"] == s.id
-        got, want = back.messages[b.id], orig.messages[s.id]
-        assert shape(got) == shape(want)
-        assert [m.parts for m in got] == [m.parts for m in want]
-        assert [(m.usage, m.cost, m.model) for m in got] == [
-            (m.usage, m.cost, m.model) for m in want]
+                                  "tokens.md", "edit_blocks.md", "crlf.md", "partial.md",
+                                  "restored/.aider.chat.history.md"])
+def test_export_writes_back_what_aider_wrote(tmp_path: Path, name: str) -> None:
+    """Every session into an empty folder of its own: the file aider wrote, byte for byte, parts,
+    ids and usage the same; all sessions into one folder: the whole file again."""
+    src = FIX / name
+    every = tmp_path / "all"
+    every.mkdir()
+    for i, (s, msgs) in enumerate(_sessions(src)):
+        one = tmp_path / f"s{i}"
+        one.mkdir()
+        exp = _export_into(one, s, msgs)
+        assert exp.cwd == str(one) and exp.command == ["aider", "--restore-chat-history"]
+        assert not [x for x in exp.lost if "restores the whole" in x]
+        (b, got), = _sessions(one / aider.HISTORY)
+        assert exp.native_id == b.native_id
+        if s.native_id.endswith("#0"):
+            assert b.native_id == s.native_id and b.id == s.id and exp.lost == []
+        else:  # a second session started in the same second: alone in a file, it is #0
+            assert exp.lost == [f"Sessions in this history file started in the same second: "
+                                f"written here, this one's native id is {b.native_id} (it was "
+                                f"{s.native_id})."]
+        assert (b.title, b.model, b.created_at) == (s.title, s.model, s.created_at)
+        assert [(m.role, m.parts, m.usage, m.cost, m.model) for m in got] == [
+            (m.role, m.parts, m.usage, m.cost, m.model) for m in msgs]
+        _export_into(every, s, msgs)
+    assert (every / aider.HISTORY).read_bytes() == src.read_bytes()
+    typed = src.parent / ".aider.input.history"
+    if name.startswith("restored/"):
+        assert (every / ".aider.input.history").read_bytes() == typed.read_bytes()
 
 
-def test_export_appends_as_a_new_session(tmp_path: Path) -> None:
+def test_export_twice_appends_nothing(tmp_path: Path) -> None:
+    shutil.copytree(FIX / "restored", tmp_path, dirs_exist_ok=True)
+    before = {p: p.read_bytes() for p in tmp_path.iterdir()}
+    for s, msgs in _sessions(tmp_path / aider.HISTORY):
+        exp = _export_into(tmp_path, s, msgs)
+        assert set(exp.files.values()) == {b""} and exp.native_id == s.native_id
+    assert {p: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_restored_history_continues_the_session() -> None:
+    """aider --restore-chat-history (0.86.2, real run): its section is the same session."""
+    (s, msgs), (t, more) = _sessions(FIX / "restored" / aider.HISTORY)
+    prompts = [m.text() for m in msgs if m.role == "user"]
+    assert [p.split(":")[0] for p in prompts] == ["AIDER-PROMPT-1", "PROMPT-2"]
+    assert s.native_id == "2026-12-01 19:39:52#0" and s.title is not None
+    assert s.extra["restored_sections"] == ["# aider chat started at 2026-12-01 19:39:55"]
+    assert s.model == "openai/fake-model" and s.extra["aider_version"] == "v0.86.2"
+    assert [m.extra.get("typed_at") for m in msgs if m.role == "user"] == [
+        "2026-12-01 19:39:54.507310", "2026-12-01 19:39:57.326030"]
+    (patch,) = [p for m in msgs for p in m.parts if p.type == "patch"]
+    assert patch.get("path") == "notes.txt" and "first line from aider" in patch.get("text")
+    assert [p.get("path") for m in msgs for p in m.parts if p.type == "file"] == ["notes.txt"]
+    # the next section restores nothing: a session of its own; its command line's line break
+    # (a two-line --message) stays in the command line, not an assistant message
+    assert t.native_id == "2026-12-01 19:39:58#0" and "restored_sections" not in t.extra
+    assert [m.role for m in more] == ["tool", "user", "assistant", "tool", "tool"]
+    assert more[0].parts[0].get("output").splitlines()[1] == "with two lines"
+    assert more[1].text() == "PROMPT-3: start afresh\nwith two lines"
+
+
+def test_restored_section_restart_and_growth(tmp_path: Path) -> None:
+    """The restart point stays at the session's first header while restored sections follow."""
+    src = (FIX / "restored" / aider.HISTORY).read_bytes()
+    cut = src.index(b"\n# aider chat started at 2026-12-01 19:39:58")
     f = tmp_path / aider.HISTORY
-    shutil.copy(FIX / "tokens.md", f)
-    orig = parse(f)
-    (s,) = orig.order()
-    exp = aider.export(s, orig.messages[s.id], AgentEnv(tmp_path, {}, (tmp_path,)))
-    with f.open("ab") as out:
-        out.write(exp.files[f])
-    both = parse(f)
-    first, copy = both.order()
-    assert first == s and copy.native_id == "2025-05-04 17:02:36#1"
-    assert shape(both.messages[copy.id]) == shape(orig.messages[s.id])
+    f.write_bytes(src[:cut])
+    shutil.copy(FIX / "restored" / ".aider.input.history", tmp_path)
+    first = parse(f)
+    assert [r.offset for r in first.resumables] == [0]
+    f.write_bytes(src)
+    assert _view(_resume(f, first)) == _view(parse(f))
+
+
+def test_binary_input_is_refused(tmp_path: Path) -> None:
+    f = tmp_path / "ls"
+    f.write_bytes(Path(sys.executable).resolve().read_bytes()[:20000])
+    with pytest.raises(UnsupportedFormat, match="not a text file"):
+        list(aider.parse(f))
+    f.write_bytes(b"\n# aider chat started at 2025-01-01 00:00:00\n\n#### hi\0  \n")
+    with pytest.raises(UnsupportedFormat):
+        list(aider.parse(f))
+
+
+def test_export_of_a_fork_is_a_new_marked_section(tmp_path: Path) -> None:
+    shutil.copytree(FIX / "restored", tmp_path, dirs_exist_ok=True)
+    (s, msgs), _ = _sessions(tmp_path / aider.HISTORY)
+    fork = Session(**{**{f: getattr(s, f) for f in s.__slots__}, "id": "f" * 32})
+    exp = _export_into(tmp_path, fork, msgs[:3])
+    assert exp.native_id == "2026-12-01 19:39:52#1"
+    assert exp.files[tmp_path / ".aider.input.history"] == b""  # its prompt is there already
+    again = _export_into(tmp_path, fork, msgs[:3])
+    assert set(again.files.values()) == {b""} and again.native_id == exp.native_id
+    sessions = _sessions(tmp_path / aider.HISTORY)
+    (b, got), = [(x, m) for x, m in sessions if x.native_id == exp.native_id]
+    assert b.extra["restored_from"] == "f" * 32
+    assert [(m.role, m.parts) for m in got] == [(m.role, m.parts) for m in msgs[:3]]
 
 
 def test_export_foreign_session(tmp_path: Path) -> None:
     sub = tmp_path / "src"
     s = Session(id="0" * 32, agent="claude", created_at=ms("2025-01-02T03:04:05Z"), cwd=str(sub))
     msgs = [
+        Message("user", (Part.text("<environment>ctx</environment>"),), extra={"harness": True}),
         Message("user", (Part.text("fix it\nplease"),)),
         Message("assistant", (Part.reasoning("hmm"), Part.text("Looking."),
                               Part.tool_call("t1", "Read", {"path": "a.py"}))),
-        Message("user", (Part.tool_result("t1", "x = 1\n\ny = 2"),)),
-        Message("assistant", (Part.text("> quoted\nDone."), Part.image("image/png"))),
+        Message("user", (Part.tool_result("t1", "# x = 1\n\n> y = 2"),)),
+        Message("assistant", (Part.text("# Done\n> quoted"), Part.image("image/png"))),
     ]
     exp = aider.export(s, msgs, AgentEnv(tmp_path, {}, (tmp_path,)))
     assert exp.cwd == str(tmp_path)
@@ -353,15 +430,50 @@ def test_export_foreign_session(tmp_path: Path) -> None:
         "\n# aider chat started at 2025-01-02 03:04:05\n\n"
         f"> git-oxide: restored session {'0' * 32}  \n"
         "\n#### fix it  \n#### please  \n"
-        "\nLooking.\n\n"
-        '> Read: {"path": "a.py"}  \n'
-        "\n> x = 1  \n>  \n> y = 2  \n"
-        "\n> quoted\nDone.\n\n")
-    assert any("Reasoning" in x for x in exp.lost)
-    assert any("image" in x for x in exp.lost)
-    assert any("'> '" in x and "Assistant" in x for x in exp.lost)
-    assert any("drops" in x for x in exp.lost)
+        "\nLooking.\n\nTool call `Read` (t1):\n\n```json\n{\"path\": \"a.py\"}\n```\n\n"
+        "Tool result (t1):\n\n```\n # x = 1\n\n > y = 2\n```\n\n"
+        "\\# Done\n\\> quoted\n\n")
+    assert exp.files[tmp_path / ".aider.input.history"].decode() == (
+        "\n# 2025-01-02 03:04:05.000000\n+fix it\n+please\n")
+    lost = exp.lost
+    assert sum("Tool calls" in x for x in lost) == 1
+    assert any("Reasoning" in x for x in lost) and any("image" in x for x in lost)
+    assert any("1 message(s) that claude's harness" in x for x in lost)
+    assert any("backslash" in x for x in lost)
     assert exp.native_id == "2025-01-02 03:04:05#0"
+    # what aider's own splitter (utils.split_chat_history_markdown, 0.86.2) makes of it
+    assert _aider_split(text) == [
+        ("user", "fix it  \nplease  \n"),
+        ("assistant", "\nLooking.\n\nTool call `Read` (t1):\n\n```json\n{\"path\": \"a.py\"}\n```"
+                      "\n\nTool result (t1):\n\n```\n # x = 1\n\n > y = 2\n```\n\n\\# Done\n"
+                      "\\> quoted\n\n")]
+
+
+def _aider_split(text: str) -> list[tuple[str, str]]:
+    """aider 0.86.2's ``split_chat_history_markdown`` (include_tool=False), line for line."""
+    out: list[tuple[str, str]] = []
+    bufs: dict[str, list[str]] = {"user": [], "assistant": [], "tool": []}
+
+    def close(role: str) -> None:
+        joined = "".join(bufs[role])
+        if joined.strip():
+            out.append((role, joined))
+        bufs[role] = []
+
+    for line in text.splitlines(keepends=True):
+        if line.startswith("# "):
+            continue
+        if line.startswith("> "):
+            close("assistant"), close("user")
+            bufs["tool"].append(line[2:])
+        elif line.startswith("#### "):
+            close("assistant"), close("tool")
+            bufs["user"].append(line[5:])
+        else:
+            close("user"), close("tool")
+            bufs["assistant"].append(line)
+    close("assistant"), close("user"), close("tool")
+    return [(r, t) for r, t in out if r != "tool"]
 
 
 def test_export_needs_a_folder(tmp_path: Path) -> None:
@@ -387,7 +499,7 @@ _ALL = [FIX / n for n in ("multi_session.md", "headings.md", "interrupt.md", "to
 
 @settings(max_examples=150, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(idx=st.integers(0, len(_ALL) - 1), cut=st.floats(0, 1), noise=st.binary(max_size=40),
+@given(idx=st.integers(0, len(_ALL) - 1), cut=st.floats(0, 1), noise=st.binary(max_size=40).map(lambda b: b.replace(b"\0", b"")),
        flip=st.booleans())
 def test_damaged_files_never_raise_nor_lose_earlier_sessions(
     tmp_path: Path, idx: int, cut: float, noise: bytes, flip: bool
