@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import inspect
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -51,10 +52,11 @@ class FileReport:
     # (record type, agent version) -> how many records of a type the importer does not know
     unknown: dict[tuple[str, str | None], int] = field(default_factory=dict)
     unknown_at_resume: dict[tuple[str, str | None], int] = field(default_factory=dict)
+    held: list[str] = field(default_factory=list)  # what oxide wrote itself, with nothing new yet
 
     def to_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)
-        del d["unknown_at_resume"]
+        del d["unknown_at_resume"], d["held"]
         d["unknown"] = [{"type": k, "version": v, "count": n} for (k, v), n in self.unknown.items()]
         return d
 
@@ -203,6 +205,25 @@ class _Writer:
         self.next_seq = dict(seqs)
         self.resume: tuple[int, Any, dict[str, int]] | None = None  # the last restart point
         self.saved_meta: set[str] = set()
+        self._exports: dict[tuple[str, str], tuple[str, int]] | None = None
+        self.held: dict[str, int] = {}  # continuations not stored until they outgrow our export
+
+    def exported_as(self, agent: str, native_id: str | None) -> tuple[str, int] | None:
+        """(session, messages) when oxide wrote this native session itself (`resume --into`)."""
+        if native_id is None:
+            return None
+        if self._exports is None:
+            self._exports = {}
+            for sid, source in self.ctx.index.query(
+                    "SELECT id, source FROM sessions WHERE source LIKE '%\"exports\"%'"):
+                try:
+                    exports = json.loads(source).get("exports") or {}
+                except (ValueError, AttributeError):
+                    continue
+                for a, e in exports.items():
+                    if isinstance(e, dict) and isinstance(e.get("native_id"), str):
+                        self._exports[(a, e["native_id"])] = (sid, int(e.get("messages") or 0))
+        return self._exports.get((agent, native_id))
 
     def session(self, s: Session) -> None:
         repo = self.ctx.repo
@@ -214,7 +235,14 @@ class _Writer:
         if old is not None:
             s = replace(s, parent_id=s.parent_id or old.parent_id,
                         fork_message_id=s.fork_message_id or old.fork_message_id,
-                        redactions=old.redactions or s.redactions)
+                        redactions=old.redactions or s.redactions, source={**old.source, **s.source})
+        origin = self.exported_as(s.agent, s.native_id)
+        if origin is not None and origin[0] != s.id:
+            # What we wrote ourselves is that session: only what the agent added after it makes
+            # a session of its own, a continuation hanging on the original.
+            s = replace(s, parent_id=origin[0], source={**s.source, "continues": origin[0]})
+            if old is None:
+                self.held.setdefault(s.id, origin[1])
         self.sessions[s.id] = s
         self.pending.setdefault(s.id, [])
         self.next_seq.setdefault(s.id, 0)
@@ -238,10 +266,17 @@ class _Writer:
     def seqs_at_this_point(self) -> dict[str, int]:
         return {sid: self.next_seq[sid] + len(self.pending[sid]) for sid in self.sessions}
 
-    def flush(self, sid: str) -> None:
+    def flush(self, sid: str, final: bool = False) -> None:
         msgs = self.pending[sid]
         s = self.sessions[sid]
         start = self.next_seq[sid]
+        if sid in self.held:
+            if start + len(msgs) <= self.held[sid]:
+                if final:  # nothing of the agent's own yet: no session, and the file stays unread
+                    self.report.sessions.remove(sid) if sid in self.report.sessions else None
+                    self.report.held.append(sid)
+                return  # kept pending: stored whole once the agent adds to it
+            del self.held[sid]
         if msgs:
             last = max((m.created_at for m in msgs if m.created_at), default=None)
             if last and (s.updated_at is None or last > s.updated_at):
@@ -254,9 +289,9 @@ class _Writer:
         self.next_seq[sid] = start + len(msgs)
         self.pending[sid] = []
 
-    def flush_all(self) -> None:
+    def flush_all(self, final: bool = False) -> None:
         for sid in list(self.sessions):
-            self.flush(sid)
+            self.flush(sid, final)
 
 
 def _link_copied_history(ctx: Context, s: Session, native_ids: list[str | None]) -> Session:
@@ -350,7 +385,7 @@ def import_file(
                 if stored is not None:
                     writer.session(stored)
         _feed(writer, parser.parse(path, **kwargs), path, st.st_size, offset, progress)
-        writer.flush_all()
+        writer.flush_all(final=True)
         return writer.resume
 
     big = st.st_size - offset
@@ -367,7 +402,11 @@ def import_file(
             sink.close()
         finally:
             sink.close(raise_error=False)  # on an unexpected error: stop the index thread, keep the error
-    if not report.sessions and report.state != "failed":
+    if report.held and not report.sessions:
+        report.state = "unchanged"  # only what oxide wrote there itself
+    if report.held:
+        resume = (0, {}, {})  # read whole again next time: the continuation needs every message
+    if not report.sessions and report.state not in ("failed", "unchanged"):
         report.problems.append(f"{path}: no {agent} session found in it")
         report.state = "failed"
     if not dry_run and report.state != "failed" and resume is not None:

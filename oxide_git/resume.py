@@ -26,6 +26,7 @@ class IntoResult:
     cwd: str
     written: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)  # native files newer than ours, left alone
+    set_aside: list[str] = field(default_factory=list)  # the agent's older files, backed up
     lost: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -67,7 +68,7 @@ def _context_start(ctx: Context, ref: str, full: bool) -> tuple[sessionlog.Log, 
     return log, start
 
 
-def _write(path: Path, data: bytes, append: bool, res: IntoResult) -> None:
+def _write(path: Path, data: bytes, append: bool, res: IntoResult, rewound: bool) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if append:
         existing = path.read_bytes() if path.exists() else b""
@@ -83,15 +84,66 @@ def _write(path: Path, data: bytes, append: bool, res: IntoResult) -> None:
         if existing == data:
             res.kept.append(str(path))
             return
-        if len(existing) > len(data):
+        if len(existing) > len(data) and not rewound:
             # The agent's own file has more than we know of: it is newer; never overwrite it.
             res.kept.append(str(path))
             return
-        path.with_name(path.name + ".oxide-bak").write_bytes(existing)
+        # Ours wins (the user rewound the conversation, or the agent's file is older): theirs is
+        # kept beside it, where the agent does not look, and the store has every message anyway.
+        backup = path.with_name(path.name + ".oxide-bak")
+        backup.write_bytes(existing)
+        res.set_aside.append(str(backup))
     tmp = path.with_name(f".{path.name}.oxide-tmp")
     tmp.write_bytes(data)
     tmp.replace(path)
     res.written.append(str(path))
+
+
+def rewound(log: sessionlog.Log) -> bool:
+    """The conversation's last change was a rewind the user asked for (only the records of
+    exports written since): then the agent resumes the rewound conversation, not its longer file."""
+    c = log.commit
+    for _ in range(64):
+        summary = c.message.splitlines()[0] if c.message else ""
+        if summary.startswith("rewind to"):
+            return True
+        if not summary.startswith(EXPORT_SUMMARY) or not c.parents:
+            return False
+        c = c.parents[0]
+    return False
+
+
+EXPORT_SUMMARY = "exported to "
+
+
+def _record_export(ctx: Context, log: sessionlog.Log, agent: str, exp: Any) -> None:
+    """Note in the session which native session the agent now has of it, and how many messages
+    an import of what was written holds: the next import maps that native session back to this
+    one (a continuation), instead of making a new session of our own writing."""
+    from . import store
+    from .agents import agent as agent_module
+
+    count = 0
+    parser = agent_module(agent)
+    from .agents import FoundMessage, FoundSession
+
+    for path in exp.files:
+        own: set[str] = set()
+        try:
+            for ev in parser.parse(Path(path)):
+                if isinstance(ev, FoundSession) and ev.session.native_id == exp.native_id:
+                    own.add(ev.session.id)
+                elif isinstance(ev, FoundMessage) and ev.session_id in own:
+                    count += 1
+        except (OSError, ValueError):
+            continue
+    exports = dict(log.session.source.get("exports") or {})
+    entry = {"native_id": exp.native_id, "messages": count}
+    if exports.get(agent) == entry:
+        return
+    exports[agent] = entry
+    session = replace(log.session, source={**log.session.source, "exports": exports})
+    store.save(ctx, session, {}, summary=f"{EXPORT_SUMMARY}{agent} as {exp.native_id}")
 
 
 def into(ctx: Context, ref: str, agent: str) -> IntoResult:
@@ -113,7 +165,10 @@ def into(ctx: Context, ref: str, agent: str) -> IntoResult:
         session = replace(session, cwd=str(ctx.repo.workdir))
     exp = agent_module(agent).export(session, messages, env)
     res = IntoResult(agent, exp.native_id, list(exp.command), exp.cwd, lost=list(exp.lost))
+    back = rewound(log)
     for path, data in exp.files.items():
-        _write(Path(path), data, append=(agent == "aider"), res=res)
+        _write(Path(path), data, append=(agent == "aider"), res=res, rewound=back)
+    if exp.files and (session.agent, session.native_id) != (agent, exp.native_id):
+        _record_export(ctx, log, agent, exp)
     store.set_current_session(ctx, sid, why=f"it was resumed with `git oxide resume --into {agent}`")
     return res
