@@ -65,6 +65,7 @@ class SessionView:
     checkpoints: list[CheckpointView]
     stored: dict[str, int]
     extra: Counter[str] = field(default_factory=Counter)
+    first_prompt: str | None = None  # the first real prompt, found by the renderer (for the title)
     _messages: Iterator[tuple[int, Message]] | None = None
 
     def messages(self) -> Iterator[tuple[int, Message]]:

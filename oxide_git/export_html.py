@@ -12,6 +12,7 @@ from typing import IO, Any
 from .export import CheckpointView, SessionView, tool_names
 from .export_markdown import as_text, redactions_line
 from .model import Message, PartType, to_iso
+from .titles import display, is_real_prompt
 
 CLIP = 20000  # characters of one tool input or output
 
@@ -82,8 +83,11 @@ def _one_line(text: str, n: int = 90) -> str:
 
 def part_html(kind: str, d: dict[str, Any], names: dict[str, str]) -> str:
     if kind == PartType.TEXT:
-        return f'<div class="text">{escape(str(d.get("text") or ""))}</div>'
+        text = str(d.get("text") or "")
+        return f'<div class="text">{escape(text.strip(chr(10)))}</div>' if text.strip() else ""
     if kind == PartType.REASONING:
+        if not str(d.get("text") or "").strip():
+            return ""
         return (f'<details class="reasoning"><summary>Reasoning</summary>'
                 f'<pre>{escape(_clip(str(d.get("text") or "")))}</pre></details>')
     if kind == PartType.TOOL_CALL:
@@ -159,8 +163,14 @@ def checkpoint_html(cp: CheckpointView) -> str:
 def session_html(v: SessionView) -> Iterator[str]:
     s = v.session
     names: dict[str, str] = {}
-    body = [checkpoint_html(item) if isinstance(item, CheckpointView) else message_html(*item, names)
-            for item in v.timeline()]
+    body: list[str] = []
+    for item in v.timeline():
+        if isinstance(item, CheckpointView):
+            body.append(checkpoint_html(item))
+        else:
+            if v.first_prompt is None and is_real_prompt(item[1]):
+                v.first_prompt = item[1].text()
+            body.append(message_html(*item, names))
     meta = [("Session", f"<code>{escape(s.id)}</code>"), ("Agent", escape(s.agent + (
         f" ({s.model})" if s.model else ""))), ("Branch", escape(s.branch or "-")),
         ("When", escape(f"{to_iso(s.created_at) or '-'} → {to_iso(s.updated_at) or '-'}")),
@@ -175,22 +185,27 @@ def session_html(v: SessionView) -> Iterator[str]:
 
 
 def _title(v: SessionView) -> str:
-    return v.session.title or f"Session {v.session.id[:12]}"
+    """What `list`, `show` and `search` call the session: its title, else its first real prompt."""
+    return display(v.session.title, v.first_prompt, v.session.id, 120)
 
 
 def write_html(views: Iterator[SessionView], out: IO[str]) -> None:
     sections: list[str] = []
     toc: list[str] = []
+    titles: list[str] = []
     for v in views:
         sections += session_html(v)
-        toc.append(f'<li><a href="#s-{escape(v.session.id)}">{escape(_title(v))}</a> '
+        titles.append(_title(v))
+        toc.append(f'<li><a href="#s-{escape(v.session.id)}">{escape(titles[-1])}</a> '
                    f"({v.count} messages)</li>")
+    heading = escape(titles[0]) if len(titles) == 1 else (
+        f"{len(titles)} agent sessions" if titles else "Agent sessions")
     out.write('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
               '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
               "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
               "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
-              f"<title>Agent sessions</title><style>{CSS}</style></head><body>\n"
-              '<header><h1>Agent sessions</h1><input id="q" type="search" '
+              f"<title>{heading}</title><style>{CSS}</style></head><body>\n"
+              f'<header><h1>{heading}</h1><input id="q" type="search" '
               'placeholder="Search messages…" aria-label="Search messages" autocomplete="off">'
               '<span id="count" aria-live="polite"></span></header>\n<main>\n')
     if len(toc) > 1:

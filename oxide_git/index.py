@@ -289,13 +289,15 @@ class Index:
     def real_message_counts(self, ids: Iterable[str] | None = None) -> dict[str, int]:
         """Messages that hold more than records kept whole (``other`` parts: Claude Code's
         progress and hook events...), per session: what people count as the conversation."""
-        sql = "SELECT session_id, count(DISTINCT seq) FROM parts WHERE type != 'other'"
+        sql = ("SELECT p.session_id, count(DISTINCT p.seq) FROM parts p JOIN messages m "
+               "ON m.session_id = p.session_id AND m.seq = p.seq WHERE p.type != 'other' "
+               "AND (p.type != 'text' OR trim(m.text, ' ' || char(9, 10, 13)) != '')")
         args: list[Any] = []
         if ids is not None:
             id_list = list(ids)
-            sql += f" AND session_id IN ({','.join('?' * len(id_list))})"
+            sql += f" AND p.session_id IN ({','.join('?' * len(id_list))})"
             args = id_list
-        return {r[0]: int(r[1]) for r in self.query(sql + " GROUP BY session_id", args)}
+        return {r[0]: int(r[1]) for r in self.query(sql + " GROUP BY p.session_id", args)}
 
     def session_count(self, *, agent: str | None = None) -> int:
         where, args = _session_filter(None, None, agent, None)

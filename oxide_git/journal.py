@@ -28,6 +28,7 @@ class Entry:
     refs: dict[str, list[str | None]] = field(default_factory=dict)  # name -> [before, after]
     files_before: str | None = None  # checkpoint id of the worktree before the operation
     files_after: str | None = None  # tree-ish the worktree was set to (None: files untouched)
+    undoable: bool = True  # False: a mark of a destructive command undo cannot revert (gc)
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__, sort_keys=True)
@@ -38,11 +39,30 @@ def _path(ctx: Context) -> os.PathLike[str]:
 
 
 def record(ctx: Context, entry: Entry) -> None:
-    ctx.repo.worktree_dir.mkdir(parents=True, exist_ok=True)
+    ensure_writable(ctx)
     with open(_path(ctx), "a") as f:
         f.write(entry.to_json() + "\n")
         f.flush()
         os.fsync(f.fileno())
+
+
+def ensure_writable(ctx: Context) -> None:
+    """Fail, before anything changes, when the journal could not be written: an operation that
+    cannot be journaled could not be undone, so it must not start."""
+    from .errors import OxideError
+
+    path = _path(ctx)
+    try:
+        ctx.repo.worktree_dir.mkdir(parents=True, exist_ok=True)
+        with open(path, "a"):
+            pass
+    except PermissionError as e:
+        raise OxideError(f"permission denied: cannot write the undo journal {path}",
+                         hint=f"nothing was changed; make {ctx.repo.oxide_dir} writable "
+                              "(`ls -ld` it: owner and mode) and run the command again") from e
+    except OSError as e:
+        raise OxideError(f"cannot write the undo journal {path}: {e.strerror}",
+                         hint="nothing was changed; free some space or fix the folder, then retry") from e
 
 
 def entries(ctx: Context) -> list[Entry]:
@@ -61,11 +81,19 @@ def entries(ctx: Context) -> list[Entry]:
 
 
 def last(ctx: Context) -> Entry:
-    es = entries(ctx)
+    """The last entry undo can revert (marks of other commands are skipped: see ``after``)."""
+    es = [e for e in entries(ctx) if e.undoable]
     if not es:
         raise NotFound("nothing to undo in this worktree",
                        hint="undo reverts the last rewind, fork, rm or pull made here")
     return es[-1]
+
+
+def after(ctx: Context, entry: Entry) -> list[Entry]:
+    """The marks of destructive commands (``undoable=False``) journaled after ``entry``."""
+    es = entries(ctx)
+    at = max((i for i, e in enumerate(es) if e == entry), default=-1)
+    return [e for e in es[at + 1:] if not e.undoable]
 
 
 def trash_name(name: str, at: int) -> str:

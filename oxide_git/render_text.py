@@ -81,7 +81,7 @@ def message_lines(seq: int, m: Message, names: dict[str, str], *, full: bool = F
                 out += ["  (reasoning)"] + [f"    {ln}" for ln in text.splitlines()]
             elif text.strip():
                 n = len(text.strip().splitlines())
-                out.append(f"  (reasoning, {n} line(s)) {_one_line(text, 80)}")
+                out.append(f"  (reasoning, {n} line(s)) {_one_line(text.strip().splitlines()[0], 80)}")
         elif p.type == PartType.TOOL_CALL:
             name = str(d.get("name") or "tool")
             names[str(d.get("call_id"))] = name

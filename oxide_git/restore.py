@@ -36,13 +36,14 @@ class FilePlan:
     modified: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     writes: dict[str, tuple[pygit2.Oid, int]] = field(default_factory=dict)
+    left: list[str] = field(default_factory=list)  # differing, but an agent's own session file
 
     @property
     def paths(self) -> list[str]:
         return sorted(self.added + self.modified + self.deleted)
 
     def to_dict(self) -> dict[str, list[str]]:
-        return {"added": self.added, "modified": self.modified, "deleted": self.deleted}
+        return {"added": self.added, "modified": self.modified, "deleted": self.deleted, "left": self.left}
 
 
 def _is_dotgit(component: str) -> bool:
@@ -64,12 +65,21 @@ def check_path(path: str) -> None:
 def plan(
     git: pygit2.Repository, current: pygit2.Tree, target: pygit2.Tree,
     *, exclude: set[str] = frozenset(),  # type: ignore[assignment]
+    leave: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> FilePlan:
-    """What must change so that a worktree whose snapshot is ``current`` matches ``target``."""
+    """What must change so that a worktree whose snapshot is ``current`` matches ``target``.
+
+    ``leave``: names of the agents' own session files (``agent_files``), never rewritten; the
+    ones that differ are listed in ``left``."""
+    from .agent_files import is_session_file
+
     out = FilePlan()
     for path, old, new in diff_trees(git, current, target):
         check_path(path)
         if path in exclude:
+            continue
+        if leave and is_session_file(path, leave):
+            out.left.append(path)
             continue
         if new is None:
             out.deleted.append(path)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pygit2
 
-from . import journal, restore, sessionlog, snapshots, store
+from . import agent_files, journal, restore, sessionlog, snapshots, store
 from . import memory as memory_mod
 from .context import Context
 from .errors import NotFound, OxideError, Refused
@@ -118,6 +118,8 @@ def rewind(
     if code and not repo.workdir.is_dir():
         raise OxideError(f"the worktree {repo.workdir} no longer exists")
     cut = _conversation_cut(ctx, cp) if conversation else None
+    if not dry_run:
+        journal.ensure_writable(ctx)  # a rewind that could not be journaled changes nothing
     # The safety checkpoint comes first: it is also what the plan is computed against.
     current = snapshots.take(repo, kind="before-rewind", now_ms=ctx.now_ms, session_id=cp.session_id,
                              text=f"before rewind to {cp.id[:12]}", keep=not dry_run)
@@ -128,7 +130,8 @@ def rewind(
     conflicts: dict[str, list[str]] = {}
     skipped: list[str] = []
     if code:
-        fp = restore.plan(git, git[current.tree].peel(pygit2.Tree), commit.tree)
+        leave = agent_files.session_files(ctx.environ)  # the agents' own transcripts stay as they are
+        fp = restore.plan(git, git[current.tree].peel(pygit2.Tree), commit.tree, leave=leave)
         touched = set(fp.paths)
         for sid, paths in _others_changes(ctx, cp, cp.session_id).items():
             hit = sorted(touched & paths)
@@ -142,7 +145,8 @@ def rewind(
                     f"checkpoint; rewinding would overwrite its work",
                     hint="add --only-mine to restore only the other paths, or --force to overwrite")
             skipped = sorted({p for ps in conflicts.values() for p in ps})
-            fp = restore.plan(git, git[current.tree].peel(pygit2.Tree), commit.tree, exclude=set(skipped))
+            fp = restore.plan(git, git[current.tree].peel(pygit2.Tree), commit.tree, exclude=set(skipped),
+                              leave=leave)
     dropped = (cut[0].count - cut[1]) if cut else 0
     result = RewindResult(cp.to_dict(), fp.to_dict(), max(dropped, 0), cp.session_id, None,
                           dry_run, skipped=skipped, conflicts=conflicts)

@@ -86,7 +86,7 @@ def test_cli_memory_rewind_and_resume(repo: Path) -> None:
     s, cp = _rewind_setup(repo)
     out = oxide(repo, "rewind", cp.id[:10], "--conversation", "--yes").stderr
     assert "Memory keeps these writes" in out and "add gotchas" in out
-    oxide(repo, "undo")
+    oxide(repo, "undo", "--yes")
     out = oxide(repo, "rewind", cp.id[:10], "--conversation", "--memory", "--yes").stderr
     assert "Reverted 2 memory write(s)" in out
     log = json.loads(oxide(repo, "memory", "log", "--json").stdout)

@@ -83,5 +83,5 @@ def test_rm_cli_refuses_without_yes_off_a_terminal(repo: Path) -> None:
     assert f"would remove session {s.id}" in r.stdout
     oxide(repo, "rm", s.id[:8], "--yes")
     assert _sessions(repo) == []
-    oxide(repo, "undo")
+    oxide(repo, "undo", "--yes")
     assert _sessions(repo) == [s.id]

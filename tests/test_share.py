@@ -186,7 +186,7 @@ def test_undo_after_pull_reverts_the_pull_and_nothing_before_it(clones: tuple[Pa
     assert listed == []  # the index follows (the pulled session went, the removed one stays gone)
     trashed = git(b, "for-each-ref", "--format=%(refname)", "refs/oxide/trash/")
     assert f"/sessions/{SID}" in trashed  # recoverable
-    oxide(b, "undo")  # again: redo the pull
+    oxide(b, "undo", "--yes")  # again: redo the pull
     assert _local_refs(b) == pulled and texts(b) == ["from a"]
     # a pull that changes nothing journals nothing: undo now reverts the redo, not a no-op pull
     assert json.loads(oxide(b, "pull", "--json").stdout)["updated"] == {}
@@ -200,7 +200,7 @@ def test_undo_of_a_pull_refuses_when_a_pulled_ref_moved_since(clones: tuple[Path
     oxide(a, "push")
     oxide(b, "pull")
     say(b, "b goes on")  # after the pull, b appends to the pulled session
-    r = oxide(b, "undo", check=False)
+    r = oxide(b, "undo", "--yes", check=False)
     assert r.returncode == 1 and "moved since" in r.stderr
     assert texts(b) == ["from a", "b goes on"]
 

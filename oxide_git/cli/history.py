@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import sys
 
 import click
@@ -11,14 +12,14 @@ import click
 from ..agents import AGENT_NAMES
 from ..errors import OxideError
 from . import main, make_context
-from .output import emit_json, short, status, stream_document
+from .output import ago, cid, emit_json, sid, status, stream_document
 
 
-def _confirm(summary: str, yes: bool) -> None:
+def _confirm(summary: str, yes: bool, what: str = "change files") -> None:
     if yes:
         return
     if not sys.stdin.isatty():
-        raise OxideError("refusing to change files without confirmation",
+        raise OxideError(f"refusing to {what} without confirmation (not a terminal)",
                          hint="add --yes (or look first with --dry-run)")
     click.echo(summary, err=True)
     if not click.confirm("Go ahead?", default=False, err=True):
@@ -32,7 +33,35 @@ def _files_summary(files: dict[str, list[str]], dropped: int = 0) -> str:
             lines.append(f"  {label:6} {p}")
     if dropped:
         lines.append(f"  drop   {dropped} message(s) from the conversation")
+    for p in files.get("left", []):
+        lines.append(f"  leave  {p} (an agent's own session file: never rewound)")
     return "\n".join(lines) or "  (no change)"
+
+
+def singular(line: str) -> str:
+    """``1 other parts were left out`` -> ``1 other part was left out`` (the agents' lines)."""
+    if not line.startswith("1 "):
+        return line
+    return re.sub(r"\bwere\b", "was", re.sub(r"\b(parts|events|messages|calls|results)\b",
+                                              lambda m: m.group(1)[:-1], line, count=1), count=1)
+
+
+def _written(paths: list[str]) -> list[str]:
+    """What `resume --into` wrote, in a few lines (OpenCode's store is a file per part)."""
+    if len(paths) <= 3:
+        return [f"wrote {p}" for p in paths]
+    common = os.path.commonpath(paths)
+    return [f"wrote {len(paths)} files under {common}"]
+
+
+def _check_installed(agent: str) -> None:
+    """``--exec`` runs the agent: say it is missing before anything is written."""
+    import shutil
+
+    if shutil.which(agent) is None:
+        raise OxideError(f"cannot run {agent}: it is not installed (not on PATH); nothing was written",
+                         hint=f"install {agent}, or leave out --exec to write the session and "
+                              "print the command that continues it")
 
 
 @main.command()
@@ -54,15 +83,28 @@ def resume(session: str | None, last: bool, agent: str | None, run: bool, fmt: s
     """
     from .. import resume as ops
 
+    if run and agent is None:
+        raise click.UsageError("--exec needs --into AGENT")
+    if run and agent is not None:
+        _check_installed(agent)
     ctx = make_context()
     if last:
         session = ops.last_session(ctx)
     if session is None:
         from .picker import pick
 
-        session = pick(ctx, all_worktrees=all_)
-        if session is None:
+        choice = pick(ctx, all_worktrees=all_)
+        if choice is None:
             return
+        session, picked = choice.session, choice.action
+        if picked != "resume":
+            _picked_action(ctx, session, picked)
+            return
+        if agent is None:
+            agent = choice.agent
+            if agent is None:
+                return
+            run = run or choice.run
     if fmt:
         from ..browse import session_json
 
@@ -86,16 +128,18 @@ def resume(session: str | None, last: bool, agent: str | None, run: bool, fmt: s
         click.echo(session)
         status("hint: add --into AGENT to continue it in an agent, or --format json for its context")
         return
+    if run:
+        _check_installed(agent)
     res = ops.into(ctx, session, agent)
     if as_json:
         emit_json(res.to_dict())
     else:
-        for p in res.written:
-            status(f"wrote {p}")
+        for line in _written(list(res.written)):
+            status(line)
         for p in res.kept:
             status(f"kept {p} (the agent's own copy is as new or newer)")
-        for line in res.lost:
-            status(f"warning: {line}")
+        for line in dict.fromkeys(res.lost):  # each once
+            status(f"warning: {singular(line)}")
         click.echo(" ".join(res.command) if not res.cwd else f"cd {res.cwd} && {' '.join(res.command)}")
     if run:
         os.chdir(res.cwd or ".")
@@ -120,8 +164,8 @@ def fork(session: str, at: str | None, title: str | None, as_json: bool) -> None
         emit_json(res.to_dict())
         return
     click.echo(res.id)
-    status(f"Forked {short(res.parent_id)} at message {res.fork_seq} as {short(res.id)}"
-           + (f"; its code checkpoint is {short(res.fork_checkpoint)}" if res.fork_checkpoint else ""))
+    status(f"Forked {sid(res.parent_id)} at message {res.fork_seq} as {sid(res.id)}"
+           + (f"; its code checkpoint is {cid(res.fork_checkpoint)}" if res.fork_checkpoint else ""))
 
 
 @main.command()
@@ -145,9 +189,9 @@ def rewind(checkpoint: str, mode: str, dry_run: bool, yes: bool, only_mine: bool
           "force": force, "only_mine": only_mine, "memory": memory}
     if not dry_run and not yes:
         preview = do_rewind(ctx, checkpoint, dry_run=True, **kw)
-        _confirm(f"Rewind to {short(checkpoint)} will:\n" +
+        _confirm(f"Rewind to {cid(preview.checkpoint['id'])} will:\n" +
                  _files_summary(preview.files, preview.messages_dropped) +
-                 "".join(f"\n  {'revert' if memory else 'keep':6} memory write {short(w['id'])} "
+                 "".join(f"\n  {'revert' if memory else 'keep':6} memory write {w['id'][:12]} "
                          f"{w['summary']}" for w in preview.memory_writes), yes or as_json)
     res = do_rewind(ctx, checkpoint, dry_run=dry_run, **kw)
     if as_json:
@@ -159,27 +203,60 @@ def rewind(checkpoint: str, mode: str, dry_run: bool, yes: bool, only_mine: bool
     for s in res.checkpoint.get("skipped", []):
         status(f"note: the checkpoint left out {s['path']} ({s['reason']}); it is not restored")
     for w in res.memory_writes:
-        status(f"memory write after the checkpoint: {short(w['id'])} {w['summary']}")
+        status(f"memory write after the checkpoint: {w['id'][:12]} {w['summary']}")
     if res.memory_reverted:
-        status(f"Reverted {len(res.memory_writes)} memory write(s) in {short(res.memory_reverted)}")
+        status(f"Reverted {len(res.memory_writes)} memory write(s) in {res.memory_reverted[:12]}")
     elif res.memory_writes:
         status("Memory keeps these writes (add --memory to revert them)")
-    if not dry_run:
-        status(f"Rewound to {short(checkpoint)}; the state before is checkpoint "
-               f"{short(res.before_checkpoint)} (`git oxide undo` to go back)")
+    if res.files.get("left"):
+        status(f"Left {len(res.files['left'])} agent session file(s) as they are: rewinding them "
+               "would lose the conversation written since")
+    if dry_run:
+        status("Dry run: nothing was written")
+    else:
+        status(f"Rewound to {cid(res.checkpoint['id'])}; the state before is checkpoint "
+               f"{cid(res.before_checkpoint)} (`git oxide undo` to go back)")
 
 
 @main.command()
 @click.option("-n", "--dry-run", is_flag=True, help="Show what would be undone.")
-@click.option("-f", "--force", is_flag=True, help="Undo even if the refs moved since.")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("-f", "--force", is_flag=True,
+              help="Undo even if the refs moved since, or a later command (gc) undo cannot revert ran.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def undo(dry_run: bool, force: bool, as_json: bool) -> None:
-    """Undo the last rewind, fork, rm or pull of this worktree (run again to redo)."""
+def undo(dry_run: bool, yes: bool, force: bool, as_json: bool) -> None:
+    """Undo the last rewind, fork, rm or pull of this worktree (run again to redo).
+
+    Says what it is about to undo and how long ago it was made, and asks on a
+    terminal (--yes otherwise).
+    """
     from ..undo import undo as do_undo
 
-    res = do_undo(make_context(), dry_run=dry_run, force=force)
+    ctx = make_context()
+    if not dry_run and not yes and not as_json:
+        preview = do_undo(ctx, dry_run=True, force=force)
+        _confirm(_undo_line(preview.undone, ctx.now_ms, "This will") + ":\n"
+                 + _files_summary(preview.files), False, what="undo")
+    res = do_undo(ctx, dry_run=dry_run, force=force)
     if as_json:
         emit_json(res.__dict__)
         return
     click.echo(_files_summary(res.files))
-    status(("Would undo: " if dry_run else "Undid: ") + res.undone["summary"])
+    status(_undo_line(res.undone, ctx.now_ms, "Would" if dry_run else ""))
+
+
+def _undo_line(u: dict[str, object], now_ms: int, lead: str) -> str:
+    verb = str(u.get("action") or "undo")
+    at = u.get("at")
+    when = f" (made {ago(at, now_ms)})" if isinstance(at, int) else ""
+    head = f"{lead} {verb}" if lead else ("Undid" if verb == "undo" else "Redid")
+    return f"{head}: {u.get('what') or u.get('summary')}{when}"
+
+
+def _picked_action(ctx: object, session: str, action: str) -> None:
+    """What the picker's Enter menu chose, other than resuming: show, fork, export."""
+    import subprocess
+
+    argv = {"show": ["show", session], "fork": ["fork", session],
+            "export": ["export", session, "--format", "markdown", "-o", f"session-{session[:12]}.md"]}[action]
+    raise SystemExit(subprocess.call([sys.executable, "-m", "oxide_git", *argv]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from . import main, make_context
-from .output import emit_json, short, status
+from .output import cid, emit_json, sid, status
 
 
 @main.command()
@@ -21,13 +21,20 @@ def gc(dry_run: bool, as_json: bool) -> None:
     from ..gc import gc as do_gc
     from ..retention import size_text
 
-    res = do_gc(make_context(), dry_run=dry_run)
+    ctx = make_context()
+    res = do_gc(ctx, dry_run=dry_run)
+    if res.removed and not dry_run:
+        from .. import journal
+
+        # undo cannot bring back what gc removed: an older undo entry is refused after this
+        journal.record(ctx, journal.Entry("gc", ctx.now_ms, f"git oxide gc (removed {res.removed} ref(s))",
+                                          undoable=False))
     if as_json:
         emit_json(res.to_dict())
         return
     verb = "would remove" if dry_run else "removed"
     for c in res.checkpoints:
-        click.echo(f"{verb} checkpoint {short(c['id'])} ({c['kind']}, session {short(c['session_id'])})")
+        click.echo(f"{verb} checkpoint {cid(c['id'])} ({c['kind']}, session {sid(c['session_id'])})")
     for name in res.trash:
         click.echo(f"{verb} trash {name}")
     for name in res.oplog:
@@ -46,7 +53,7 @@ def _pin(checkpoint: str, on: bool, as_json: bool) -> None:
         emit_json(res)
         return
     word = "Pinned" if on else "Unpinned"
-    status(f"{word} checkpoint {short(res['id'])}" + ("" if res["changed"] else " (it already was)"))
+    status(f"{word} checkpoint {cid(res['id'])}" + ("" if res["changed"] else " (it already was)"))
 
 
 @main.command()
@@ -83,7 +90,8 @@ def rm(session: str, recursive: bool, keep_forks: bool, dry_run: bool, yes: bool
     ctx = make_context()
     if not dry_run and not yes:
         preview = do_rm(ctx, session, recursive=recursive, keep_forks=keep_forks, dry_run=True)
-        _confirm("This removes:\n" + "\n".join(f"  session {s}" for s in preview.sessions), yes)
+        _confirm("This removes:\n" + "\n".join(f"  session {s}" for s in preview.sessions), yes,
+                 what="remove sessions")
     res = do_rm(ctx, session, recursive=recursive, keep_forks=keep_forks, dry_run=dry_run)
     if as_json:
         emit_json(res.to_dict())
@@ -91,6 +99,6 @@ def rm(session: str, recursive: bool, keep_forks: bool, dry_run: bool, yes: bool
     for s in res.sessions:
         click.echo(f"{'would remove' if dry_run else 'removed'} session {s}")
     for s in res.kept_forks:
-        status(f"kept fork {short(s)} (now a root session)")
+        status(f"kept fork {sid(s)} (now a root session)")
     if not dry_run:
         status("Moved to the trash; `git oxide undo` brings it back until `git oxide gc` empties it")

@@ -258,7 +258,7 @@ def test_rewind_and_undo_killed(tmp_path: Path) -> None:
     tree2 = json.loads(run_oxide(root, "checkpoint", "-m", "state 2", "--json").stdout)["tree"]
     rewind = ["git", "oxide", "rewind", cp1["id"], "--code", "--yes"]
     dur = _timed(rewind, root)
-    assert run_oxide(root, "undo").returncode == 0
+    assert run_oxide(root, "undo", "--yes").returncode == 0
     rng = random.Random(8004)
     g = pygit2.Repository(str(root))
 
@@ -295,7 +295,7 @@ def test_rewind_and_undo_killed(tmp_path: Path) -> None:
                 _write_state(root, 2, files)
             assert worktree_tree() == tree2
     # undo killed: nothing lost (both states stay reachable from checkpoints)
-    undo_cmd = ["git", "oxide", "undo"]
+    undo_cmd = ["git", "oxide", "undo", "--yes"]
     for _t in range(trials(10, 2)):
         _write_state(root, 2, files)
         assert run_oxide(root, "rewind", cp1["id"], "--code", "--yes").returncode == 0
