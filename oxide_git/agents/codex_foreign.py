@@ -60,7 +60,8 @@ def patch_for(name: str, args: Any, cwd: str) -> str | None:
     if name in WRITE and isinstance(args.get("content"), str):
         body = _lines(args["content"], "+")
         return "\n".join(["*** Begin Patch", f"*** Add File: {path}", *body, "*** End Patch", ""])
-    edits = args.get("edits") if isinstance(args.get("edits"), list) else [args]
+    many = args.get("edits")  # MultiEdit
+    edits: list[Any] = many if isinstance(many, list) else [args]
     hunks: list[str] = []
     for e in edits:
         if not isinstance(e, Mapping):

@@ -61,13 +61,13 @@ def open_rollout(path: Path, buffering: int = 1 << 20) -> IO[bytes]:
     try:
         from compression import zstd  # type: ignore[import-not-found]  # Python 3.14+
 
-        return zstd.open(path, "rb")  # type: ignore[no-any-return]
+        return zstd.open(path, "rb")
     except ImportError:
         import zstandard
 
         raw = path.open("rb")
         reader = zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)
-        return io.BufferedReader(reader, buffer_size=buffering)  # type: ignore[arg-type]
+        return io.BufferedReader(reader, buffer_size=buffering)
 
 
 def skip(f: IO[bytes], offset: int, path: Path) -> None:

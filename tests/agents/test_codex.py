@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable, codex
+from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable, Unknown, codex
 from oxide_git.model import Message, Session, session_id_for
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "codex"
@@ -342,3 +342,142 @@ def test_tool_output_nested_deeper_than_json_can_read(tmp_path: Path) -> None:
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
     (result,) = [p for m in msgs(run(path)) for p in m.parts if p.type == "tool_result"]
     assert result.data["output"] == deep and result.data["is_error"] is False
+
+
+# -- Codex 0.171 (paginated rollouts), over a rollout the real CLI wrote -----------------------------
+
+REAL = FIX / "rollout-2026-12-01T19-33-16-01a23318-dbfd-7400-af6b-a5f31de5309e.jsonl"
+PROMPT1 = "CODEX-PROMPT-1: make shell.txt with a shell command, then write notes.txt and edit it."
+
+
+def test_0171_prompts_are_user_messages_and_injected_context_is_harness() -> None:
+    ev = run(REAL)
+    ms, s = msgs(ev), last_session(ev)
+    assert [m.text() for m in ms if m.role == "user"] == [PROMPT1, "PROMPT-2: now just say you are done."]
+    assert s.title is not None and PROMPT1.startswith(s.title.rstrip("…"))
+    harness = [m for m in ms if m.is_harness()]
+    assert [m.role for m in harness] == ["system", "system"]
+    assert [m.extra["codex_role"] for m in harness] == ["developer", "user"]
+    assert "<permissions instructions>" in harness[0].text()
+    assert harness[1].text().startswith("<environment_context>")
+    assert not any(m.is_harness() for m in ms if m.role == "user")
+    calls = [p for m in ms for p in m.parts if p.type == "tool_call"]
+    results = [p for m in ms for p in m.parts if p.type == "tool_result"]
+    assert [c.get("name") for c in calls] == ["exec_command", "apply_patch", "apply_patch"]
+    assert [c.get("call_id") for c in calls] == [r.get("call_id") for r in results]
+    assert "from-shell" in results[0].get("output")
+    assert not [e for e in ev if isinstance(e, Unknown)]
+    assert s.extra["meta"]["history_mode"] == "paginated" and s.model == "gpt-5.5"
+
+
+def test_0171_is_written_back_byte_for_byte(tmp_path: Path) -> None:
+    ev = run(REAL)
+    s, ms = last_session(ev), msgs(ev)
+    out = codex.export(s, ms, env_for(tmp_path))
+    (target, content), = out.files.items()
+    assert content == REAL.read_bytes()
+    assert target.name == REAL.name and target.parent.parts[-3:] == ("2026", "12", "01")
+    assert out.lost == []
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(content)
+    again = run(target)
+    assert msgs(again) == ms and last_session(again) == s
+
+
+def test_0171_changes_touch_only_their_lines_and_ordinals_stay_contiguous(tmp_path: Path) -> None:
+    from oxide_git.model import Part
+
+    ev = run(REAL)
+    s, ms = last_session(ev), msgs(ev)
+    original = REAL.read_bytes().splitlines()
+    i = next(k for k, m in enumerate(ms) if m.role == "user")
+    redacted = [Part(p.type, {**p.data, "text": "[REDACTED]"}) if p.type == "text" else p
+                for p in ms[i].parts]
+    changed = [*ms[:i], replace(ms[i], parts=tuple(redacted)), *ms[i + 1:]]
+    content = next(iter(codex.export(s, changed, env_for(tmp_path)).files.values())).splitlines()
+    diff = [k for k, (a, b) in enumerate(zip(original, content, strict=True)) if a != b]
+    assert len(diff) == 1 and b"[REDACTED]" in content[diff[0]]
+    assert json.loads(content[diff[0]])["ordinal"] == diff[0]
+    # a conversation rewind to the second prompt: what is left is numbered 0..n-1, as Codex wants
+    cut = [k for k, m in enumerate(ms) if m.role == "user"][1]
+    lines = next(iter(codex.export(s, ms[:cut], env_for(tmp_path)).files.values())).splitlines()
+    assert [json.loads(x)["ordinal"] for x in lines] == list(range(len(lines)))
+    assert lines == original[:len(lines)]
+
+
+def test_0171_unknown_types_are_reported_kept_and_written_back(tmp_path: Path) -> None:
+    raw = REAL.read_bytes().splitlines()
+    n = len(raw)
+    extra = [
+        {"timestamp": "2026-12-01T19:33:18.000Z", "ordinal": n, "type": "hologram", "payload": {"x": 1}},
+        {"timestamp": "2026-12-01T19:33:18.001Z", "ordinal": n + 1, "type": "event_msg",
+         "payload": {"type": "mood_changed", "mood": "calm"}},
+        {"timestamp": "2026-12-01T19:33:18.002Z", "ordinal": n + 2, "type": "event_msg",
+         "payload": {"type": "item_completed", "item": {"type": "Telepathy", "id": "t1"}}},
+        {"timestamp": "2026-12-01T19:33:18.003Z", "ordinal": n + 3, "type": "response_item",
+         "payload": {"type": "beam_call", "call_id": "b1"}, "metadata": {"history_sequence": 13}},
+    ]
+    path = tmp_path / REAL.name
+    path.write_bytes(b"\n".join(raw + [json.dumps(x, separators=(",", ":")).encode() for x in extra])
+                     + b"\n")
+    ev = run(path)
+    assert [(e.kind, e.version) for e in ev if isinstance(e, Unknown)] == [
+        ("hologram", "0.171.0"), ("event_msg/mood_changed", "0.171.0"),
+        ("event_msg/item_completed/Telepathy", "0.171.0"), ("response_item/beam_call", "0.171.0")]
+    kinds = [p.get("kind") for m in msgs(ev) for p in m.parts if p.type == "other"]
+    assert {"hologram", "mood_changed", "item_completed/Telepathy", "beam_call"} <= set(kinds)
+    out = codex.export(last_session(ev), msgs(ev), env_for(tmp_path / "h"))
+    assert next(iter(out.files.values())) == path.read_bytes()
+
+
+def test_0171_a_line_our_serializer_would_change_is_kept_whole(tmp_path: Path) -> None:
+    raw = REAL.read_bytes().splitlines()
+    # key order and spacing Codex never writes, and a float Python prints another way
+    odd = b'{"ordinal":%d, "timestamp":"2026-12-01T19:33:18.000Z","type":"event_msg",' \
+          b'"payload":{"type":"token_count","info":null,"rate":1E+2}}' % len(raw)
+    path = tmp_path / REAL.name
+    path.write_bytes(b"\n".join([*raw, odd]) + b"\n")
+    ev = run(path)
+    out = codex.export(last_session(ev), msgs(ev), env_for(tmp_path / "h"))
+    assert next(iter(out.files.values())) == path.read_bytes()
+
+
+def test_compressed_archived_and_thread_store_rollouts_are_discovered(tmp_path: Path) -> None:
+    import sqlite3
+
+    import zstandard
+
+    home = Path(os.environ["CODEX_HOME"])
+    proj = Path("/tmp/cx/a/project")  # the cwd the real rollout names
+    day = home / "sessions" / "2026" / "12" / "01"
+    day.mkdir(parents=True)
+    data = REAL.read_bytes()
+    packed = day / (REAL.name + ".zst")
+    packed.write_bytes(zstandard.ZstdCompressor().compress(data))
+    other = data.replace(b"01a23318-dbfd-7400-af6b-a5f31de5309e", b"01a23318-dbfd-7400-af6b-a5f31de53000")
+    archived = home / "archived_sessions" / REAL.name.replace("de5309e", "de53000")
+    archived.parent.mkdir()
+    archived.write_bytes(other)
+    elsewhere = tmp_path / "moved" / REAL.name.replace("de5309e", "de53111")
+    elsewhere.parent.mkdir()
+    elsewhere.write_bytes(data.replace(b"01a23318-dbfd-7400-af6b-a5f31de5309e",
+                                       b"01a23318-dbfd-7400-af6b-a5f31de53111"))
+    conn = sqlite3.connect(home / "state_5.sqlite")
+    conn.execute("CREATE TABLE threads (id TEXT PRIMARY KEY, rollout_path TEXT NOT NULL, cwd TEXT)")
+    conn.execute("INSERT INTO threads VALUES (?, ?, ?)",
+                 ("01a23318-dbfd-7400-af6b-a5f31de53111", str(elsewhere), str(proj)))
+    conn.commit()
+    conn.close()
+    found = codex.discover(env_for(tmp_path / "nohome", proj))
+    assert sorted(found) == sorted([packed, archived, elsewhere])
+    # the plain file wins over its compressed twin
+    (day / REAL.name).write_bytes(data)
+    assert (day / REAL.name) in codex.discover(env_for(tmp_path / "nohome", proj))
+    (day / REAL.name).unlink()
+
+    plain, zipped = run(REAL), run(packed)
+    assert msgs(zipped) == msgs(plain)
+    assert last_session(zipped).native_id == last_session(plain).native_id
+    for i, e in enumerate(zipped):  # restart inside the decompressed stream
+        if isinstance(e, Resumable) and i % 3 == 0:
+            assert run(packed, offset=e.offset, state=e.state) == zipped[i + 1:]
