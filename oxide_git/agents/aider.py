@@ -47,6 +47,7 @@ __all__ = ["HISTORY", "MARKER", "discover", "export", "kind_of", "name", "parse"
 HISTORY = ".aider.chat.history.md"
 SNIFF = 8000  # bytes looked at for a NUL, as git does to call a file binary
 
+_INPUT_ENTRY = re.compile(rb"^# \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+\r?$")
 _HEADER = re.compile(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$")
 
 
@@ -130,8 +131,14 @@ def parse(
     pos = offset
     with open(path, "rb") as f:
         f.seek(offset)
-        if b"\0" in f.read(SNIFF):
+        head = f.read(SNIFF)
+        if b"\0" in head:
             raise UnsupportedFormat("not a text file (it holds NUL bytes), so not an aider chat history")
+        if not offset and _INPUT_ENTRY.match(head.lstrip().split(b"\n", 1)[0]):
+            yield Problem(1, "an aider input history, not a chat history: it is read with the "
+                             f"{HISTORY} beside it")
+            yield last
+            return
         f.seek(offset)
         for number, data in enumerate(f, 1):
             line_at, pos = pos, pos + len(data)

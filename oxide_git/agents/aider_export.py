@@ -72,7 +72,7 @@ def _own_segments(msg: Message, lost: set[str]) -> Iterator[tuple[str, str]]:
             lost.add(f"{p.type} parts have no place in an aider history and are left out.")
 
 
-def _foreign_segments(msg: Message, lost: set[str]) -> Iterator[tuple[str, str]]:
+def _foreign_segments(msg: Message, lost: set[str], kinds: set[str]) -> Iterator[tuple[str, str]]:
     """(kind, text) of another agent's message: prompts are user text, the rest assistant text."""
     role = str(msg.role)
     for p in msg.parts:
@@ -96,6 +96,8 @@ def _foreign_segments(msg: Message, lost: set[str]) -> Iterator[tuple[str, str]]
             yield "assistant", head + "\n\n" + _fence(_out(p.get("output")))
         elif p.type == PartType.REASONING:
             lost.add("Reasoning is not kept: aider's history has no place for it.")
+        elif p.type == PartType.OTHER:
+            kinds.add(str(p.get("kind")))
         else:
             lost.add(f"{p.type} parts have no place in an aider history and are left out.")
 
@@ -155,6 +157,7 @@ def _body(session: Session, messages: Sequence[Message], exact: bool, lost: set[
     chunks: list[str] = []
     todo: list[tuple[str, str]] = []
     harness = 0
+    kinds: set[str] = set()
     for m in messages:
         raw = m.extra.get("raw")
         if not foreign and isinstance(raw, str):
@@ -167,13 +170,18 @@ def _body(session: Session, messages: Sequence[Message], exact: bool, lost: set[
             chunks.append(raw)
         elif foreign and m.is_harness():
             harness += 1
+        elif foreign:
+            todo += list(_foreign_segments(m, lost, kinds))
         else:
-            todo += list((_foreign_segments if foreign else _own_segments)(m, lost))
+            todo += list(_own_segments(m, lost))
     if todo:
         chunks.append(_render(todo, foreign, lost))
     if harness:
         lost.add(f"{harness} message(s) that {session.agent}'s harness injected (environment, "
                  "instructions, context) are left out.")
+    if kinds:
+        lost.add(f"{session.agent}'s own records ({', '.join(sorted(kinds))}) have no place in an "
+                 "aider history and are left out.")
     return "".join(chunks)
 
 
@@ -224,10 +232,10 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
     if exact and native != session.native_id:
         lost.add(f"Sessions in this history file started in the same second: written here, this "
                  f"one's native id is {native} (it was {session.native_id}).")
-    others = len(_HEADER.findall(existing[:at] if at >= 0 else existing))
+    others = len(_HEADER.findall(existing)) - (len(_HEADER.findall(text)) if at >= 0 else 0)
     if others:
         lost.add(f"aider --restore-chat-history restores the whole history file: the model also "
-                 f"sees the {others} section(s) before this session's.")
+                 f"sees the {others} other section(s) in it.")
     if len(text) // 4 > BUDGET:
         lost.add(f"aider summarizes a restored history longer than its chat-history budget (1k to "
                  f"8k tokens by model; this one is about {len(text) // 4} tokens) unless it is "

@@ -519,3 +519,21 @@ def test_damaged_files_never_raise_nor_lose_earlier_sessions(
         if nxt and data.index(b"\n", min(nxt)) < at:
             assert got.sessions[s.id] == s
             assert got.messages[s.id] == full.messages[s.id]
+
+
+def test_an_input_history_given_as_a_chat_history_holds_no_session() -> None:
+    """``resume --into aider`` writes both files; importing the input history alone finds none."""
+    p = parse(FIX / "restored" / ".aider.input.history")
+    assert p.sessions == {} and len(p.resumables) == 1
+    assert [x.text.split(":")[0] for x in p.problems] == ["an aider input history, not a chat history"]
+
+
+def test_input_history_entries() -> None:
+    from oxide_git.agents.aider_input import parse_entries, render
+
+    text = "\n# 2026-01-01 10:00:00.000001\n+one\n+two\n\n\n# 2026-01-01 10:00:01.5\n+three\n"
+    entries = parse_entries(text)
+    assert [(e.time, e.text) for e in entries] == [("2026-01-01 10:00:00.000001", "one\ntwo"),
+                                                   ("2026-01-01 10:00:01.5", "three")]
+    assert "".join(e.raw for e in entries) == text
+    assert render("2026-01-01 10:00:00.000001", "one\ntwo") == entries[0].raw

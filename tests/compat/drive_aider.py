@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .driver import Driver
+from .driver import Driver, Run
 from .modelserver import Turn
 
 MODEL = "openai/fake-model"
@@ -73,6 +73,10 @@ class AiderDriver(Driver):
     def resume_argv(self, native_id: str, prompt: str) -> list[str]:
         # Aider has no session to name: it restores the whole history file.
         return [str(self.binary), *self._flags(), "--restore-chat-history", "--message", prompt]
+
+    def restore(self, prompt: str, *flags: str) -> Run:
+        """``aider --restore-chat-history --message PROMPT`` with more flags."""
+        return self._exec([*self.resume_argv("", prompt), *flags])
 
     @property
     def prompt1(self) -> str:
