@@ -111,6 +111,9 @@ def move_refs(
         target = pygit2.Oid(hex=after) if after else None
         if current == target:
             continue  # already there (a rerun after an interruption): nothing to move
+        if target is not None and target not in git:  # a ref to a missing object breaks the repository
+            raise NotFound(f"{name}: the state to put back ({str(target)[:12]}) is gone: garbage-"
+                           "collected after `git oxide gc` emptied the trash", hint="nothing was changed")
         expect = pygit2.Oid(hex=before) if before else None
         if current != expect:
             if not force:

@@ -80,8 +80,10 @@ def test_corrupt_index_says_reindex(repo: Path) -> None:
     db.write_bytes(b"this is not sqlite" * 100)
     code, err = _err(oxide(repo, "list", check=False))
     assert code == 1 and "corrupt" in err and "reindex" in err
-    oxide(repo, "doctor", "--fix", check=False)
+    fixed = oxide(repo, "doctor", "--fix")
+    assert "fixed: the index is unreadable" in fixed.stdout and "error:" not in fixed.stdout
     assert "00000000  codex" in oxide(repo, "list", "--all").stdout
+    assert "ok: the store is consistent" in oxide(repo, "doctor").stdout
 
 
 def test_locked_ref_times_out_clearly(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -196,6 +196,18 @@ def test_disabled_or_uninitialised_does_nothing(hooked: Path) -> None:
     git(hooked, "commit", "-q", "-m", "d")
     assert not (common_dir(hooked) / "oxide" / "hooks.queue").exists()
     assert note(hooked) == {}
+    assert (hooked / ".git" / "ran").read_text().count("user-pre-commit") == 1  # the user's hook still ran
+    # uninitialised: the hooks are installed but the store is gone (and oxide is enabled again)
+    git(hooked, "config", "--unset", "oxide.enabled")
+    import shutil
+
+    shutil.rmtree(common_dir(hooked) / "oxide")
+    (hooked / "u").write_text("u")
+    git(hooked, "add", "u")
+    git(hooked, "commit", "-q", "-m", "u")
+    assert not (common_dir(hooked) / "oxide").exists()  # nothing queued, nothing created
+    assert git(hooked, "notes", "--ref=oxide", "show", "HEAD", check=False) == ""
+    assert (hooked / ".git" / "ran").read_text().count("user-pre-commit") == 2
 
 
 def test_oxide_error_is_logged_and_never_fails_git(hooked: Path) -> None:

@@ -63,9 +63,18 @@ def test_reads_deltas_after_an_aggressive_gc_and_through_alternates(repo: Path, 
     assert any(len(ln.split()) == 7 for ln in verify.splitlines())  # "... depth base": a delta
     fresh = make_ctx(repo)
     for commit in git(repo, "rev-list", refs.session_ref(s.id)).split():
-        # older versions of a tree are stored as deltas against the newer ones
+        # older versions of a tree are stored as deltas against the newer ones: every version
+        # reads as pygit2 reads it (tree, session, each message's bytes), not only as many
         old = logwrite.tip_at(fresh.repo.objects, bytes.fromhex(commit))
-        assert old.count == sessionlog.load_commit(fresh.repo.git, pygit2.Oid(hex=commit)).count
+        theirs = sessionlog.load_commit(fresh.repo.git, pygit2.Oid(hex=commit))
+        assert old.count == theirs.count and old.tree == theirs.commit.tree_id.raw
+        assert old.session == theirs.session
+        ours = dict(logwrite.blobs_at(fresh.repo.objects, old.tree, range(old.count)))
+        assert sorted(ours) == list(range(old.count))
+        g = fresh.repo.git
+        for seq in (0, old.count // 2, old.count - 1):
+            entry = theirs.commit.tree[f"{sessionlog.MESSAGES_DIR}/{logwrite.bucket_name(seq)}/{logwrite.entry_name(seq)}"]
+            assert ours[seq] == g[entry.id].data  # type: ignore[attr-defined]
     tip = logwrite.tip(fresh.repo.objects, fresh.repo.common_dir, s.id)
     assert tip is not None and tip.count == 600
     assert dict(logwrite.blobs_at(fresh.repo.objects, tip.tree, [5, 599]))[599]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from oxide_git import refs, sessionlog
-from oxide_git.errors import Refused
+from oxide_git.errors import NotFound, Refused
 from oxide_git.fork import fork
 from oxide_git.gc import DAY, gc
 from oxide_git.reindex import reindex
@@ -72,6 +72,13 @@ def test_rm_with_forks(repo: Path) -> None:
     rm(make_ctx(repo, NOW_MS + 7), s.id, recursive=True)
     assert gc(make_ctx(repo, NOW_MS + 7 + 15 * DAY)).trash
     git(repo, "gc", "--prune=now", "-q")
+    fsck_clean(repo)
+    assert not git(repo, "for-each-ref", "refs/oxide/trash/").strip()
+    refs_now = git(repo, "for-each-ref", "refs/oxide/")
+    with pytest.raises(NotFound) as e:  # undo cannot bring back what gc pruned, and breaks nothing
+        undo(make_ctx(repo, NOW_MS + 8 + 15 * DAY))
+    assert "is gone" in e.value.message
+    assert git(repo, "for-each-ref", "refs/oxide/") == refs_now and _sessions(repo) == []
     fsck_clean(repo)
 
 

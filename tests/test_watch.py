@@ -132,11 +132,17 @@ def test_daemon_imports_checkpoints_prompts_and_stops(repo: Path) -> None:
         wait_for(lambda: "late.txt" in (journal.read(make_ctx(repo).repo) or ({}, set()))[1])
         cp = json.loads(oxide(repo, "checkpoint", "--json").stdout)
         assert git(repo, "show", f"{cp['id']}:late.txt") == "late\n"
-        # a store that is deleted does not stop the watcher
+        # a store that is deleted does not stop the watcher: it goes on importing what comes next
         import shutil
 
         shutil.rmtree(store.parent)
-        time.sleep(1.2)
+        log = make_ctx(repo).repo.oxide_dir / "log"
+        wait_for(lambda: log.exists() and f"{store.parent} is gone" in log.read_text())
+        again = store.parent / "q"
+        again.mkdir(parents=True)
+        (again / f"{SID_NATIVE.format(8)}.jsonl").write_text(claude_line(repo, 8, "after the store went"))
+        wait_for(lambda: len(make_ctx(repo).index.query("SELECT id FROM sessions")) == 2)
+        os.kill(pid, 0)  # the same process, still running
         assert json.loads(oxide(repo, "watch", "--daemon", "--json").stdout)["started"] is False
     finally:
         out = json.loads(oxide(repo, "watch", "--stop", "--json").stdout)
@@ -152,6 +158,7 @@ def test_lost_file_events_rebuild_the_journal(repo: Path) -> None:
     """When the kernel drops file events (watchdog only logs it), the journal may miss paths: it is
     rebuilt from git status before the next checkpoint is answered."""
     import logging
+    import threading
 
     from oxide_git import watch
     from oxide_git import watch_journal as journal
@@ -159,17 +166,22 @@ def test_lost_file_events_rebuild_the_journal(repo: Path) -> None:
     ctx = make_ctx(repo)
     ctx.repo.oxide_dir.mkdir(parents=True, exist_ok=True)
     w = watch.Watcher(ctx, "tok")
-    w.rescan()
-    assert (journal.read(ctx.repo) or ({}, set()))[0].get("token") == "tok"
-    journal.append(ctx.repo, ["missed-by-nobody"])
-    (repo / "missed.txt").write_text("its event was lost\n")
-    flag = watch._OverflowFlag(w.overflowed)
-    logging.getLogger("watchdog").addHandler(flag)
+    ready = threading.Event()
+    t = threading.Thread(target=w.run, args=(ready,), daemon=True)
+    t.start()  # the watcher's own loop, with the handler it installs on watchdog's logger
     try:
-        logging.getLogger("watchdog.observers.inotify_c").warning("Inotify queue overflowed; filesystem events were lost")
+        assert ready.wait(20)
+        wait_for(lambda: (journal.read(ctx.repo) or ({}, set()))[0].get("token") == "tok")
+        journal.append(ctx.repo, ["missed-by-nobody"])
+        assert "missed-by-nobody" in (journal.read(ctx.repo) or ({}, set()))[1]
+        (repo / "missed.txt").write_text("its event was lost\n")
+        logging.getLogger("watchdog.observers.inotify_c").warning(
+            "Inotify queue overflowed; filesystem events were lost")
+        wait_for(lambda: (journal.read(ctx.repo) or ({}, {""}))[1] == {"missed.txt"})
+        log = (ctx.repo.oxide_dir / "log").read_text()
+        assert "journals rebuilt from git status" in log
     finally:
-        logging.getLogger("watchdog").removeHandler(flag)
-    w.drop_journals_if_overflowed()
-    got = journal.read(ctx.repo)
-    assert got is not None and got[1] == {"missed.txt"}
-    w.observer.unschedule_all()
+        w.stop.set()
+        t.join(10)
+    assert not t.is_alive()
+    assert not [h for h in logging.getLogger("watchdog").handlers if isinstance(h, watch._OverflowFlag)]
