@@ -1,7 +1,8 @@
 """Agents' own hooks: Claude Code's ``.claude/settings.json`` hooks, Codex's ``notify`` command.
 
 ``configure`` writes (or, with ``remove``, takes out) our entries, merging with what is there.
-``main`` is what those entries run: ``python -m oxide_git.agent_hooks claude|codex EVENT``. It reads
+``main`` is what those entries run: ``git oxide agent-hook claude|codex EVENT`` (or, where
+``git-oxide`` is not on PATH, ``python -m oxide_git.agent_hooks ...`` in per-machine files). It reads
 the agent's JSON, prints nothing on stdout, always exits 0, and logs errors to the oxide log.
 """
 
@@ -21,40 +22,88 @@ MODULE = "oxide_git.agent_hooks"
 CLAUDE_EVENTS = {"UserPromptSubmit": "prompt", "Stop": "stop", "SubagentStop": "stop"}
 
 
-def _command(python: str, *args: str) -> str:
+PORTABLE = ("git", "oxide", "agent-hook")  # `git oxide` from PATH: the same on every machine
+
+
+def _argv(python: str | None, *args: str) -> tuple[list[str], bool]:
+    """The hook's command and whether it is portable (``git oxide`` from PATH) rather than this
+    machine's absolute path to Python (used only when ``git-oxide`` is not on PATH)."""
+    import shutil
+
+    if python is None and shutil.which("git-oxide"):
+        return [*PORTABLE, *args], True
+    return [python or sys.executable, "-m", MODULE, *args], False
+
+
+def _command(python: str | None, *args: str) -> tuple[str, bool]:
     import shlex
 
-    return " ".join(shlex.quote(a) for a in (python, "-m", MODULE, *args))
+    argv, portable = _argv(python, *args)
+    return " ".join(shlex.quote(a) for a in argv), portable
 
 
 def _is_ours(entry: Any) -> bool:
     return isinstance(entry, dict) and any(
-        MODULE in str(h.get("command", "")) for h in entry.get("hooks", []) if isinstance(h, dict))
+        MODULE in str(h.get("command", "")) or "oxide agent-hook" in str(h.get("command", ""))
+        for h in entry.get("hooks", []) if isinstance(h, dict))
 
 
-def configure_claude(workdir: Path, *, remove: bool = False, python: str | None = None) -> list[str]:
-    """Merge our hooks into ``<worktree>/.claude/settings.json`` (other hooks are kept)."""
-    path = workdir / ".claude" / "settings.json"
+def _load(path: Path) -> dict[str, Any]:
     try:
         settings = json.loads(path.read_text()) if path.exists() else {}
     except ValueError as e:
-        raise OxideError(f"{path} is not valid JSON: {e}", hint="fix it, then run this again")
+        raise OxideError(f"{path} is not valid JSON: {e}", hint="fix it, then run this again") from e
+    if not isinstance(settings, dict):
+        raise OxideError(f"{path} is not a JSON object", hint="fix it, then run this again")
+    return settings
+
+
+def _merge(settings: dict[str, Any], commands: dict[str, str] | None) -> bool:
+    """Our entries out of ``settings``, then ``commands`` (event -> command) in; changed?"""
+    before = json.dumps(settings, sort_keys=True)
     hooks = settings.setdefault("hooks", {})
-    done = []
-    for event, action in CLAUDE_EVENTS.items():
+    for event in CLAUDE_EVENTS:
         entries = [e for e in hooks.get(event, []) if not _is_ours(e)]
-        if not remove:
-            entries.append({"hooks": [{"type": "command", "timeout": 10,
-                                       "command": _command(python or sys.executable, "claude", action)}]})
+        if commands:
+            entries.append({"hooks": [{"type": "command", "timeout": 10, "command": commands[event]}]})
         if entries:
             hooks[event] = entries
         else:
             hooks.pop(event, None)
-        done.append(f"{'removed' if remove else 'set'} Claude Code {event} hook in {path}")
     if not hooks:
         settings.pop("hooks")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(settings, indent=2) + "\n")
+    return json.dumps(settings, sort_keys=True) != before
+
+
+def configure_claude(workdir: Path, *, remove: bool = False, python: str | None = None) -> list[str]:
+    """Merge our hooks into the project's Claude Code settings (other hooks are kept).
+
+    The hooks call ``git oxide`` from PATH and go into ``.claude/settings.json``, which projects
+    commit: every teammate gets the same portable command. Only when ``git-oxide`` is not on PATH
+    does the command name this machine's Python, and then it goes into
+    ``.claude/settings.local.json`` (Claude Code's per-machine file, not committed), never the
+    shared one. Entries of ours in the other file are taken out."""
+    shared, local = workdir / ".claude" / "settings.json", workdir / ".claude" / "settings.local.json"
+    commands: dict[str, str] = {}
+    portable = True
+    for event, action in CLAUDE_EVENTS.items():
+        commands[event], portable = _command(python, "claude", action)
+    target = shared if portable else local
+    done = []
+    for path in (shared, local):
+        if not path.exists() and (remove or path != target):
+            continue
+        settings = _load(path)
+        if _merge(settings, None if remove or path != target else commands) or not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(settings, indent=2) + "\n")
+            if remove or path != target:
+                done.append(f"removed git oxide's Claude Code hooks from {path}")
+    if not remove:
+        events = ", ".join(CLAUDE_EVENTS)
+        done.append(f"set Claude Code {events} hooks in {target}"
+                    + ("" if portable else " (git-oxide is not on PATH: this machine's Python is "
+                       "named, so they go in the per-machine settings.local.json)"))
     return done
 
 
@@ -92,7 +141,7 @@ def configure_codex(environ: dict[str, str], home: Path, *, remove: bool = False
         raise OxideError(f"{path} is not valid TOML: {e}")
     lines = text.splitlines()
     span = _notify_span(lines)
-    ours = isinstance(current, list) and MODULE in current
+    ours = isinstance(current, list) and (MODULE in current or "agent-hook" in current)
     chained: list[str] = []
     if ours and isinstance(current, list):
         chained = current[current.index("--") + 1:] if "--" in current else []
@@ -101,7 +150,7 @@ def configure_codex(environ: dict[str, str], home: Path, *, remove: bool = False
     if remove:
         new = chained
     else:
-        new = [python or sys.executable, "-m", MODULE, "codex", "notify"]
+        new, _portable = _argv(python, "codex", "notify")  # config.toml is per user: either is safe
         new += ["--", *chained] if chained else []
     new_lines = [f"notify = {json.dumps(new)}"] if new else []
     if span:

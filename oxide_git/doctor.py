@@ -62,6 +62,15 @@ def _format_drift(ctx: Context) -> list[dict[str, Any]]:
     return out
 
 
+def _not_writable(oxide_dir: Path) -> list[Path]:
+    """oxide's folder, the index files and the worktree folders this user cannot write."""
+    paths = [oxide_dir, *(oxide_dir / f"index.db{s}" for s in ("", "-wal", "-shm"))]
+    wt = oxide_dir / "worktrees"
+    if wt.is_dir():
+        paths += [wt, *wt.iterdir()]
+    return [p for p in paths if p.exists() and not os.access(p, os.W_OK)]
+
+
 def diagnose(ctx: Context, *, fix: bool = False) -> dict[str, Any]:
     findings: list[dict[str, Any]] = []
     repo = ctx.repo
@@ -70,6 +79,13 @@ def diagnose(ctx: Context, *, fix: bool = False) -> dict[str, Any]:
                                  "run `git oxide init`"))
         return {"findings": findings, "usage": {}}
     db_path = repo.oxide_dir / "index.db"
+    denied = _not_writable(repo.oxide_dir)
+    for p in denied:
+        findings.append(_finding("error", f"permission denied: {p} is not writable by this user",
+                                 f"every command that records something fails; check its owner "
+                                 f"and mode (`ls -ld {p}`)"))
+    if denied:  # nothing here can be repaired or rebuilt: say so once and stop
+        return {"findings": findings, "usage": {}}
     index_ok = True
     try:
         conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)

@@ -56,7 +56,16 @@ def unexpected() -> int:
     sys.stderr.write("error: unexpected error in git oxide\n")
     if where:
         sys.stderr.write(f"hint: the details are in {where}; please report them\n")
+    else:  # no log could be written (a read-only folder): the end of the traceback, here
+        import traceback
+
+        tail = traceback.format_exc().rstrip("\n").splitlines()[-TRACEBACK_LINES:]
+        sys.stderr.write("".join(f"  {line}\n" for line in tail))
+        sys.stderr.write("hint: the log could not be written; please report the lines above\n")
     return UNEXPECTED
+
+
+TRACEBACK_LINES = 8
 
 
 def guarded(fn: Callable[[], object], passthrough: tuple[type[BaseException], ...] = ()) -> int:

@@ -108,6 +108,9 @@ class Index:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
         except sqlite3.DatabaseError as e:
+            denied = _permission_problem(path)
+            if denied:
+                raise denied from e
             if isinstance(e, sqlite3.OperationalError) and ("full" in str(e) or "I/O" in str(e)):
                 raise OxideError(f"cannot open the index {path}: {e}",
                                  hint="is the disk full? free some space and run the command again") from e
@@ -131,6 +134,9 @@ class Index:
                 raise
             self.db.execute("COMMIT")
         except sqlite3.DatabaseError as e:
+            denied = _permission_problem(self.path)
+            if denied:
+                raise denied from e
             raise CorruptIndex(f"index write failed: {e}", hint="run `git oxide reindex`") from e
 
     def query(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
@@ -318,6 +324,12 @@ class Index:
         rows = self.query(
             "SELECT seq FROM messages WHERE session_id=? AND (id LIKE ? OR native_id LIKE ?)",
             (session_id, ref + "%", ref + "%"))
+        if not rows and len(ref) == 20:
+            # A whole message id names its seq in its last 8 digits (``model.message_id_for``);
+            # its time prefix changes when the last message of a growing file gets its first
+            # timestamp from a line read later, so a checkpoint's message is found by seq too.
+            rows = self.query("SELECT seq FROM messages WHERE session_id=? AND substr(id, 13)=?",
+                              (session_id, ref[12:]))
         if not rows:
             raise NotFound(f"message {ref} not found in session {session_id[:12]}",
                            hint=f"run `git oxide show {session_id[:12]}` to see its messages")
@@ -408,8 +420,28 @@ def _session_row(r: sqlite3.Row) -> dict[str, Any]:
 
 
 def open_index(oxide_dir: Path) -> Index:
-    oxide_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        oxide_dir.mkdir(parents=True, exist_ok=True)
+    except PermissionError as e:
+        raise _denied(oxide_dir) from e
     return Index(oxide_dir / "index.db")
+
+
+def _denied(path: Path) -> OxideError:
+    return OxideError(f"permission denied: {path} is not writable by this user",
+                      hint=f"git oxide keeps its index and journal there; check its owner and mode "
+                           f"(`ls -ld {path}`)")
+
+
+def _permission_problem(path: Path) -> OxideError | None:
+    """The index's folder or files cannot be written (SQLite calls that "readonly database" or
+    "unable to open"): say so, instead of calling the index corrupt."""
+    import os
+
+    for p in (path.parent, path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        if p.exists() and not os.access(p, os.W_OK):
+            return _denied(p)
+    return None
 
 
 # The index rows of some messages, per table: (columns, JSON array of rows); 0 columns: no rows.

@@ -37,7 +37,7 @@ def test_claude_settings_merge_and_remove(repo: Path) -> None:
     assert len(got["hooks"]["Stop"]) == 2 and got["hooks"]["Stop"][0] == mine["hooks"]["Stop"][0]
     for event in ("UserPromptSubmit", "Stop", "SubagentStop"):
         cmds = [h["command"] for e in got["hooks"][event] for h in e["hooks"]]
-        assert sum("oxide_git.agent_hooks" in c for c in cmds) == 1
+        assert cmds.count(f"git oxide agent-hook claude {'prompt' if event == 'UserPromptSubmit' else 'stop'}") == 1
     oxide(repo, "init", "--agent-hooks", "claude", "--remove")
     assert json.loads(settings.read_text()) == mine
 
@@ -98,7 +98,7 @@ def test_codex_notify_chains_and_restores(repo: Path) -> None:
     config.write_text(original)
     oxide(repo, "init", "--agent-hooks", "codex")
     notify = tomllib.loads(config.read_text())["notify"]
-    assert notify[1:5] == ["-m", "oxide_git.agent_hooks", "codex", "notify"]
+    assert notify[:5] == ["git", "oxide", "agent-hook", "codex", "notify"]  # from PATH
     assert notify[-3:] == ["--", "notify-send", "codex"]
     assert tomllib.loads(config.read_text())["profiles"]["x"]["model"] == "o4"
     oxide(repo, "init", "--agent-hooks", "codex", "--remove")

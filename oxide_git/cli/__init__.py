@@ -37,7 +37,8 @@ class OxideGroup(click.Group):
         if args and not name.startswith("-") and self.get_command(ctx, name) is None:
             import difflib
 
-            close = difflib.get_close_matches(name, [c for c in COMMANDS if c != "hook-impl"], 3)
+            visible = [c for c in COMMANDS if c not in ("hook-impl", "agent-hook")]
+            close = difflib.get_close_matches(name, visible, 3)
             hint = (f"\n\nThe most similar command{'s are' if len(close) > 1 else ' is'}: "
                     + ", ".join(close)) if close else ""
             raise click.UsageError(f"'{name}' is not a git oxide command.{hint}\n"
@@ -86,7 +87,7 @@ COMMANDS = {
     **dict.fromkeys(("status", "switch"), "current"),
     "import": "imports",
     **dict.fromkeys(("resume", "fork", "rewind", "undo"), "history"),
-    **dict.fromkeys(("hooks", "watch", "hook-impl"), "capture"),
+    **dict.fromkeys(("hooks", "watch", "hook-impl", "agent-hook"), "capture"),
     **dict.fromkeys(("push", "pull"), "share"),
     "export": "export",
     **dict.fromkeys(("gc", "pin", "unpin", "rm"), "store_admin"),

@@ -112,6 +112,15 @@ def hook_impl(hook_type: str | None, args: tuple[str, ...]) -> None:
     raise SystemExit(impl((["--hook-type", hook_type] if hook_type else []) + list(args)))
 
 
+@main.command("agent-hook", hidden=True, context_settings={"ignore_unknown_options": True})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def agent_hook(args: tuple[str, ...]) -> None:
+    """What the agents' hooks run (`init --agent-hooks`): never fails, prints nothing."""
+    from ..agent_hooks import main as impl
+
+    raise SystemExit(impl(list(args)))
+
+
 def init_capture(hooks: bool, agent_hooks: tuple[str, ...], remove: bool) -> None:
     """The capture part of `git oxide init --hooks / --agent-hooks AGENT [--remove]`."""
     from ..agent_hooks import configure
