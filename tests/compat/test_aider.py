@@ -79,8 +79,34 @@ def test_aider_restored_history_round_trip(compat_repo: Path, model_server: Mode
                                tools=False)
 
 
-def test_claude_session_restores_into_aider(compat_repo: Path, model_server: ModelServer,
-                                            tmp_path: Path) -> None:
+def _into_aider_and_back(repo: Path, server: ModelServer, source_id: str) -> dict[str, Any]:
+    """``resume --into aider`` twice (the second writes nothing); an import then makes no session
+    of what oxide wrote. Returns the first resume's result."""
+    checks.oxide(repo, "import")
+    res = checks.into(repo, source_id, "aider")
+    assert res["agent"] == "aider" and res["command"][:2] == ["aider", "--restore-chat-history"]
+    assert sum("Tool calls" in x for x in res["lost"]) == 1, res["lost"]
+    oxide_id = checks.show(repo, source_id)["session"]["id"]
+    history = repo / ".aider.chat.history.md"
+    text = history.read_text()
+    assert f"> git-oxide: restored session {oxide_id}  \n" in text
+    assert checks.into(repo, source_id, "aider")["written"] == []
+    assert history.read_text() == text
+    checks.oxide(repo, "import")
+    assert aider_sessions(repo) == [], "importing what oxide wrote made a session of it"
+    return res
+
+
+def _continued_in_aider(repo: Path, source_id: str, prompt: str) -> None:
+    """After aider went on: one aider session, hanging on the session it continues."""
+    checks.oxide(repo, "import")
+    (row,) = aider_sessions(repo)
+    shown = checks.show(repo, row["id"])
+    assert shown["session"]["parent_id"] == checks.show(repo, source_id)["session"]["id"]
+    assert any(prompt in u for u in checks.user_prompts(shown))
+
+
+def test_claude_session_restores_into_aider(compat_repo: Path, model_server: ModelServer) -> None:
     """Claude Code's session written into Aider's history: aider --restore-chat-history sends its
     prompts, tool calls and tool outputs to the model, as text."""
     claude = make_driver("claude", compat_repo, model_server)
@@ -90,16 +116,8 @@ def test_claude_session_restores_into_aider(compat_repo: Path, model_server: Mod
     model_server.script["PROMPT-3"] = [Turn.say("Done with three.")]
     sid = claude.run().check().native_id
     assert sid
-    checks.oxide(compat_repo, "import")
+    res = _into_aider_and_back(compat_repo, model_server, sid)
     d = make_driver("aider", compat_repo, model_server)
-    res = checks.into(compat_repo, sid, "aider")
-    assert res["agent"] == "aider" and res["command"][:2] == ["aider", "--restore-chat-history"]
-    lost = res["lost"]
-    assert sum("Tool calls" in x for x in lost) == 1, lost
-    text = d.history().read_text()
-    assert f"> git-oxide: restored session {checks.show(compat_repo, sid)['session']['id']}" in text
-    assert checks.into(compat_repo, sid, "aider")["written"] == []  # a second write adds nothing
-    assert d.history().read_text() == text
 
     # over the budget, aider has its weak model summarize the restored history first (a side
     # request here, answered with the server's side text), and sends the summary instead
@@ -108,8 +126,26 @@ def test_claude_session_restores_into_aider(compat_repo: Path, model_server: Mod
     assert any("summarize" in json.dumps(r["body"]) for r in model_server.requests(scripted=False))
     sent = checks.request_text(model_server)
     assert model_server.side_text in sent and f"\\n{LONG}\\n" not in sent
-    assert any("summarizes" in x for x in lost)
+    assert any("summarizes" in x for x in res["lost"])
     model_server._log.clear()
     d.restore(PROMPT3, "--max-chat-history-tokens", "100000").check()
     checks.assert_request_holds(model_server, [claude.prompt1, SHELL_TEXT, "echo from-shell",
                                                "second line", f"\n{LONG}\n"])
+    _continued_in_aider(compat_repo, sid, PROMPT3)
+
+
+def test_codex_session_restores_into_aider(compat_repo: Path, model_server: ModelServer) -> None:
+    """Codex's session, harness context (environment, permissions) left out and said so."""
+    codex = make_driver("codex", compat_repo, model_server)
+    model_server.script["PROMPT-3"] = [Turn.say("Done with three.")]
+    tid = codex.run().check().native_id
+    assert tid
+    res = _into_aider_and_back(compat_repo, model_server, tid)
+    assert sum("harness" in x for x in res["lost"]) == 1, res["lost"]
+    assert "<environment_context>" not in (compat_repo / ".aider.chat.history.md").read_text()
+    d = make_driver("aider", compat_repo, model_server)
+    model_server._log.clear()
+    d.restore(PROMPT3).check()
+    checks.assert_request_holds(model_server, [codex.prompt1, SHELL_TEXT, "echo from-shell",
+                                               "second line"])
+    _continued_in_aider(compat_repo, tid, PROMPT3)
