@@ -68,7 +68,34 @@ def _context_start(ctx: Context, ref: str, full: bool) -> tuple[sessionlog.Log, 
     return log, start
 
 
-def _write(path: Path, data: bytes, append: bool, res: IntoResult, rewound: bool) -> None:
+def _own_messages(agent: str, path: Path, native_id: str, env: Any = None) -> Iterator[Message]:
+    """The messages of native session ``native_id`` in the agent's file at ``path``."""
+    import inspect
+
+    from .agents import FoundMessage, FoundSession
+    from .agents import agent as agent_module
+
+    parse = agent_module(agent).parse
+    kwargs = {"env": env} if env is not None and "env" in inspect.signature(parse).parameters else {}
+    own: set[str] = set()
+    for ev in parse(path, **kwargs):
+        if isinstance(ev, FoundSession) and ev.session.native_id == native_id:
+            own.add(ev.session.id)
+        elif isinstance(ev, FoundMessage) and ev.session_id in own:
+            yield ev.message
+
+
+def _agent_went_on(agent: str, path: Path, native_id: str, known: set[str], env: Any) -> bool:
+    """Does the agent's own file at ``path`` hold messages of that session the store lacks?"""
+    try:
+        return any(m.native_id and m.native_id not in known
+                   for m in _own_messages(agent, path, native_id, env))
+    except (OSError, ValueError):
+        return True  # unreadable to us: never overwrite it
+
+
+def _write(path: Path, data: bytes, append: bool, res: IntoResult, rewound: bool,
+           went_on: Any = None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if append:
         existing = path.read_bytes() if path.exists() else b""
@@ -84,7 +111,7 @@ def _write(path: Path, data: bytes, append: bool, res: IntoResult, rewound: bool
         if existing == data:
             res.kept.append(str(path))
             return
-        if len(existing) > len(data) and not rewound:
+        if not rewound and went_on is not None and went_on(path):
             # The agent's own file has more than we know of: it is newer; never overwrite it.
             res.kept.append(str(path))
             return
@@ -116,25 +143,16 @@ def rewound(log: sessionlog.Log) -> bool:
 EXPORT_SUMMARY = "exported to "
 
 
-def _record_export(ctx: Context, log: sessionlog.Log, agent: str, exp: Any) -> None:
+def _record_export(ctx: Context, log: sessionlog.Log, agent: str, exp: Any, env: Any) -> None:
     """Note in the session which native session the agent now has of it, and how many messages
     an import of what was written holds: the next import maps that native session back to this
     one (a continuation), instead of making a new session of our own writing."""
     from . import store
-    from .agents import agent as agent_module
 
     count = 0
-    parser = agent_module(agent)
-    from .agents import FoundMessage, FoundSession
-
     for path in exp.files:
-        own: set[str] = set()
         try:
-            for ev in parser.parse(Path(path)):
-                if isinstance(ev, FoundSession) and ev.session.native_id == exp.native_id:
-                    own.add(ev.session.id)
-                elif isinstance(ev, FoundMessage) and ev.session_id in own:
-                    count += 1
+            count += sum(1 for _ in _own_messages(agent, Path(path), exp.native_id, env))
         except (OSError, ValueError):
             continue
     exports = dict(log.session.source.get("exports") or {})
@@ -166,9 +184,18 @@ def into(ctx: Context, ref: str, agent: str) -> IntoResult:
     exp = agent_module(agent).export(session, messages, env)
     res = IntoResult(agent, exp.native_id, list(exp.command), exp.cwd, lost=list(exp.lost))
     back = rewound(log)
+    known = {m.native_id for m in messages if m.native_id}
+
+    def went_on(path: Path) -> bool:
+        return _agent_went_on(agent, path, exp.native_id, known, env)
+
     for path, data in exp.files.items():
-        _write(Path(path), data, append=(agent == "aider"), res=res, rewound=back)
-    if exp.files and (session.agent, session.native_id) != (agent, exp.native_id):
-        _record_export(ctx, log, agent, exp)
+        _write(Path(path), data, append=(agent == "aider"), res=res, rewound=back, went_on=went_on)
+    db_writer: Any = agent_module(agent)  # an agent whose export has databases defines it
+    for path, rows in exp.databases.items():  # rows in the agent's own database (OpenCode 1.18)
+        outcome = db_writer.write_database(Path(path), rows, rewound=back)
+        (res.written if outcome == "written" else res.kept).append(str(path))
+    if (exp.files or exp.databases) and (session.agent, session.native_id) != (agent, exp.native_id):
+        _record_export(ctx, log, agent, exp, env)
     store.set_current_session(ctx, sid, why=f"it was resumed with `git oxide resume --into {agent}`")
     return res
