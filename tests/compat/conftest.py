@@ -38,6 +38,7 @@ def make_driver(name: str, repo: Path, server: ModelServer) -> Driver:
     """A driver for ``name``, whose standard script is merged into the server's."""
     d = driver_class(name)(repo, server)
     server.script.update(d.script())
+    d.setup()
     return d
 
 

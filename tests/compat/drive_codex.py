@@ -41,6 +41,9 @@ class CodexDriver(Driver):
             'env_key = "FAKE_API_KEY"\n', encoding="utf-8")
         return cfg
 
+    def setup(self) -> None:
+        self.write_config()
+
     def env(self) -> dict[str, str]:
         env = super().env()
         env["CODEX_HOME"] = str(self.codex_home())

@@ -57,6 +57,10 @@ class Driver:
         self.binary = install(self.pin)
 
     # what a subclass gives
+    def setup(self) -> None:
+        """Configure the agent as a user who has it installed would have (config files); called
+        before anything runs, so that `git oxide resume --into` sees that configuration too."""
+
     def env(self) -> dict[str, str]:
         """The process environment for the agent (the test's, plus the agent's own settings)."""
         env = dict(os.environ)
