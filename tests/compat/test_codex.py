@@ -30,7 +30,11 @@ def _first_run(d: CodexDriver, repo: Path) -> str:
     return first.native_id
 
 
+AGENTS_MD = "Answer briefly. AGENTS-MD-MARKER\n"
+
+
 def test_codex_import_and_round_trip(compat_repo: Path, model_server, tmp_path: Path) -> None:
+    (compat_repo / "AGENTS.md").write_text(AGENTS_MD)  # injected by Codex as context
     d = make_driver("codex", compat_repo, model_server)
     assert isinstance(d, CodexDriver)
     sid = _first_run(d, compat_repo)
@@ -43,7 +47,9 @@ def test_codex_import_and_round_trip(compat_repo: Path, model_server, tmp_path: 
     assert title and d.prompt1.startswith(title.rstrip("…")), title
     harness = [m for m in shown["messages"] if (m.get("extra") or {}).get("harness")]
     assert harness and all(m["role"] != "user" for m in harness)
-    assert any("<environment_context>" in t for m in harness for t in checks.texts(m, "text"))
+    harness_text = "\n".join(t for m in harness for t in checks.texts(m, "text"))
+    assert "<environment_context>" in harness_text and "AGENTS-MD-MARKER" in harness_text
+    assert "<permissions instructions>" in harness_text
     calls = {c["name"] for c in checks.tool_calls(shown)}
     assert calls == {"exec_command", "apply_patch"}, calls
 
@@ -128,3 +134,21 @@ def test_claude_into_codex_under_a_custom_provider(compat_repo: Path, model_serv
     for m in harness:  # Claude's injected context never reaches Codex as a user turn
         for t in checks.texts(m, "text"):
             assert t[:200] not in text
+
+
+def test_codex_rollout_alone_lost_is_written_back_where_its_thread_store_points(
+        compat_repo: Path, model_server) -> None:
+    """Codex's databases kept (state_5.sqlite names the rollout's path), the rollout file gone:
+    Codex finds a thread by that row, not by a scan, so the file must come back at that path."""
+    d = make_driver("codex", compat_repo, model_server)
+    assert isinstance(d, CodexDriver)
+    sid = _first_run(d, compat_repo)
+    original = d.session_file(sid)
+    before = original.read_bytes()
+    checks.import_session(compat_repo, sid)
+    original.unlink()
+    out = checks.into(compat_repo, sid, "codex")
+    assert out["written"] == [str(original)] and original.read_bytes() == before
+    model_server._log.clear()
+    d.resume(sid, PROMPT2).check()
+    checks.assert_request_holds(model_server, [d.prompt1, SHELL_TEXT, PROMPT2])
