@@ -1,13 +1,18 @@
-"""The resume picker in a real pseudo-terminal, and its plain-list fallback without one."""
+"""The resume picker in a real terminal (tmux: a pty, key presses, the screen as the user sees it),
+and its plain-list fallback without one."""
 
 from __future__ import annotations
 
 import os
-import pty
-import select
+import shlex
+import shutil
+import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from oxide_git import store
 from oxide_git.checkpoint import checkpoint
@@ -15,53 +20,146 @@ from oxide_git.model import Message, Part, Session
 
 from .conftest import NOW_MS, make_ctx, oxide
 
+TMUX = shutil.which("tmux")
+needs_tmux = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
+A = "0" * 11 + "1" + "a" * 20
+B = "0" * 11 + "2" + "b" * 20
+
 
 def _sessions(repo: Path) -> tuple[str, str]:
     ctx = make_ctx(repo)
-    a = Session(id="0" * 11 + "1" + "a" * 20, agent="claude", title="fix the parser", worktree="main",
-                branch="main", updated_at=2000)
-    b = Session(id="0" * 11 + "2" + "b" * 20, agent="codex", title="write docs", worktree="main",
-                branch="docs", updated_at=1000)
-    store.append(ctx, a, [Message("user", (Part.text("the tokenizer breaks on tabs"),))])
+    a = Session(id=A, agent="claude", title="fix the parser", worktree="main", branch="main", updated_at=2000)
+    b = Session(id=B, agent="codex", title="write docs", worktree="main", branch="docs", updated_at=1000)
+    store.append(ctx, a, [Message("user", (Part.text("the tokenizer breaks on tabs"),)),
+                          Message("assistant", (Part.text("tabs are now spaces"),))])
     store.append(ctx, b, [Message("user", (Part.text("explain the storage layout"),))])
     checkpoint(ctx, session=a.id)
     return a.id, b.id
 
 
-def _read_until(fd: int, needle: bytes, timeout: float = 20) -> bytes:
-    buf = b""
-    deadline = time.monotonic() + timeout
-    while needle not in buf:
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{needle!r} not seen in {buf.decode(errors='replace')}")
-        r, _, _ = select.select([fd], [], [], 0.2)
-        if r:
-            try:
-                buf += os.read(fd, 4096)
-            except OSError:
-                break
-    return buf
+class Screen:
+    """`git oxide resume` running in a tmux pane of 110x36."""
+
+    def __init__(self, repo: Path, tmp: Path, *args: str) -> None:
+        self.sock = str(tmp / "tmux.sock")
+        env = {k: os.environ[k] for k in ("HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM",
+                                          "CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_DATA_HOME",
+                                          "XDG_CONFIG_HOME")}
+        env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"]
+        env["OXIDE_NOW"] = str(NOW_MS + 60_000)
+        env["TERM"] = "xterm-256color"
+        cmd = " ".join(["env", *(shlex.quote(f"{k}={v}") for k, v in env.items()), "git", "oxide",
+                        "resume", *args])
+        shell = f"cd {shlex.quote(str(repo))} && {cmd}; echo EXIT=$?; sleep 600"
+        self._tmux("new-session", "-d", "-x", "110", "-y", "36", "-s", "pick", shell)
+
+    def _tmux(self, *args: str) -> str:
+        return subprocess.run([str(TMUX), "-S", self.sock, "-f", "/dev/null", *args],
+                              capture_output=True, text=True, check=True).stdout
+
+    def text(self) -> str:
+        return self._tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", "pick")
+
+    def wait(self, needle: str, timeout: float = 20) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = self.text()
+            if needle in screen:
+                return screen
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{needle!r} not on screen:\n{screen}")
+            time.sleep(0.1)
+
+    def keys(self, *keys: str) -> None:
+        self._tmux("send-keys", "-t", "pick", *keys)
+
+    def type(self, text: str) -> None:
+        self._tmux("send-keys", "-t", "pick", "-l", text)
+
+    def close(self) -> None:
+        subprocess.run([str(TMUX), "-S", self.sock, "kill-server"], capture_output=True)
 
 
-def test_picker_filters_and_picks_in_a_terminal(repo: Path) -> None:
-    _a, b = _sessions(repo)
-    pid, fd = pty.fork()
-    if pid == 0:  # child: the real command on a terminal
-        os.chdir(repo)
-        os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"]
-        os.environ["OXIDE_NOW"] = str(NOW_MS + 60_000)
-        os.execvp("git", ["git", "oxide", "resume"])
-    screen = _read_until(fd, b"filter [")
-    assert b"fix the parser" in screen and b"write docs" in screen
-    assert b"checkpoint " in screen and b"expires in" in screen  # the preview shows the expiry
-    os.write(fd, b"storage layout\r")  # type to filter through the full-text index
-    screen = _read_until(fd, b"filter [storage layout]")
-    listed = screen.split(b"filter [storage layout]")[0].rsplit(b"filter [", 1)[-1]
-    assert b"write docs" in listed and b"fix the parser" not in listed
-    os.write(fd, b"1\r")
-    out = _read_until(fd, b"hint:")
-    assert b.encode() in out
-    os.waitpid(pid, 0)
+@pytest.fixture
+def screen_of(repo: Path, tmp_path: Path) -> Iterator[object]:
+    opened: list[Screen] = []
+
+    def start(*args: str) -> Screen:
+        s = Screen(repo, tmp_path, *args)
+        opened.append(s)
+        return s
+
+    yield start
+    for s in opened:
+        s.close()
+
+
+def _row(screen: str, title: str) -> str:
+    return next(line for line in screen.splitlines() if title in line and "ago" in line)
+
+
+@needs_tmux
+def test_arrows_move_the_highlight_and_the_preview_follows(repo: Path, screen_of) -> None:  # type: ignore[no-untyped-def]
+    _sessions(repo)
+    s = screen_of()
+    screen = s.wait("Preview")
+    assert _row(screen, "fix the parser").startswith("> ")  # the newest first, highlighted
+    assert "prompt: the tokenizer breaks on tabs" in screen and "last answer: tabs are now spaces" in screen
+    assert "checkpoints: 1; newest" in screen and "expires in" in screen
+    assert "agent: all (Tab)" in screen and "worktree: this one (^W)" in screen  # filters on screen
+    s.keys("Down")
+    screen = s.wait("prompt: explain the storage layout")
+    assert _row(screen, "write docs").startswith("> ") and not _row(screen, "fix the parser").startswith(">")
+    assert "^[[B" not in screen  # an arrow key is a move, not text
+    s.keys("Up")
+    s.wait("prompt: the tokenizer breaks on tabs")
+
+
+@needs_tmux
+def test_typing_filters_by_message_text_and_tab_filters_the_agent(repo: Path, screen_of) -> None:  # type: ignore[no-untyped-def]
+    _sessions(repo)
+    s = screen_of()
+    s.wait("Preview")
+    s.type("storage layout")  # words of a message, not of a title: the full-text index
+    screen = s.wait("1 of 2")
+    assert "write docs" in screen and "fix the parser" not in screen
+    for _ in "storage layout":
+        s.keys("BSpace")
+    s.wait("2 of 2")
+    s.keys("Tab")  # agent filter: claude
+    screen = s.wait("agent: claude (Tab)")
+    assert "1 of 2" in screen and "fix the parser" in screen and "write docs" not in screen
+    s.type("99")  # a number is text to filter by, shown as such; nothing is picked
+    screen = s.wait("filter> 99")
+    assert "0 of 2" in screen and "no session matches" in screen
+    s.keys("Escape")
+    assert "EXIT=0" in s.wait("EXIT=")
+
+
+@needs_tmux
+def test_enter_offers_the_actions_and_show_runs(repo: Path, screen_of) -> None:  # type: ignore[no-untyped-def]
+    _sessions(repo)
+    s = screen_of()
+    s.wait("Preview")
+    s.keys("Down", "Enter")
+    screen = s.wait("what now?")
+    assert "[r] resume in codex (its agent)" in screen and "resume in claude" in screen
+    assert "[s] show it" in screen and "[f] fork it" in screen and "[e] export it" in screen
+    s.keys("s")
+    screen = s.wait("EXIT=")
+    assert "explain the storage layout" in screen and "title:    write docs" in screen
+
+
+@needs_tmux
+def test_resume_into_another_agent_from_the_menu(repo: Path, screen_of) -> None:  # type: ignore[no-untyped-def]
+    _sessions(repo)
+    s = screen_of()
+    s.wait("Preview")
+    s.keys("Enter")  # on "fix the parser" (claude)
+    s.wait("what now?")
+    s.keys("Down", "Enter")  # the second action: resume in codex
+    screen = s.wait("EXIT=")
+    assert "EXIT=0" in screen and "codex resume" in screen  # the command that continues it
 
 
 def test_picker_without_terminal_prints_a_numbered_list(repo: Path) -> None:
