@@ -16,6 +16,7 @@ import pytest
 
 from . import checks
 from .conftest import make_driver
+from .drive_aider import NOTES_LINE
 from .driver import AGENTS, PROMPT2, SHELL_TEXT
 
 PAIRS = [(a, b) for a in AGENTS for b in AGENTS if a != b]
@@ -44,7 +45,7 @@ def test_a_session_continues_in_another_agent(source: str, target: str, compat_r
            "accepted": second.returncode == 0, "lost": res.get("lost", [])}
     try:
         second.check()
-        needles = [a.prompt1] + ([SHELL_TEXT] if source != "aider" else ["second line"])
+        needles = [a.prompt1, SHELL_TEXT if source != "aider" else NOTES_LINE]
         checks.assert_request_holds(model_server, needles)
         row["request_holds"] = True
     except AssertionError:
