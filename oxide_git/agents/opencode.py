@@ -32,12 +32,15 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from ..model import Message, Part, PartType, Session, session_id_for
-from . import AgentEnv, Event, Export, FoundMessage, FoundSession, Problem, Resumable, jsonline
+from . import AgentEnv, Event, Export, FoundMessage, FoundSession, Problem, Resumable, Unknown, jsonline
 
 name = "opencode"
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _MSG_COLUMNS = ("modelID", "tokens", "cost")  # message info keys that have a column of their own
+ROW_KEY = "oxide_row"  # db row times and JSON key order of a message or part (opencode_db._row_meta)
+_PART_TYPES = frozenset({"text", "reasoning", "tool", "file", "patch", "compaction", "step-start",
+                         "step-finish", "snapshot", "agent", "subtask", "retry"})  # OpenCode 1.18
 
 
 def data_home(env: AgentEnv) -> Path:
@@ -209,8 +212,19 @@ def _session_events(
         extra=extra,
     )
     yield FoundSession(session)
+    version = _str(info.get("version"))
     for m in messages:
+        yield from _unknowns(m, version)
         yield FoundMessage(sid, m)
+
+
+def _unknowns(m: Message, version: str | None) -> Iterator[Unknown]:
+    """Format drift: a role or part type OpenCode 1.18 does not write (the record is kept whole)."""
+    if m.role not in ("user", "assistant"):
+        yield Unknown(f"message/{m.role}", version)
+    for p in m.parts:
+        if p.type == PartType.OTHER and p.get("kind") not in _PART_TYPES:
+            yield Unknown(f"part/{p.get('kind')}", version)
 
 
 def _message(
@@ -360,3 +374,11 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
     from .opencode_export import export as _export
 
     return _export(session, messages, env)
+
+
+def write_database(path: Path, rows: Any, *, rewound: bool = False) -> str:
+    """Apply an export's ``databases`` entry (``opencode_write``): written, unchanged or kept."""
+    from .opencode_write import write_database as _write
+
+    return _write(path, rows, rewound=rewound)
+

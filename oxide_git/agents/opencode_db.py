@@ -1,8 +1,14 @@
 """OpenCode's SQLite store (``opencode.db``, 2026+), read-only, as the storage tree's objects.
 
 Rows are rebuilt the way OpenCode does it: ``{...json(data), id, sessionID[, messageID]}``; the
-session row becomes the Session.Info object (db-only totals go under ``totals``). Columns are read
-with ``SELECT *`` so that schemas older or newer than formats.md 3.3 still parse.
+session row becomes the Session.Info object (db-only totals go under ``totals``, ``todo`` rows under
+``todo``). Columns are read with ``SELECT *`` so that schemas older or newer than formats.md 3.3
+still parse. Each message and part also gets ``oxide_row`` (row times, JSON key order), so that
+``opencode_rows`` writes back the very rows it read.
+
+The ``event`` table (an append-only log: ``session.created.1``, ``message.updated.1``,
+``message.part.updated.1``... per session ``seq``) is not read: every event's final state is in
+the message and part rows, and OpenCode 1.18 continues a session from those rows alone.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from . import AgentEnv, Event, Problem
-from .opencode import _dict, _int, _loads, _session_events, _str
+from .opencode import ROW_KEY, _dict, _int, _loads, _session_events, _str
 
 
 def has_project(db: Path, env: AgentEnv) -> bool:
@@ -42,23 +48,29 @@ def parse_db(path: Path, env: AgentEnv | None) -> Iterator[Event]:
         return
     try:
         rows = [dict(r) for r in conn.execute("SELECT * FROM session")]
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         created = {r.get("id"): _int(r.get("time_created")) for r in rows}
         rows.sort(key=lambda r: (_int(r.get("time_created")) or 0, str(r.get("id"))))
         for row in rows:
             if not isinstance(row.get("id"), str) or (env is not None and not _db_matches(row, env)):
                 continue
             info = _session_from_row(row)
+            todo = [dict(t) for t in conn.execute(
+                "SELECT * FROM todo WHERE session_id = ? ORDER BY position", (row["id"],))
+            ] if "todo" in tables else []
+            if todo:
+                info["todo"] = [{k: v for k, v in t.items() if k != "session_id"} for t in todo]
             entries: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
             parts_by_msg: dict[str, list[dict[str, Any]]] = {}
             for p in conn.execute(
-                "SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id",
-                (row["id"],),
+                "SELECT * FROM part WHERE session_id = ? ORDER BY message_id, id", (row["id"],)
             ):
                 data = _loads(p["data"])
                 if not isinstance(data, dict):
                     yield Problem(None, f"{path}: part {p['id']}: not JSON, skipped")
                     continue
-                part = {**data, "id": p["id"], "sessionID": row["id"], "messageID": p["message_id"]}
+                part = {**data, "id": p["id"], "sessionID": row["id"], "messageID": p["message_id"],
+                        ROW_KEY: _row_meta(dict(p), data)}
                 parts_by_msg.setdefault(str(p["message_id"]), []).append(part)
             for mrow in conn.execute(
                 "SELECT * FROM message WHERE session_id = ? ORDER BY time_created, id", (row["id"],)
@@ -68,10 +80,11 @@ def parse_db(path: Path, env: AgentEnv | None) -> Iterator[Event]:
                 if not isinstance(data, dict):
                     yield Problem(None, f"{path}: message {m['id']}: not JSON, skipped")
                     continue
+                meta = _row_meta(m, data)
                 t = _dict(data.get("time"))
                 if "created" not in t and _int(m.get("time_created")) is not None:
                     data = {**data, "time": {**t, "created": m["time_created"]}}
-                info_m = {**data, "id": m["id"], "sessionID": row["id"]}
+                info_m = {**data, "id": m["id"], "sessionID": row["id"], ROW_KEY: meta}
                 entries.append((info_m, parts_by_msg.get(str(m["id"]), [])))
             parent_created = created.get(row.get("parent_id"))
             source = {"format": "db", "path": str(path)}
@@ -95,7 +108,7 @@ def _session_from_row(row: Mapping[str, Any]) -> dict[str, Any]:
         info["summary"] = {k: v for k, v in summary.items() if v is not None}
     if row.get("share_url"):
         info["share"] = {"url": row["share_url"]}
-    for col in ("revert", "permission", "model", "goal"):
+    for col in ("revert", "permission", "model", "goal", "metadata"):
         if row.get(col) is not None:
             info[col] = _loads(row[col])
     if row.get("agent") is not None:
@@ -110,6 +123,18 @@ def _session_from_row(row: Mapping[str, Any]) -> dict[str, Any]:
         info["totals"] = totals  # db-only columns; not part of Session.Info
     return info
 
+
+
+def _row_meta(row: Mapping[str, Any], data: Mapping[str, Any]) -> dict[str, Any]:
+    """What a message or part row holds besides its JSON: the row times, and the JSON's key order
+    (the export writes the same text back)."""
+    meta: dict[str, Any] = {"time_updated": row.get("time_updated"), "order": list(data)}
+    if "message_id" in row:
+        meta["time_created"] = row.get("time_created")
+    state = data.get("state")
+    if isinstance(state, dict):
+        meta["state_order"] = list(state)
+    return meta
 
 
 def _connect(path: Path) -> sqlite3.Connection:

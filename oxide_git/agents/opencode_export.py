@@ -1,21 +1,24 @@
-"""A session written back as OpenCode files: the legacy storage tree and an ``opencode import`` file.
+"""A session written back into OpenCode: rows of ``opencode.db`` (1.18), or the legacy storage tree.
 
-Files (under ``$XDG_DATA_HOME/opencode/``):
+OpenCode 1.18 keeps everything in ``$XDG_DATA_HOME/opencode/opencode.db`` and reads no JSON files,
+so the export is that database's rows (``opencode_rows``; ``Export.databases``), applied by
+``opencode_write.write_database`` in one transaction, the database created with OpenCode's own
+schema when the data folder has none. Only a data folder that has the legacy ``storage/`` tree and
+no database (OpenCode before 2026) gets the tree's JSON files instead:
+``storage/session/<projectID>/<sid>.json``, ``storage/message/<sid>/<mid>.json``,
+``storage/part/<mid>/<pid>.json``.
 
-- ``storage/session/<projectID>/<sid>.json``, ``storage/message/<sid>/<mid>.json`` and
-  ``storage/part/<mid>/<pid>.json``: what OpenCode up to early 2026 reads directly;
-- ``oxide-exports/<sid>.json``: ``{info, messages: [{info, parts}]}``, accepted by
-  ``opencode import <file>``; OpenCode 2026+ keeps sessions in ``opencode.db`` and only reads the JSON
-  tree once, at migration, so that is how a session reaches it.
+``command``: ``opencode --session <sid>`` (``-s``, in the TUI and ``run``): OpenCode finds the
+session by its id in the ``session`` table and continues from its message and part rows.
 
-``command``: ``opencode --session <sid>`` (``-s``, "session id to continue", in the TUI and ``run``
-commands). When ``opencode.db`` already exists the command first runs ``opencode import`` on the
-export file (idempotent: the session row is upserted, messages and parts are inserted or ignored).
-
-An OpenCode session keeps its native ids and objects. Any other session gets deterministic
-OpenCode-style ids (``ses_`` descending, ``msg_``/``prt_`` ascending, 12 hex of ``ms*4096+counter``
-then 14 base62 from a hash) and the required fields OpenCode validates; its tool calls, patches and
-other parts OpenCode cannot replay become readable text, listed in ``lost``.
+An OpenCode session keeps its native ids, objects and rows (row times, JSON key order, the
+session's token and cost totals, its todo list). Any other session gets deterministic OpenCode-style
+ids (``ses_`` descending, ``msg_``/``prt_`` ascending, 12 hex of ``ms*4096+counter`` then 14 base62
+from a hash), the required fields OpenCode validates, and the model OpenCode is configured with
+(the ``model`` of its ``opencode.json``): a model id OpenCode has no provider for is refused
+(``Model not found``). Tool calls with an OpenCode equivalent become ``tool`` parts; other tools,
+patches and parts OpenCode cannot replay become readable text; the other agent's harness messages
+are left out; all of it is listed in ``lost``.
 """
 
 from __future__ import annotations
@@ -29,15 +32,13 @@ from typing import Any
 
 from ..model import Message, Part, PartType, Session
 from . import AgentEnv, Export
-from .opencode import _dict, _load, data_home
+from .opencode import ROW_KEY, _dict, _load, _loads, data_home
+from .opencode_parts import part as _part
+from .opencode_parts import provider as _provider
+from .opencode_parts import tokens as _tokens
 
 _MASK = 0xFFFFFFFFFFFF
 _B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-_DERIVED: dict[str, tuple[str, ...]] = {  # normalized keys the parser adds next to the native fields
-    PartType.FILE: ("path",),
-    PartType.PATCH: ("text",),
-    PartType.COMPACTION: ("summary", "replaces", "summary_message_id"),
-}
 
 
 class _Ids:
@@ -74,6 +75,13 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
     cwd = _target_cwd(session, env)
     project_id = _project_id(session, env, root, native)
     lost: Counter[str] = Counter()
+    model = None if native else _model_for(session, env, cwd, lost)
+    if not native:
+        harness = [m for m in messages if m.is_harness()]
+        if harness:
+            lost[f"{session.agent} harness messages left out (context its own harness injected)"] += (
+                len(harness))
+        messages = [m for m in messages if not m.is_harness()]
 
     results: dict[Any, Part] = {}
     calls = {p.get("call_id") for m in messages for p in m.parts if p.type == PartType.TOOL_CALL}
@@ -95,11 +103,11 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
             role = "user"
         if m.role not in ("user", "assistant"):
             lost[f"{m.role} messages became user messages"] += 1
-        info = _message_info(m, mid, sid, role, ms, native, last_user, cwd, session)
+        info = _message_info(m, mid, sid, role, ms, native, last_user, cwd, model)
         parts: list[dict[str, Any]] = []
         synth: list[str] = []
         for p in m.parts:
-            for d in _part(p, m, native, results, cwd, lost, ms):
+            for d in _part(p, native, results, cwd, lost, ms):
                 if d.get("type") == "compaction" and p.get("summary") and (
                     p.get("summary_message_id") not in known
                 ):
@@ -118,36 +126,83 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
         for text in synth:
             sm = ids.next("msg", ms + 1)
             s_info = _message_info(Message("assistant", created_at=ms + 1, model=m.model), sm, sid,
-                                   "assistant", ms + 1, False, mid, cwd, session)
+                                   "assistant", ms + 1, False, mid, cwd, model)
             s_info.update(summary=True, mode="compaction", agent="compaction")
             s_part = {"type": "text", "text": text, "id": ids.next("prt", ms + 1),
                       "sessionID": sid, "messageID": sm}
             out.append((s_info, [s_part]))
             last_ms = max(last_ms, ms + 1)
 
-    info = _session_info(session, sid, project_id, cwd, native, out)
-    files: dict[Path, bytes] = {}
+    info = _session_info(session, sid, project_id, cwd, native, out, model)
+    command = ["opencode", "--session", sid]
+    lost_lines = [f"{n} {what}" for what, n in sorted(lost.items())]
+    db = root / "opencode.db"
+    if (root / "storage").is_dir() and not any(root.glob("opencode*.db")):
+        return Export(files=_storage_files(root, project_id, info, out), native_id=sid,
+                      command=command, cwd=cwd, lost=lost_lines)
+    from .opencode_rows import build
+
+    worktree = str(env.worktrees[0]) if env.worktrees else cwd
+    return Export(files={}, native_id=sid, command=command, cwd=cwd, lost=lost_lines,
+                  databases={db: build(info, out, worktree)})
+
+
+def _storage_files(root: Path, project_id: str, info: dict[str, Any],
+                   out: list[tuple[dict[str, Any], list[dict[str, Any]]]]) -> dict[Path, bytes]:
+    """The legacy storage tree (OpenCode before 2026 reads these files directly)."""
     store = root / "storage"
-    files[store / "session" / project_id / f"{sid}.json"] = _dump(info)
+    session = {k: v for k, v in info.items() if k not in ("totals", "todo")}
+    files = {store / "session" / project_id / f"{info['id']}.json": _dump(session)}
     for m_info, parts in out:
-        files[store / "message" / sid / f"{m_info['id']}.json"] = _dump(m_info)
+        files[store / "message" / info["id"] / f"{m_info['id']}.json"] = _dump(m_info)
         for d in parts:
             files[store / "part" / m_info["id"] / f"{d['id']}.json"] = _dump(d)
-    bundle = root / "oxide-exports" / f"{sid}.json"
-    files[bundle] = _dump({"info": info, "messages": [{"info": i, "parts": p} for i, p in out]})
-    command: list[str] = ["opencode", "--session", sid]
-    if (root / "opencode.db").exists():
-        command = ["sh", "-c", 'opencode import "$1" && exec opencode --session "$2"', "sh",
-                   str(bundle), sid]
-    return Export(files=files, native_id=sid, command=command, cwd=cwd,
-                  lost=[f"{n} {what}" for what, n in sorted(lost.items())])
+    return files
+
+
+def _model_for(session: Session, env: AgentEnv, cwd: str, lost: Counter[str]) -> tuple[str, str]:
+    """(providerID, modelID) for another agent's session: the model OpenCode is configured with,
+    else the session's own with a guessed provider (which OpenCode may not have)."""
+    configured = configured_model(env, cwd)
+    original = session.model or "unknown"
+    if configured is not None:
+        if configured[1] != original:
+            lost[f"model {original} of {session.agent} recorded as OpenCode's configured model "
+                 f"{configured[0]}/{configured[1]}"] += 1
+        return configured
+    lost[f"no model in OpenCode's config: model {original} recorded under provider "
+         f"{_provider(original)}, which OpenCode may not have"] += 1
+    return _provider(original), original
+
+
+def configured_model(env: AgentEnv, cwd: str) -> tuple[str, str] | None:
+    """The ``model`` (``provider/model``) of OpenCode's config: the project's ``opencode.json``
+    (or ``.jsonc``) over ``$OPENCODE_CONFIG`` over the global ``$XDG_CONFIG_HOME/opencode/``."""
+    xdg = env.environ.get("XDG_CONFIG_HOME")
+    base = (Path(xdg) if xdg else env.home / ".config") / "opencode"
+    candidates = [base / "config.json", base / "opencode.json", base / "opencode.jsonc"]
+    if env.environ.get("OPENCODE_CONFIG"):
+        candidates.append(Path(env.environ["OPENCODE_CONFIG"]))
+    tops = [*env.worktrees] or [Path(cwd)]
+    candidates += [t / name for t in tops[:1] for name in ("opencode.json", "opencode.jsonc")]
+    found = None
+    for c in candidates:
+        try:
+            conf = _loads(c.read_bytes()) if c.is_file() else None
+        except OSError:
+            conf = None
+        value = conf.get("model") if isinstance(conf, dict) else None
+        if isinstance(value, str) and "/" in value.strip("/"):
+            provider, model = value.split("/", 1)
+            found = (provider, model)
+    return found
 
 
 def _message_info(m: Message, mid: str, sid: str, role: str, ms: int, native: bool,
-                  last_user: str | None, cwd: str, session: Session) -> dict[str, Any]:
+                  last_user: str | None, cwd: str, model: tuple[str, str] | None) -> dict[str, Any]:
     info: dict[str, Any] = dict(m.extra) if native else {}
     info.update(id=mid, sessionID=sid, role=role)
-    if m.model and role == "assistant" and "modelID" not in info:
+    if native and m.model and role == "assistant" and "modelID" not in info:
         info["modelID"] = m.model
     if m.usage is not None:
         info["tokens"] = dict(m.usage) if native else _tokens(m.usage)
@@ -158,86 +213,24 @@ def _message_info(m: Message, mid: str, sid: str, role: str, ms: int, native: bo
     info["time"] = t
     if native:
         return info
-    model = m.model or session.model or "unknown"
-    provider = _provider(model)
+    provider, model_id = model or (_provider(m.model or "unknown"), m.model or "unknown")
     info["agent"] = "build"
     if role == "user":
-        info["model"] = {"providerID": provider, "modelID": model}
+        info["model"] = {"providerID": provider, "modelID": model_id}
         return info
     t.setdefault("completed", ms)
     info.setdefault("tokens", _tokens({}))
     info.setdefault("cost", 0)
-    info.update(parentID=last_user or mid, modelID=model, providerID=provider, mode="build",
+    info.update(parentID=last_user or mid, modelID=model_id, providerID=provider, mode="build",
                 path={"cwd": cwd, "root": cwd}, finish="stop")
     return info
 
 
-def _part(p: Part, m: Message, native: bool, results: Mapping[Any, Part], cwd: str,
-          lost: Counter[str], ms: int) -> list[dict[str, Any]]:
-    d = {k: v for k, v in p.data.items() if k not in _DERIVED.get(p.type, ())}
-    t = p.type
-    if t == PartType.TEXT:
-        return [{"type": "text", **d} if native else {"type": "text", "text": str(p.get("text", ""))}]
-    if t == PartType.REASONING:
-        if native:
-            return [{"type": "reasoning", **d}]
-        if p.get("signature") or p.get("encrypted"):
-            lost["reasoning signatures dropped"] += 1
-        return [{"type": "reasoning", "text": str(p.get("text", "")), "time": {"start": ms, "end": ms}}]
-    if t == PartType.TOOL_CALL:
-        res = results.get(p.get("call_id"))
-        if native:
-            state = dict(_dict(p.get("state")))
-            state["input"] = p.get("input")
-            if res is not None:
-                state["error" if res.get("is_error") else "output"] = res.get("output")
-            rest = {k: v for k, v in d.items() if k not in ("call_id", "name", "input", "state")}
-            return [{"type": "tool", **rest, "callID": p.get("call_id"), "tool": p.get("name"),
-                     "state": state}]
-        lost["tool calls became text"] += 1
-        return [{"type": "text", "text": _tool_text(p, res)}]
-    if t == PartType.TOOL_RESULT:
-        if p.get("call_id") in results:
-            return []  # written with its call
-        lost["tool results without their call became text"] += 1
-        return [{"type": "text", "text": f"Tool result:\n{_block(p.get('output'))}"}]
-    if t == PartType.FILE:
-        if native and "url" in d:
-            return [{"type": "file", **d}]
-        path = str(p.get("path", ""))
-        full = path if PurePosixPath(path).is_absolute() else f"{cwd.rstrip('/')}/{path}"
-        out = [{"type": "file", "mime": p.get("mime") or "text/plain", "filename": path,
-                "url": p.get("url") or f"file://{full}"}]
-        if isinstance(p.get("text"), str):
-            out.append({"type": "text", "text": p.get("text"), "synthetic": True})
-        return out
-    if t == PartType.IMAGE:
-        mime = p.get("mime") or "image/png"
-        url = p.get("url") or (f"data:{mime};base64,{p.get('data')}" if p.get("data") else None)
-        if url is None and p.get("path"):
-            url = f"file://{p.get('path')}"
-        if url is None:
-            lost["images without data dropped"] += 1
-            return []
-        return [{"type": "file", "mime": mime, "url": url, "filename": p.get("path") or "image"}]
-    if t == PartType.PATCH:
-        if native and "hash" in d:
-            return [{"type": "patch", **d}]
-        lost["patches became text"] += 1
-        return [{"type": "text", "text": f"Patch:\n{_block(p.get('text'), 'diff')}"}]
-    if t == PartType.COMPACTION:
-        if native and "auto" in d:
-            return [{"type": "compaction", **d}]
-        return [{"type": "compaction", "auto": False}]
-    if t == PartType.OTHER and native and isinstance(p.get("raw"), dict):
-        return [{**p.get("raw"), "type": p.get("kind")}]
-    lost[f"{p.get('kind') or t} parts dropped"] += 1
-    return []
-
-
 def _session_info(session: Session, sid: str, project_id: str, cwd: str, native: bool,
-                  out: list[tuple[dict[str, Any], list[dict[str, Any]]]]) -> dict[str, Any]:
-    skip = ("parent_native_id", "totals")
+                  out: list[tuple[dict[str, Any], list[dict[str, Any]]]],
+                  model: tuple[str, str] | None) -> dict[str, Any]:
+    """Session.Info, plus the db-only ``totals`` and ``todo`` of a session read from a db."""
+    skip = ("parent_native_id",)
     info: dict[str, Any] = {k: v for k, v in session.extra.items() if k not in skip} if native else {}
     times = [i["time"]["created"] for i, _ in out]
     t = dict(_dict(info.get("time")))
@@ -250,6 +243,8 @@ def _session_info(session: Session, sid: str, project_id: str, cwd: str, native:
     parent = session.extra.get("parent_native_id")
     if native and isinstance(parent, str):
         info["parentID"] = parent
+    if model is not None:
+        info.update(agent="build", model={"id": model[1], "providerID": model[0]})
     return info
 
 
@@ -281,47 +276,6 @@ def _project_id(session: Session, env: AgentEnv, root: Path, native: bool) -> st
     return env.project_id or "global"
 
 
-def _tokens(u: Mapping[str, Any]) -> dict[str, Any]:
-    def n(*keys: str) -> int:
-        for k in keys:
-            v = u.get(k)
-            if isinstance(v, int) and not isinstance(v, bool):
-                return v
-        return 0
-
-    cache = _dict(u.get("cache"))
-    return {"input": n("input", "input_tokens", "prompt_tokens"),
-            "output": n("output", "output_tokens", "completion_tokens"),
-            "reasoning": n("reasoning", "reasoning_tokens", "reasoning_output_tokens"),
-            "cache": {"read": cache.get("read") or n("cache_read_input_tokens", "cached_input_tokens"),
-                      "write": cache.get("write") or n("cache_creation_input_tokens")}}
-
-
-def _provider(model: str) -> str:
-    low = model.lower()
-    if "claude" in low:
-        return "anthropic"
-    if low.startswith(("gpt", "o1", "o3", "o4", "codex")):
-        return "openai"
-    if "gemini" in low:
-        return "google"
-    return "unknown"
-
-
-def _tool_text(call: Part, res: Part | None) -> str:
-    text = f"Tool `{call.get('name')}` was called with:\n{_block(call.get('input'), 'json')}"
-    if res is not None:
-        label = "Error" if res.get("is_error") else "Result"
-        text += f"\n{label}:\n{_block(res.get('output'))}"
-    return text
-
-
-def _block(value: Any, lang: str = "") -> str:
-    body = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False,
-                                                          default=str)
-    fence = "````" if "```" in body else "```"
-    return f"{fence}{lang}\n{body}\n{fence}"
-
-
-def _dump(obj: Any) -> bytes:
+def _dump(obj: Mapping[str, Any]) -> bytes:
+    obj = {k: v for k, v in obj.items() if k != ROW_KEY}
     return json.dumps(obj, indent=2, ensure_ascii=False, default=str).encode()
