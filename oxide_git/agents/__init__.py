@@ -107,6 +107,9 @@ class Export:
     command: Sequence[str]  # argv that continues the session, run in ``cwd``
     cwd: str
     lost: Sequence[str] = ()  # what could not be carried over, one sentence each
+    # database path -> what the agent module's ``write_database(path, rows, rewound=...)`` writes
+    # there in one transaction (OpenCode 1.18 keeps sessions in SQLite, not in files)
+    databases: Mapping[Path, Any] = field(default_factory=dict)
 
 
 class Agent(Protocol):
