@@ -150,7 +150,7 @@ def _record_export(ctx: Context, log: sessionlog.Log, agent: str, exp: Any, env:
     from . import store
 
     count = 0
-    for path in exp.files:
+    for path in [*exp.files, *exp.databases]:  # what was written: files, and rows in databases
         try:
             count += sum(1 for _ in _own_messages(agent, Path(path), exp.native_id, env))
         except (OSError, ValueError):
