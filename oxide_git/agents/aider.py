@@ -87,17 +87,12 @@ class _Section:
     offset: int
     ordinals: dict[str, int]  # before this header
     prelude: list[tuple[str, str, str, int]] = field(default_factory=list)
-    command_open: bool = False  # the command line was the last line: a line break in it goes on
 
     def add(self, kind: str, line: str, raw: str, at: int) -> bool:
         """Buffer a line of the opening status block; False when the block is over."""
-        if kind == "assistant" and self.command_open:
-            # aider quotes its command line once: a prompt's line break leaves the rest unquoted
-            kind, line = "tool", "> " + line
-        elif kind not in ("tool", "blank"):
-            return False
-        self.command_open = kind == "tool" and (self.command_open or not any(
-            k == "tool" for k, *_ in self.prelude))
+        if kind not in ("tool", "blank") and not (
+                kind == "assistant" and self.prelude and self.prelude[-1][0] == "tool"):
+            return False  # (an unquoted line right after a status line goes on with it)
         self.prelude.append((kind, line, raw, at))
         return True
 
@@ -108,7 +103,7 @@ class _Section:
 def _settle(reader: Reader, sec: _Section, start: int) -> Iterator[Event | Resumable]:
     """Start the section's session, or continue the one before; then its buffered lines."""
     if sec.restored() and reader.session is not None:
-        yield from reader.continue_(sec.header, sec.raw)
+        yield from reader.continue_(sec.stamp, sec.header, sec.raw)
     else:
         if sec.offset != start and reader.session is not None:
             # (blank lines alone before the first header: the restart point stays before them)

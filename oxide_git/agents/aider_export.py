@@ -252,11 +252,11 @@ def _prompts(session: Session, messages: Sequence[Message], exact: bool) -> list
     """The input-history entries of the session's prompts: as typed, or new ones."""
     out = []
     for m in messages:
-        if m.role != Role.USER or m.is_harness():
-            continue
         typed = m.extra.get("input")
         if session.agent == name and isinstance(typed, str):
-            out.append(typed)
+            out.append(typed)  # a prompt or a confirmation, as typed
+        elif m.role != Role.USER or m.is_harness():
+            continue
         elif session.agent != name or not exact:
             text = m.text()
             if text.strip():

@@ -34,6 +34,7 @@ _VERSION = re.compile(r"^Aider (v\S+)")
 _APPLIED = re.compile(r"^Applied edit to (.+?)\s*$")
 _COMMIT = re.compile(r"^Commit ([0-9a-f]{7,40}) (.*?)\s*$")
 _ERROR = re.compile(r"^(\^C|Unable to|Traceback)|Error\b|Exception\b|(?i:\berror\b)")
+_ANSWER = re.compile(r"\? .*\[[^\]]*\]: (\S.*?)\s*$")  # "Add file? (Y)es/(N)o [Yes]: y"
 _SEARCH = re.compile(r"^<{5,9} SEARCH>?\s*$")
 _REPLACE = re.compile(r"^>{5,9} REPLACE\s*$")
 _TOKEN_KEYS = {"sent": "input_tokens", "received": "output_tokens",
@@ -111,6 +112,15 @@ def usage_of(line: str) -> tuple[dict[str, Any], float | None]:
     return usage, cost
 
 
+def _lines(text: str) -> list[str]:
+    """A prompt's lines as compared with the chat history (which has no trailing spaces, and
+    not every empty last line)."""
+    lines = [ln.rstrip() for ln in text.splitlines()]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
 def _with_raw(m: Message, more: str) -> Message:
     return replace(m, extra={**m.extra, "raw": str(m.extra.get("raw", "")) + more})
 
@@ -132,6 +142,7 @@ class Reader:
         self.carry = ""  # text that belongs to no message yet (a header, a marker line)
         self.pending: list[Message] = []  # messages held until the next block settles them
         self.emitted = 0  # messages of this session emitted so far
+        self.stamp = ""  # the open section's header time: prompts typed in it are not older
         self.tools = 0
 
     # -- sections -----------------------------------------------------------------------------
@@ -139,6 +150,7 @@ class Reader:
     def start(self, stamp: str | None, header: str | None, raw: str, offset: int) -> Iterator[Event]:
         """A new session at this header (or at the lines before the first one)."""
         created = header_ms(stamp) if stamp else None
+        self.stamp = stamp or ""
         native = "preamble" if stamp is None else f"{stamp}#{self.ordinals.get(stamp, 0) - 1}"
         cwd = str(self.path.parent)
         lead = self.carry + self.take_blanks() + raw
@@ -153,9 +165,10 @@ class Reader:
         self.model, self.tools, self.emitted, self.carry = None, 0, 0, ""
         yield FoundSession(self.session)
 
-    def continue_(self, header: str, raw: str) -> Iterator[Event]:
+    def continue_(self, stamp: str, header: str, raw: str) -> Iterator[Event]:
         """A restored section: the same session goes on; its header is kept as raw text."""
         assert self.session is not None
+        self.stamp = stamp
         self.carry += self.take_blanks() + raw
         sections = [*self.session.extra.get("restored_sections", []), header]
         yield from self.update(extra={**self.session.extra, "restored_sections": sections})
@@ -190,6 +203,11 @@ class Reader:
             return
         if self.session is None:
             yield from self.start(None, None, "", offset)
+        if kind == "assistant" and self.kind == "tool":
+            # aider's tool_output quotes a multi-line message on its first line only (its command
+            # line with a two-line --message, a command's output); ai_output and user_input always
+            # start with a blank line, so an unquoted line right after a status line is its rest
+            kind, line = "tool", "> " + line
         if kind != self.kind:
             yield from self.close()
             self.kind = kind
@@ -227,20 +245,44 @@ class Reader:
         else:
             yield from self.tool([unquote(ln, 2) for ln in lines], raw, created)
 
-    def typed(self, text: str) -> Entry | None:
-        """The input-history entry of this prompt: the next one with the same text."""
+    def typed(self, text: str, answer: bool = False, run: bool = False) -> Entry | None:
+        """The input-history entry typed as ``text`` in this section: the next prompt with that
+        text (``user_input`` writes ``splitlines()``, so a trailing line break is not in the
+        chat); for a confirmation's logged answer (``y``, ``n``...: ``confirm_ask`` logs it
+        lower-cased) or a ``/run`` entry, only the very next entries of that kind (an answer
+        taken by default was never typed, and must not take one typed later)."""
         for i in range(self.input_at, len(self.inputs)):
-            if self.inputs[i].text == text:
+            e = self.inputs[i]
+            said = e.text.strip().lower()
+            if answer or run:
+                short = len(said) <= 12 and "\n" not in said
+                if not (short if answer else said.startswith("/run ")):
+                    return None
+            if e.time < self.stamp:
+                continue
+            if (said[:1] == text[:1].lower() if answer else
+                    said == text.lower() if run else _lines(e.text) == _lines(text)):
                 self.input_at = i + 1
-                return self.inputs[i]
+                return e
+            if answer or run:
+                return None
         return None
 
     def tool(self, out: list[str], raw: str, created: int | None) -> Iterator[Event]:
         assert self.session is not None
         extra_parts: list[Part] = []
         error = False
+        typed: list[str] = []
         for line in out:
             error = error or bool(_ERROR.search(line))
+            if (answer := _ANSWER.search(line)) and (e := self.typed(answer.group(1), answer=True)):
+                typed.append(e.raw)  # a confirmation the user typed (not --yes-always's)
+            elif line.startswith("Running "):
+                # a shell command aider ran goes into the input history as "/run CMD", twice
+                # (prompt_toolkit's own history is the same file)
+                for _ in range(2):
+                    if (e := self.typed(f"/run {line[8:].strip()}", run=True)) is not None:
+                        typed.append(e.raw)
             if line.startswith(MARKER):
                 yield from self.update(extra={**self.session.extra,
                                               "restored_from": line[len(MARKER):].strip()})
@@ -268,7 +310,10 @@ class Reader:
         call_id = f"aider-{self.tools}"
         self.tools += 1
         parts = (Part.tool_result(call_id, "\n".join(out), is_error=error), *extra_parts)
-        self.pending.append(Message(Role.TOOL, parts, created_at=created, extra={"raw": raw}))
+        extra: dict[str, Any] = {"raw": raw}
+        if typed:
+            extra["input"] = "".join(typed)
+        self.pending.append(Message(Role.TOOL, parts, created_at=created, extra=extra))
 
     def update(self, **changes: Any) -> Iterator[Event]:
         assert self.session is not None

@@ -537,3 +537,32 @@ def test_input_history_entries() -> None:
                                                    ("2026-01-01 10:00:01.5", "three")]
     assert "".join(e.raw for e in entries) == text
     assert render("2026-01-01 10:00:00.000001", "one\ntwo") == entries[0].raw
+
+
+def test_input_history_matching(tmp_path: Path) -> None:
+    """Prompts, typed confirmations and the ``/run`` entries of commands aider ran find their
+    messages (as in the real histories: answers logged lower-cased, a prompt's trailing spaces and
+    empty last lines not in the chat, ``/run`` written twice); an answer taken by default takes
+    no entry typed later."""
+    (tmp_path / aider.HISTORY).write_text(
+        "\n# aider chat started at 2025-12-03 14:43:45\n\n"
+        "> Create new file? (Y)es/(N)o [Yes]: y  \n\n"
+        "#### make it  \n####   \n\nOk.\n\n"
+        "> Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]: y  \n\n"
+        ">  \n> Running ls -a  \n\n"
+        "#### again  \n\nSure.\n\n> Add file? (Y)es/(N)o [Yes]: y  \n")
+    entries = ("\n# 2025-12-03 14:44:00.1\n+make it \n+\n+\n"
+               "\n# 2025-12-03 14:44:06.2\n+Y\n"
+               "\n# 2025-12-03 14:44:07.3\n+/run ls -a\n\n# 2025-12-03 14:44:07.4\n+/run ls -a\n"
+               "\n# 2025-12-03 14:45:00.5\n+again\n"
+               "\n# 2025-12-03 14:46:00.6\n+N\n")
+    (tmp_path / ".aider.input.history").write_text(entries)
+    (s, msgs), = _sessions(tmp_path / aider.HISTORY)
+    typed = [(str(m.role), m.extra.get("input", "").count("\n# ")) for m in msgs]
+    assert typed == [("tool", 0), ("user", 1), ("assistant", 0), ("tool", 1), ("tool", 2),
+                     ("user", 1), ("assistant", 0), ("tool", 0)]
+    out = tmp_path / "back"
+    out.mkdir()
+    _export_into(out, s, msgs)
+    # every entry but the answer no confirmation took
+    assert (out / ".aider.input.history").read_text() == entries[:entries.index("\n# 2025-12-03 14:46")]
