@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# make demo: the main job of git oxide on bundled data, in a temporary repository.
+# make demo: the main job of git oxide on bundled data, told as a story, in a temporary repository.
 # Sessions of all four agents are placed in temporary agent stores (nothing of yours is read or
-# written), discovered and imported, then checkpoint, fork, rewind, undo, resume and export.
+# written), discovered and imported, then read, checkpointed, rewound, undone, forked, resumed in
+# another agent, exported and shared with a second clone. Each step shows its command, as you
+# would type it, and the start of its output.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 demo="$(mktemp -d "${TMPDIR:-/tmp}/oxide-demo.XXXXXX")"
@@ -10,7 +12,12 @@ export CLAUDE_CONFIG_DIR="$HOME/.claude" CODEX_HOME="$HOME/.codex" XDG_DATA_HOME
 mkdir -p "$HOME" && : > "$GIT_CONFIG_GLOBAL"
 git config --global user.name "Demo User" && git config --global user.email demo@example.com
 repo="$demo/shop"
-step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
+
+MAX_LINES=14
+say() { printf '\n\033[1;34m## %s\033[0m\n' "$*"; }
+show() { printf '\033[1m$ %s\033[0m\n' "$*"; }
+clip() { awk -v max="$MAX_LINES" 'NR <= max { print } END { if (NR > max) printf "  … (%d more lines)\n", NR - max }'; }
+step() { show "$*"; "$@" 2>&1 | clip; }  # the command, then the start of what it printed
 
 mkdir -p "$repo/src" && cd "$repo"
 git init -q -b main
@@ -29,48 +36,71 @@ grep -rl /home/dev/proj "$XDG_DATA_HOME/opencode/storage" | xargs sed -i "s#/hom
 cp "$here/fixtures/aider/tokens.md" "$repo/.aider.chat.history.md"
 echo ".aider*" >> .git/info/exclude
 
+say "A shop repository; four agents worked on it. Bring their sessions into its git."
 step git oxide init
 step git oxide import --dry-run
 step git oxide import
 step git oxide import          # again: nothing new, nothing duplicated
 step git oxide list
 sid=$(git oxide list --json | python3 -c 'import json,sys; print([s["id"] for s in json.load(sys.stdin) if s["agent"]=="codex"][0])')
-step git oxide show "${sid:0:12}"
+short=$(git oxide list | awk -v id="$sid" 'index(id, $1) == 1 { print $1 }')  # the id as listed
+
+say "Read one: prompts and answers, each tool call on one line, long output folded. Search them all."
+step git oxide show "$short"
 step git oxide search "test"
 
-# A checkpoint, then an "agent" edits the code; rewind restores it, undo brings the edit back.
+say "A checkpoint: the whole worktree as a commit on a hidden ref (HEAD, index, branches untouched)."
 printf 'def total(items):\n    return round(sum(items), 2)\n' > src/cart.py
-cp_id=$(git oxide checkpoint -m "before the refactor")
+show git oxide checkpoint -m '"before the refactor"'
+cp_id=$(git oxide checkpoint -m "before the refactor" 2>"$demo/checkpoint.err")
+clip < "$demo/checkpoint.err"
+echo "$cp_id"
+cp_short=$(git oxide checkpoints | awk -v id="$cp_id" 'index(id, $1) == 1 { print $1 }')
+
+say "Then an agent breaks the code. See what a rewind would do (a dry run writes nothing), and do it."
 printf 'def total(items):\n    raise NotImplementedError\n' > src/cart.py
 echo "scratch" > notes.txt
 step git oxide checkpoints
-step git oxide rewind "${cp_id:0:12}" --code --dry-run
-step git oxide rewind "${cp_id:0:12}" --code --yes
+step git oxide rewind "$cp_short" --code --dry-run
+step git oxide rewind "$cp_short" --code --yes
 step cat src/cart.py
-step git oxide undo
+
+say "Changed your mind: undo names what it undoes (on a terminal it asks; here --yes)."
+step git oxide undo --yes
 step cat src/cart.py
 step git status --short      # your index, HEAD and branches were never touched
 
-step git oxide fork "${sid:0:12}" --at 2 --title "try another approach"
+say "Fork the Codex session before its last answer, and continue it in Claude Code."
+step git oxide fork "$short" --at 3 --title "try another approach"
 step git oxide list --tree
-step git oxide resume --last --format markdown
-step git oxide resume "${sid:0:12}" --into claude
-if git oxide export -h >/dev/null 2>&1; then
-  step git oxide export "${sid:0:12}" --format markdown -o "$demo/session.md"
-  step git oxide export "${sid:0:12}" --format html -o "$demo/session.html"
-fi
+step git oxide status        # which session checkpoints and commit notes attach to, and why
+step git oxide resume "$short" --format markdown
+step git oxide resume "$short" --into claude
+step git oxide export "$short" --format html -o "$demo/session.html"
 step git oxide memory add conventions "Money is rounded to cents in total()."
 step git oxide memory show
 
-# Share through any git remote: a bare repository stands in for the team's server.
+say "Share through any git remote (a bare repository stands in for the team's server)."
 git init -q --bare -b main "$demo/team.git"
 git remote add origin "$demo/team.git"
 git push -q origin main
 step git oxide push origin
-git clone -q "$demo/team.git" "$demo/colleague"
-(cd "$demo/colleague" && step git oxide pull origin && step git oxide list --all)
+colleague="$demo/colleague"
+git clone -q "$demo/team.git" "$colleague"
+say "On a colleague's machine: a second clone of the project, $colleague"
+(cd "$colleague" && step git oxide pull origin && step git oxide list --all)
 
+say "Housekeeping: what gc would remove, a check of the store, and git's own check."
 step git oxide gc --dry-run
 step git oxide doctor
 step git fsck --full --no-progress
-printf '\nDemo repository left in %s\n' "$repo"
+printf '\n\033[1mThe demo repository is %s; its HTML export is %s\033[0m\n' "$repo" "$demo/session.html"
+cat <<'NEXT'
+
+What to try next, in your own repository:
+  git oxide init && git oxide import       # your agents' sessions of this repository
+  git oxide resume                         # pick one (arrows, type to filter) and continue it in any agent
+  git oxide hooks install                  # a checkpoint at each commit
+  git oxide init --agent-hooks claude      # ...and at each prompt you give Claude Code
+  git log --exclude='refs/oxide/*' --all   # your history without oxide's commits (README: "git log --all")
+NEXT

@@ -38,9 +38,13 @@ def run(paths: list[Path], agent: str | None, *, dry_run: bool = False,
 
 def summary(report: ImportReport) -> str:
     changed = [f for f in report.files if f.state not in ("unchanged", "failed")]
+    unchanged = sum(f.state == "unchanged" for f in report.files)
+    failed = sum(f.state == "failed" for f in report.files)
     problems = report.problems
     return (f"Imported {report.messages} message(s) in {report.sessions} session(s) from "
-            f"{len(changed)} file(s); {len(report.files) - len(changed)} unchanged or failed"
+            f"{len(changed)} file(s)" + (f"; {unchanged} file(s) unchanged since the last import"
+                                         if unchanged else "")
+            + (f"; {failed} file(s) failed (see the warnings above)" if failed else "")
             + (f"; {len(problems)} problem(s)" if problems else ""))
 
 

@@ -126,6 +126,12 @@ def conversation(messages: Iterable[tuple[int, Message]], *, full: bool = False,
                     hidden[kind] = hidden.get(kind, 0) + 1
             continue
         label = "harness context" if m.is_harness() or m.extra.get("isMeta") else ""
+        if label and not full:  # what the agent's harness injected, on one line
+            text = m.text().strip()
+            n = len(text.splitlines())
+            yield ""
+            yield f"#{seq} {m.role} · {label} ({n} line(s), --full shows it): {_one_line(text, 70)}"
+            continue
         lines = message_lines(seq, m, names, full=full, label=label)
         if len(lines) == 1 and not full:
             continue  # nothing to read (an empty assistant turn)

@@ -120,12 +120,26 @@ def rewind(
     cut = _conversation_cut(ctx, cp) if conversation else None
     if not dry_run:
         journal.ensure_writable(ctx)  # a rewind that could not be journaled changes nothing
+    if dry_run:  # the same plan, built in a scratch object store: a dry run writes nothing
+        with snapshots.scratch(repo) as view:
+            return _rewind(ctx, cp, commit, view, cut, code=code, dry_run=True, force=force,
+                           only_mine=only_mine, memory=memory)
+    return _rewind(ctx, cp, commit, repo, cut, code=code, dry_run=False, force=force,
+                   only_mine=only_mine, memory=memory)
+
+
+def _rewind(
+    ctx: Context, cp: snapshots.Checkpoint, commit: pygit2.Commit, repo: Any,
+    cut: tuple[sessionlog.Log, int] | None, *, code: bool, dry_run: bool, force: bool,
+    only_mine: bool, memory: bool,
+) -> RewindResult:
     # The safety checkpoint comes first: it is also what the plan is computed against.
     current = snapshots.take(repo, kind="before-rewind", now_ms=ctx.now_ms, session_id=cp.session_id,
                              text=f"before rewind to {cp.id[:12]}", keep=not dry_run)
     if not dry_run:
         store.record_checkpoint(ctx, current)
     git = repo.git
+    commit = git[commit.id]
     fp = restore.FilePlan()
     conflicts: dict[str, list[str]] = {}
     skipped: list[str] = []

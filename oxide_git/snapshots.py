@@ -10,12 +10,13 @@ keeps the blob ids of dirty files so unchanged ones are not hashed again by the 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import posixpath
 import stat as statmod
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -222,6 +223,23 @@ def apply_changes(
     return tb.write() if len(tb) else None
 
 
+@contextlib.contextmanager
+def scratch(repo: Repo) -> Iterator[Repo]:
+    """``repo`` whose object writes go to a temporary folder (reads see the real objects too):
+    a dry run builds its snapshot there, and the repository gets no object, dangling or not."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="oxide-dry-run-") as tmp:
+        odb = pygit2.Odb()
+        odb.add_backend(pygit2.OdbBackendLoose(tmp, 1, False), 10)  # writes land here only
+        odb.add_disk_alternate(str(repo.common_dir / "objects"))  # alternates are never written
+        view = Repo(repo.workdir, repo.git_dir, repo.common_dir)
+        git = pygit2.Repository(str(repo.git_dir))
+        git.set_odb(odb)
+        view.__dict__["git"] = git  # the cached_property's slot
+        yield view
+
+
 def take(
     repo: Repo,
     *,
@@ -280,7 +298,7 @@ def take(
     tree = apply_changes(git, base, changes) if changes else (base.id if base else None)
     if tree is None:
         tree = git.TreeBuilder().write()
-    if new_cache != cache:
+    if keep and new_cache != cache:  # a dry run's blobs may live in a scratch store only
         _save_statcache(repo, new_cache)
     branch = repo.branch()
     trailers = [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,10 +43,12 @@ def undo(ctx: Context, *, dry_run: bool = False, force: bool = False) -> UndoRes
         if not isinstance(target, pygit2.Commit):
             raise NotFound(f"the state before '{entry.summary}' is gone (checkpoint "
                            f"{entry.files_before[:12]} was garbage-collected)")
-        current = snapshots.take(ctx.repo, kind="before-rewind", now_ms=ctx.now_ms,
-                                 text=f"before undo of {entry.summary}", keep=not dry_run)
-        fp = restore.plan(git, git[current.tree].peel(pygit2.Tree), target.tree,
-                          leave=agent_files.session_files(ctx.environ))
+        with contextlib.ExitStack() as stack:  # a dry run builds its snapshot in scratch objects
+            repo = stack.enter_context(snapshots.scratch(ctx.repo)) if dry_run else ctx.repo
+            current = snapshots.take(repo, kind="before-rewind", now_ms=ctx.now_ms,
+                                     text=f"before undo of {entry.summary}", keep=not dry_run)
+            fp = restore.plan(repo.git, repo.git[current.tree].peel(pygit2.Tree), target.tree,
+                              leave=agent_files.session_files(ctx.environ))
         files = fp.to_dict()
         if not dry_run:
             store.record_checkpoint(ctx, current)
