@@ -481,3 +481,38 @@ def test_compressed_archived_and_thread_store_rollouts_are_discovered(tmp_path: 
     for i, e in enumerate(zipped):  # restart inside the decompressed stream
         if isinstance(e, Resumable) and i % 3 == 0:
             assert run(packed, offset=e.offset, state=e.state) == zipped[i + 1:]
+
+
+def test_export_foreign_opencode_calls_and_an_aider_session(tmp_path: Path) -> None:
+    from oxide_git.model import Part
+
+    s = Session(id="0190aaaabbbbccccddddeeeeffff0002", agent="opencode", native_id="ses_2",
+                created_at=1772359200000, cwd="/work/proj")
+    ms = [Message("user", (Part.text("go"),)),
+          Message("assistant", (Part.tool_call("c1", "bash", {"command": "ls", "timeout": 5}),
+                                Part.tool_call("c2", "write", {"filePath": "/elsewhere/x.txt",
+                                                               "content": "no newline"}),
+                                Part.tool_call("c3", "edit", {"filePath": "/work/proj/x.txt",
+                                                              "oldString": "a\nb\n", "newString": "c"}),
+                                Part.tool_call("c4", "edit", {"filePath": "/work/proj/x.txt"}))),
+          Message("tool", (Part.tool_result("c1", "out", True), Part.tool_result("c2", "ok"),
+                           Part.tool_result("c3", "ok"), Part.tool_result("c4", "bad"))),
+          Message("assistant", (Part.text("done"),))]
+    out = codex.export(s, ms, env_for(tmp_path))
+    items = [json.loads(x)["payload"] for x in next(iter(out.files.values())).splitlines()
+             if json.loads(x)["type"] == "response_item"]
+    by_id = {i.get("call_id"): i for i in items if i["type"].endswith("_call")}
+    assert by_id["c1"]["name"] == "exec_command" and json.loads(by_id["c1"]["arguments"]) == {"cmd": "ls"}
+    assert by_id["c2"]["input"] == "*** Begin Patch\n*** Add File: /elsewhere/x.txt\n+no newline\n*** End Patch\n"
+    assert by_id["c3"]["input"] == "*** Begin Patch\n*** Update File: x.txt\n@@\n-a\n-b\n+c\n*** End Patch\n"
+    assert "c4" not in by_id  # an edit that does not say what to change stays text
+    outputs = {i["call_id"]: i["output"] for i in items if i["type"].endswith("_output")}
+    assert outputs["c1"] == "Exit code: 1\nOutput:\nout"  # a failed command reads as one
+    assert "c4" not in outputs and any("[tool result c4]" in json.dumps(i) for i in items)
+
+    aider = Session(id="0190aaaabbbbccccddddeeeeffff0003", agent="aider", native_id="a",
+                    created_at=1772359200000, cwd="/work/proj")
+    out = codex.export(aider, [Message("user", (Part.text("fix it"),)),
+                               Message("assistant", (Part.text("done"), Part.patch("--- a\n+++ b\n")))],
+                       env_for(tmp_path))
+    assert out.lost == ["patches were turned into text"]
