@@ -1,4 +1,5 @@
-"""OpenAI Codex CLI rollouts (``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl``), see formats.md §2.
+"""OpenAI Codex CLI rollouts (``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl[.zst]``, archived ones,
+and any the thread store names: ``codex_store``), see formats.md §2 and docs/agents/codex.md.
 
 Reads all eras: the RolloutLine envelope ``{timestamp,type,payload}``, the bare Rust era (a bare meta
 line, bare ResponseItems, ``record_type`` lines) and the TypeScript ``rollout-*.json`` single file.
@@ -23,6 +24,14 @@ Grouping rule (one open message at a time; a line either joins it or closes it a
 - ``token_count`` sets ``usage`` of the open assistant message (last wins: per-request
   ``last_token_usage`` fields, cumulative ``total``); elsewhere it is kept as a ``Part.other`` only
   when its total changed, identical repeats and rate-limit-only updates are dropped.
+- Paginated rollouts (0.155+, every line has an ``ordinal``; docs/agents/codex.md): no line is
+  dropped or merged away. A user item's own provenance (``internal_chat_message_metadata_passthrough``)
+  says prompt (``user``) or injected context (``system``, ``extra.harness``); ``item_completed``
+  events are neutral parts (an ``AgentMessage``/``Reasoning``/``Plan`` one joins or opens the
+  assistant message); ``token_count`` lines stay parts; each part keeps its line's envelope
+  (``codex_items.envelope``) so the exporter writes the line back byte for byte.
+- Injected context of every era is marked ``extra.harness``; types this reader does not know are
+  kept as ``other`` parts and reported as ``Unknown`` events.
 
 The last ``Resumable`` is at the end of what was consumed: lines appended later that continue the
 last message start a new one; restart from the ``Resumable`` before the last message (and replace

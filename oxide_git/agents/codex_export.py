@@ -1,10 +1,14 @@
-"""A session as a Codex rollout that ``codex resume <id>`` accepts (see codex.py for the reader).
+"""A session as a Codex rollout that ``codex exec resume <id>`` accepts (see codex.py for the reader).
 
-The file goes to ``<CODEX_HOME>/sessions/YYYY/MM/DD/rollout-YYYY-MM-DDThh-mm-ss-<uuid>.jsonl``, dated
-from the session's ``created_at`` in **UTC** (Codex itself uses local time for names; it finds a
-rollout by the uuid in its name, so the date only matters for listing). A codex session keeps its
-native id and its items round-trip natively; another agent's session gets a uuid7-shaped id made
-from ``created_at`` and a hash of ``session.id``, and what Codex cannot replay becomes text.
+A Codex session keeps its native id and goes back under the file name it had (Codex names it in
+local time, and its thread store points at that path); its lines are written back from the parts
+that hold them, each with its own envelope (timestamp, metadata, key order: ``codex_items``), so an
+unchanged session comes back byte for byte and a paginated one is numbered 0..n-1 again.
+Another agent's session gets ``sessions/YYYY/MM/DD/rollout-<UTC>-<uuid7>.jsonl`` with a uuid7-shaped
+id made from ``created_at`` and a hash of ``session.id``, in the legacy form (no ordinals, which
+Codex 0.171 resumes and continues in that form), under the provider the user's ``config.toml``
+names; its harness messages are left out, its shell/write/edit calls become Codex's own
+(``codex_foreign``), and what Codex cannot replay becomes text. ``lost`` says each of these.
 """
 
 from __future__ import annotations
