@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable, opencode
+from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable, Unknown, opencode
 from oxide_git.model import Message, Part, PartType, Session, session_id_for
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "opencode"
@@ -45,6 +45,17 @@ def install_tree() -> Path:
     dest = data_root() / "storage"
     shutil.copytree(FIX / "storage", dest)
     return dest
+
+
+def strip_rows(msgs: list[Message]) -> list[Message]:
+    """Messages without the db row metadata (``oxide_row``) a database read adds."""
+    from dataclasses import replace
+
+    def clean(d: Any) -> Any:
+        return {k: clean(v) if k == "raw" else v for k, v in d.items() if k != "oxide_row"}
+
+    return [replace(m, extra=clean(m.extra), parts=tuple(Part(p.type, clean(p.data)) for p in m.parts))
+            for m in msgs]
 
 
 def session_file(storage: Path, sid: str) -> Path:
@@ -310,7 +321,7 @@ def test_db_parses_like_the_storage_tree_and_filters_by_project(tmp_path: Path) 
         [db_s] = [s for s in sessions if s.native_id == sid]
         assert (db_s.id, db_s.parent_id, db_s.title, db_s.cwd, db_s.created_at) == (
             tree_s.id, tree_s.parent_id, tree_s.title, tree_s.cwd, tree_s.created_at)
-        assert messages[db_s.id] == tree_m[tree_s.id]
+        assert strip_rows(messages[db_s.id]) == tree_m[tree_s.id]
 
 
 def test_db_with_a_corrupt_row(tmp_path: Path) -> None:
@@ -358,35 +369,33 @@ def write_files(files: Any) -> None:
 
 
 @pytest.mark.parametrize("sid", [SES_A, SES_B])
-def test_export_round_trip_of_an_opencode_session(tmp_path: Path, sid: str) -> None:
+def test_export_round_trip_of_an_opencode_session_into_a_storage_tree(tmp_path: Path, sid: str) -> None:
     [s], messages, _ = collect(session_file(FIX / "storage", sid))
     msgs = messages[s.id]
     env = make_env(DIR)
-    exp = opencode.export(s, msgs, env)
     root = data_root()
-    assert exp.native_id == sid
+    (root / "storage").mkdir(parents=True)  # a legacy data folder: storage tree, no database
+    exp = opencode.export(s, msgs, env)
+    assert exp.native_id == sid and not exp.databases
     assert list(exp.command) == ["opencode", "--session", sid]
     assert exp.cwd == DIR and list(exp.lost) == []
     session_path = root / "storage" / "session" / PID / f"{sid}.json"
-    bundle = root / "oxide-exports" / f"{sid}.json"
-    assert session_path in exp.files and bundle in exp.files
+    assert session_path in exp.files
     assert all(str(p).startswith(str(root)) for p in exp.files)
     # the same files as the original storage tree, object for object
     for path, content in exp.files.items():
-        if path != bundle:
-            original = FIX / "storage" / path.relative_to(root / "storage")
-            assert json.loads(content) == json.loads(original.read_text()), path
+        original = FIX / "storage" / path.relative_to(root / "storage")
+        assert json.loads(content) == json.loads(original.read_text()), path
     write_files(exp.files)
 
-    for path in (session_path, bundle):
-        [s2], m2, rest = collect(path)
-        assert not [e for e in rest if isinstance(e, Problem)]
-        assert m2[s2.id] == msgs
-        assert (s2.id, s2.native_id, s2.title, s2.cwd, s2.created_at, s2.updated_at) == (
-            s.id, s.native_id, s.title, s.cwd, s.created_at, s.updated_at)
-        assert s2.extra == s.extra
-        # a child's parent is linked by created time only when the parent is in the same tree
-        assert s2.parent_id is None
+    [s2], m2, rest = collect(session_path)
+    assert not [e for e in rest if isinstance(e, Problem)]
+    assert m2[s2.id] == msgs
+    assert (s2.id, s2.native_id, s2.title, s2.cwd, s2.created_at, s2.updated_at) == (
+        s.id, s.native_id, s.title, s.cwd, s.created_at, s.updated_at)
+    assert s2.extra == s.extra
+    # a child's parent is linked by created time only when the parent is in the same tree
+    assert s2.parent_id is None
 
     if sid == SES_B:
         [parent], pm, _ = collect(session_file(FIX / "storage", SES_A))
@@ -395,21 +404,18 @@ def test_export_round_trip_of_an_opencode_session(tmp_path: Path, sid: str) -> N
         assert s3.parent_id == s.parent_id == session_id_for("opencode", SES_A, T)
 
 
-def test_export_round_trip_of_the_export_file() -> None:
+def test_export_of_the_export_file_into_a_new_database() -> None:
     [s], messages, _ = collect(EXPORT_FILE)
     exp = opencode.export(s, messages[s.id], make_env(DIR))
-    bundle = data_root() / "oxide-exports" / f"{SES_C}.json"
-    assert json.loads(exp.files[bundle]) == json.loads(EXPORT_FILE.read_text())
-
-
-def test_export_with_opencode_db_imports_first() -> None:
-    [s], messages, _ = collect(EXPORT_FILE)
-    data_root().mkdir(parents=True)
-    (data_root() / "opencode.db").write_bytes(b"")
-    exp = opencode.export(s, messages[s.id], make_env(DIR))
-    bundle = data_root() / "oxide-exports" / f"{SES_C}.json"
-    assert list(exp.command) == ["sh", "-c", 'opencode import "$1" && exec opencode --session "$2"',
-                                 "sh", str(bundle), SES_C]
+    db = data_root() / "opencode.db"
+    assert exp.files == {} and list(exp.databases) == [db]
+    assert list(exp.command) == ["opencode", "--session", SES_C]
+    assert opencode.write_database(db, exp.databases[db]) == "written"
+    [s2], m2, rest = collect(db)
+    assert not [e for e in rest if isinstance(e, Problem)]
+    assert strip_rows(m2[s2.id]) == messages[s.id]
+    assert (s2.id, s2.native_id, s2.title, s2.cwd) == (s.id, s.native_id, s.title, s.cwd)
+    assert opencode.write_database(db, exp.databases[db]) == "unchanged"
 
 
 def foreign_session() -> tuple[Session, list[Message]]:
@@ -438,16 +444,24 @@ def test_export_of_a_foreign_session() -> None:
     assert re.fullmatch(r"ses_[0-9a-f]{12}[0-9A-Za-z]{14}", exp.native_id)
     assert exp.cwd == "/home/dev/proj/src"
     assert list(exp.command) == ["opencode", "--session", exp.native_id]
-    assert sorted(exp.lost) == ["1 patches became text", "1 reasoning signatures dropped",
-                                "1 system messages became user messages", "1 tool calls became text"]
+    assert sorted(exp.lost) == [
+        "1 Bash tool calls became OpenCode bash tool parts",
+        "1 no model in OpenCode's config: model claude-opus-4-1 recorded under provider anthropic,"
+        " which OpenCode may not have",
+        "1 patches became text", "1 reasoning signatures dropped",
+        "1 system messages became user messages"]
     assert exp == opencode.export(s, msgs, env)  # deterministic
-    root = data_root()
-    info = json.loads(exp.files[root / "storage" / "session" / PID / f"{exp.native_id}.json"])
-    assert info["directory"] == "/home/dev/proj/src" and info["projectID"] == PID
-    assert info["title"] == "Claude work" and info["time"] == {"created": T, "updated": T + 5000}
-    write_files(exp.files)
+    db = data_root() / "opencode.db"
+    rows = exp.databases[db]
+    assert rows.session["directory"] == "/home/dev/proj/src" and rows.session["project_id"] == PID
+    assert rows.session["title"] == "Claude work"
+    assert (rows.session["time_created"], rows.session["time_updated"]) == (T, T + 5000)
+    # the totals are the sums over the assistant messages, as OpenCode keeps them
+    assert (rows.session["tokens_input"], rows.session["tokens_output"], rows.session["cost"]) == (
+        10, 3, 0.5)
+    assert opencode.write_database(db, rows) == "written"
 
-    [s2], m2, rest = collect(root / "oxide-exports" / f"{exp.native_id}.json")
+    [s2], m2, rest = collect(db)
     assert not [e for e in rest if isinstance(e, Problem)]
     got = m2[s2.id]
     # the tool-result-only user message is folded into the call; a summary message is added
@@ -455,9 +469,13 @@ def test_export_of_a_foreign_session() -> None:
     for m in got:
         assert re.fullmatch(r"msg_[0-9a-f]{12}[0-9A-Za-z]{14}", m.native_id or "")
         for p in m.parts:
-            assert re.fullmatch(r"prt_[0-9a-f]{12}[0-9A-Za-z]{14}", p.get("id") or "")
-    tool_text = got[1].parts[1].get("text")
-    assert "Bash" in tool_text and '"command": "ls"' in tool_text and "a.py\nb.py" in tool_text
+            assert p.type == PartType.TOOL_RESULT or re.fullmatch(
+                r"prt_[0-9a-f]{12}[0-9A-Za-z]{14}", p.get("id") or "")
+    call, result = got[1].parts[1], got[1].parts[2]
+    assert (call.type, call.get("name"), call.get("input")) == (PartType.TOOL_CALL, "bash", {"command": "ls"})
+    assert call.get("state")["status"] == "completed"
+    assert (result.type, result.get("call_id"), result.get("output")) == (
+        PartType.TOOL_RESULT, "tu1", "a.py\nb.py")
     assert got[1].usage == {"input": 10, "output": 3, "reasoning": 0, "cache": {"read": 0, "write": 0}}
     assert got[1].model == "claude-opus-4-1" and got[1].extra["providerID"] == "anthropic"
     assert got[3].is_compaction() and got[3].parts[0].get("summary") == "Summary: listed files"
@@ -468,6 +486,35 @@ def test_export_of_a_foreign_session() -> None:
     # ids ascend with the message order
     ids = [m.native_id for m in got]
     assert ids == sorted(ids)
+
+
+def test_foreign_session_gets_the_configured_model_and_loses_its_harness() -> None:
+    s, msgs = foreign_session()
+    harness = Message("user", (Part.text("<environment_context>cwd</environment_context>"),),
+                      created_at=T, extra={"harness": True})
+    conf = Path(os.environ["XDG_CONFIG_HOME"]) / "opencode" / "opencode.json"
+    conf.parent.mkdir(parents=True)
+    conf.write_text(json.dumps({"model": "fake/fake-model", "provider": {}}))
+    env = make_env("/home/dev/proj", project_id=PID)
+    exp = opencode.export(replace_model(s, "openai/fake-model"), [harness, *msgs], env)
+    assert "1 claude harness messages left out (context its own harness injected)" in exp.lost
+    assert ("1 model openai/fake-model of claude recorded as OpenCode's configured model "
+            "fake/fake-model") in exp.lost
+    rows = next(iter(exp.databases.values()))
+    datas = [json.loads(m["data"]) for m in rows.messages]
+    assert not any("environment_context" in json.dumps(d) for d in datas)
+    assert not any("environment_context" in p["data"] for p in rows.parts)
+    users = [d for d in datas if d["role"] == "user"]
+    assert all(u["model"] == {"providerID": "fake", "modelID": "fake-model"} for u in users)
+    assert all((d["providerID"], d["modelID"]) == ("fake", "fake-model") for d in datas
+               if d["role"] == "assistant")
+    assert json.loads(rows.session["model"]) == {"id": "fake-model", "providerID": "fake"}
+
+
+def replace_model(s: Session, model: str) -> Session:
+    from dataclasses import replace
+
+    return replace(s, model=model)
 
 
 # ------------------------------------------------------------------ robustness
@@ -544,3 +591,125 @@ def test_other_json_is_not_a_session(tmp_path: Path) -> None:
     missing = tmp_path / "gone.json"
     events = list(opencode.parse(missing))
     assert isinstance(events[0], Problem) and events[-1] == Resumable(0, {"format": "missing"})
+
+
+# ------------------------------------------------------------------ a real OpenCode 1.18.33 database
+
+REAL_DB = FIX / "db-1.18.33" / "opencode.db"  # one `opencode run` of the compat script (shell, write, edit)
+REAL_SES = "ses_dcce779b5ffePa40Obk96b354A"
+REAL_DIR = "/tmp/oc/a/repo"
+
+
+def real_db(tmp_path: Path) -> Path:
+    db = tmp_path / "real" / "opencode.db"
+    db.parent.mkdir()
+    shutil.copy(REAL_DB, db)
+    return db
+
+
+def rows_of(db: Path, sid: str = REAL_SES) -> dict[str, list[dict[str, Any]]]:
+    from oxide_git.agents.opencode_write import read_rows
+
+    with sqlite3.connect(db) as conn:
+        return read_rows(conn, sid)
+
+
+def test_real_db_parses_completely(tmp_path: Path) -> None:
+    db = real_db(tmp_path)
+    assert opencode.discover(make_env(REAL_DIR)) == []  # not in the default store
+    [s], messages, rest = collect(db, env=make_env(REAL_DIR))
+    assert not [e for e in rest if isinstance(e, Problem | Unknown)]
+    assert s.native_id == REAL_SES and s.cwd == REAL_DIR and s.title == "Compat session"
+    assert s.extra["version"] == "1.18.33"
+    assert s.extra["totals"]["tokens_input"] == 400 and s.extra["totals"]["tokens_output"] == 80
+    assert s.extra["model"] == {"id": "fake-model", "providerID": "fake", "variant": "default"}
+    msgs = messages[s.id]
+    assert [m.role for m in msgs] == ["user", "assistant", "assistant", "assistant", "assistant"]
+    assert "OC-PROMPT-1" in msgs[0].text()
+    calls = [p for m in msgs for p in m.parts if p.type == PartType.TOOL_CALL]
+    results = [p for m in msgs for p in m.parts if p.type == PartType.TOOL_RESULT]
+    assert [c.get("name") for c in calls] == ["bash", "write", "edit"]
+    assert [r.get("call_id") for r in results] == [c.get("call_id") for c in calls]
+    assert results[0].get("output") == "from-shell\n"
+    assert msgs[-1].text() == "Done with one." and msgs[-1].usage["total"] == 120
+
+
+def test_real_db_round_trip_gives_the_same_rows(tmp_path: Path) -> None:
+    db = real_db(tmp_path)
+    [s], messages, _ = collect(db)
+    env = make_env(REAL_DIR, project_id="2e8153c4a4307421b6f2de9a9611f5ea1594353a")
+    exp = opencode.export(s, messages[s.id], env)
+    assert exp.native_id == REAL_SES and list(exp.lost) == [] and exp.files == {}
+    [(target, rows)] = exp.databases.items()
+    assert target == data_root() / "opencode.db" and not target.exists()
+    assert opencode.write_database(target, rows) == "written"
+    assert rows_of(target) == rows_of(db)  # every column of every row, JSON text included
+    # OpenCode's own schema and migration list, so that OpenCode opens it as its own
+    with sqlite3.connect(target) as conn, sqlite3.connect(db) as real:
+        q = "SELECT type, name FROM sqlite_master ORDER BY type, name"
+        assert conn.execute(q).fetchall() == real.execute(q).fetchall()
+        q = "SELECT id FROM migration ORDER BY id"
+        assert conn.execute(q).fetchall() == real.execute(q).fetchall()
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    # and reading it back gives the same messages: a re-import changes nothing
+    [s2], m2, _ = collect(target)
+    assert m2[s2.id] == messages[s.id] and s2.extra == s.extra
+
+
+def test_real_db_written_into_an_existing_database(tmp_path: Path) -> None:
+    db = real_db(tmp_path)
+    [s], messages, _ = collect(db)
+    msgs = messages[s.id]
+    rows = opencode.export(s, msgs, make_env(REAL_DIR)).databases[data_root() / "opencode.db"]
+    before = rows_of(db)
+    assert opencode.write_database(db, rows) == "unchanged"
+    shorter = opencode.export(s, msgs[:-1], make_env(REAL_DIR)).databases[data_root() / "opencode.db"]
+    assert opencode.write_database(db, shorter) == "kept"  # OpenCode has more: theirs stays
+    assert rows_of(db) == before
+    assert opencode.write_database(db, shorter, rewound=True) == "written"  # a rewind wins
+    assert len(rows_of(db)["message"]) == 4
+    assert opencode.write_database(db, rows) == "written"
+    assert rows_of(db) == before
+    with sqlite3.connect(db) as conn:  # the rest of the database is untouched
+        assert conn.execute("SELECT count(*) FROM event").fetchone() == (52,)
+
+
+def test_a_failed_write_leaves_the_database_as_it_was(tmp_path: Path, monkeypatch: Any) -> None:
+    from dataclasses import replace
+
+    from oxide_git.agents import opencode_write
+
+    db = real_db(tmp_path)
+    [s], messages, _ = collect(db)
+    rows = opencode.export(s, messages[s.id], make_env(REAL_DIR)).databases[data_root() / "opencode.db"]
+    other = tmp_path / "other" / "opencode.db"
+    broken = replace(rows, parts=[*rows.parts, {"id": "prt_x", "message_id": "msg_x"}])  # no data
+    with pytest.raises(sqlite3.IntegrityError):
+        opencode.write_database(other, broken)
+    assert rows_of(other) == {"session": [], "message": [], "part": []}
+    # a writer holding the database: we wait for it (busy timeout), then give up, writing nothing
+    monkeypatch.setattr(opencode_write, "BUSY_TIMEOUT_S", 0.2)
+    holder = sqlite3.connect(other, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            opencode.write_database(other, rows)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert opencode.write_database(other, rows) == "written"
+
+
+def test_unknown_part_types_and_roles_are_reported_with_the_version(tmp_path: Path) -> None:
+    db = real_db(tmp_path)
+    with sqlite3.connect(db) as conn:
+        conn.execute("""UPDATE part SET data = json_set(data, '$.type', 'hologram')
+                        WHERE id = 'prt_233188c6d001HB400HdVBdg1cL'""")
+        conn.execute("""UPDATE message SET data = json_set(data, '$.role', 'narrator')
+                        WHERE id = 'msg_233188f8a001v5y1w6X9ySYQv8'""")
+    events = list(opencode.parse(db))
+    assert [e for e in events if isinstance(e, Unknown)] == [
+        Unknown("part/hologram", "1.18.33"), Unknown("message/narrator", "1.18.33")]
+    _, messages, _ = collect(db)
+    [kept] = [p for m in next(iter(messages.values())) for p in m.parts if p.get("kind") == "hologram"]
+    assert kept.get("raw")["snapshot"] == "3942cedfea53e999bd13d0a27a905957c5e62b1a"
