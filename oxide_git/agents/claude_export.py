@@ -13,13 +13,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..model import Message, Part, PartType, Session, session_id_for, to_iso
-from . import AgentEnv, Export
+from . import AgentEnv, Export, claude_foreign
 from .claude import roots
 
 DEFAULT_VERSION = "2.1.39"
 # extra keys that are ours, not envelope fields to write back
 _INTERNAL = frozenset({"uuids", "message", "boundary", "toolUseResult", "parentUuid", "sessionId",
                        "isSidechain", "agentId", "shape", "deltas", "held"})
+# envelope fields written for every line, whether or not the agent's own line had them
+_DEFAULTED = ("isSidechain", "userType", "cwd", "version", "gitBranch")
 _BLOCK_KEYS: dict[str, tuple[str, ...]] = {
     PartType.TEXT: ("text",),
     PartType.REASONING: ("text", "signature", "encrypted", "redacted"),
@@ -164,6 +166,8 @@ class _Writer:
         self.lost: Counter[str] = Counter()
         self.count = 0
         self.known: set[str] = set()  # every native line uuid this export writes
+        self.handover: dict[str, tuple[str, dict[str, Any]]] = {}  # another agent's calls Claude replays
+        self.handed: Counter[str] = Counter()
 
     def uid(self, candidate: Any) -> str:
         self.count += 1
@@ -218,6 +222,10 @@ class _Writer:
             if p.type in skip:
                 continue
             b = part_block(p, self.native)
+            if b is None and not self.native:
+                b = claude_foreign.block(p, self.handover)
+                if b is not None:
+                    self.handed[f"{p.type.replace('_', ' ')}s of {self.session.agent}"] += 1
             if b is None and not self.native:
                 text = _as_text(p)
                 if text is not None:
@@ -299,7 +307,14 @@ class _Writer:
 
     def shaped(self, line: dict[str, Any], m: Message, i: int) -> dict[str, Any]:
         shapes = m.extra.get("shape") if self.native else None
-        return reorder(line, shapes[i]) if isinstance(shapes, list) and i < len(shapes) else line
+        if not (isinstance(shapes, list) and i < len(shapes) and isinstance(shapes[i], list)
+                and shapes[i] and isinstance(shapes[i][0], str)):
+            return line
+        had = set(shapes[i][0].split(","))
+        for k in _DEFAULTED:  # what the envelope fills in for lines that lack it, this one had not
+            if k not in had:
+                line.pop(k, None)
+        return reorder(line, shapes[i])
 
     def compaction(self, m: Message) -> None:
         part = next(p for p in m.parts if p.type == PartType.COMPACTION)
@@ -379,8 +394,13 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
     native_id = native_id or str(uuidlib.uuid5(uuidlib.NAMESPACE_URL, f"oxide:{session.id}"))
     cwd = session.cwd or (str(env.worktrees[0]) if env.worktrees else str(env.home))
     w = _Writer(session, native_id, cwd, native)
+    harness = 0
     if native:
         w.known = _uuids(messages)
+    else:  # one agent's harness context never becomes another agent's user turns
+        harness = sum(1 for m in messages if m.is_harness())
+        messages = [m for m in messages if not m.is_harness()]
+        w.handover = claude_foreign.plan(messages, cwd)
     for m in messages:
         w.message(m)
     body = b"".join(
@@ -389,6 +409,11 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
     )
     path = roots(env)[0] / "projects" / encode_cwd(cwd) / f"{native_id}.jsonl"
     lost = [f"{n} {what}" for what, n in sorted(w.lost.items())]
-    if not native and any("plain text" in x for x in lost):
-        lost.append(f"tool calls of {session.agent} are shown as text: Claude cannot replay them")
+    if harness:
+        lost.append(f"{harness} message(s) of context {session.agent}'s harness injected (environment, "
+                    "permissions, instructions) were left out")
+    if not native and any("tool call parts became plain text" in x for x in lost):
+        lost.append(f"tool calls of {session.agent} that Claude has no tool for are shown as text")
+    lost += [f"{n} {what} were handed over as Claude's own tool calls"
+             for what, n in sorted(w.handed.items())]
     return Export({path: body}, native_id, ["claude", "--resume", native_id], cwd, lost)

@@ -362,15 +362,21 @@ def test_export_round_trip(name, tmp_path):
     assert again.id == main.id
 
 
-def test_export_of_another_agents_session_makes_text_of_tool_calls(tmp_path):
+def test_export_of_another_agents_session_hands_its_tool_calls_over(tmp_path):
+    """A shell call (with its result) becomes Claude's own Bash tool_use and tool_result; a tool
+    Claude has no like of, or a call without its result, stays text; harness context is left out."""
     s = Session(id="019c0000000000000000000000000000", agent="codex", native_id="rollout-1",
                 cwd="/work/project", created_at=T0, branch="main")
     msgs = [
         Message("system", (Part.text("You are Codex"),), created_at=T0),
+        Message("user", (Part.text("<environment_context>sandbox</environment_context>"),),
+                created_at=T0, extra={"harness": True}),
         Message("user", (Part.text("fix it"),), created_at=T0 + 1),
         Message("assistant", (Part.reasoning("thinking hard", encrypted="xyz"),
-                              Part.tool_call("call_1", "shell", {"cmd": ["ls"]})), created_at=T0 + 2),
-        Message("tool", (Part.tool_result("call_1", "a.py", False),), created_at=T0 + 3),
+                              Part.tool_call("call_1", "shell", {"cmd": ["bash", "-lc", "ls"]}),
+                              Part.tool_call("call_2", "web_search", {"q": "x"})), created_at=T0 + 2),
+        Message("tool", (Part.tool_result("call_1", "a.py", False),
+                         Part.tool_result("call_2", "found", False)), created_at=T0 + 3),
         Message("assistant", (Part.text("done"), Part.patch("--- a\n+++ b\n")), model="gpt-5"),
         Message("system", (Part.other("token_count", {"n": 1}),)),
     ]
@@ -380,18 +386,24 @@ def test_export_of_another_agents_session_makes_text_of_tool_calls(tmp_path):
     assert ex.native_id != s.native_id
     ((path, body),) = ex.files.items()
     assert path == tmp_path / ".claude" / "projects" / "-work-project" / f"{ex.native_id}.jsonl"
-    assert any("plain text" in x for x in ex.lost)
+    assert "1 tool calls of codex were handed over as Claude's own tool calls" in ex.lost
+    assert "1 tool results of codex were handed over as Claude's own tool calls" in ex.lost
+    assert any("harness injected" in x and x.startswith("1 ") for x in ex.lost)
     assert any("reasoning" in x for x in ex.lost) and any("system events" in x for x in ex.lost)
+    assert "sandbox" not in body.decode()
     path.parent.mkdir(parents=True)
     path.write_bytes(body)
     back, _s, problems = parse_all(path)
     assert problems == []
-    assert [m.role for m in back] == ["user", "user", "assistant", "user", "assistant"]
+    assert [m.role for m in back] == ["user", "user", "assistant", "user", "assistant"]  # result + text
     assert back[0].extra["isMeta"] is True
-    assert "[tool call shell (call_1)]" in back[2].text()
-    assert back[3].text() == "[tool result (call_1)]\na.py"
+    call = next(p for p in back[2].parts if p.type == "tool_call")
+    assert (call.get("call_id"), call.get("name"), call.get("input")) == ("call_1", "Bash", {"command": "ls"})
+    assert "[tool call web_search (call_2)]" in back[2].text()
+    results = [p for p in back[3].parts if p.type == "tool_result"]
+    assert [(r.get("call_id"), r.get("output")) for r in results] == [("call_1", "a.py")]
+    assert "[tool result (call_2)]\nfound" in back[3].text()
     assert back[4].text() == "done\n--- a\n+++ b\n"
-    assert all(p.type == "text" for m in back for p in m.parts)
 
 
 def test_export_of_a_fork_never_reuses_the_original_native_id(tmp_path):

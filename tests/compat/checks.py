@@ -165,6 +165,30 @@ def assert_request_holds(server: ModelServer, needles: Iterable[str]) -> None:
     assert not missing, f"the agent's request to its model lacks {missing}"
 
 
+def request_tool_calls(server: ModelServer) -> list[tuple[str, str]]:
+    """(tool name, arguments as JSON text) of every tool call in the history of the last scripted
+    request: the calls the agent's model sees as real tool history, not as text."""
+    row = server.last_request()
+    body, api = row["body"], row["api"]
+    out: list[tuple[str, str]] = []
+    if api == "responses":
+        for it in body.get("input") or []:
+            if isinstance(it, dict) and it.get("type", "").endswith("_call"):
+                args = it.get("arguments", it.get("input", it.get("action")))
+                out.append((str(it.get("name") or it.get("type")), json.dumps(args)))
+    for m in body.get("messages") or []:
+        if not isinstance(m, dict):
+            continue
+        for c in m.get("tool_calls") or []:  # Chat Completions
+            f = c.get("function") or {}
+            out.append((str(f.get("name")), str(f.get("arguments"))))
+        content = m.get("content")
+        for b in content if isinstance(content, list) else []:  # Anthropic Messages
+            if isinstance(b, dict) and b.get("type") == "tool_use":
+                out.append((str(b.get("name")), json.dumps(b.get("input"))))
+    return out
+
+
 def record(row: Mapping[str, Any]) -> None:
     """One result row for the README's "Tested with" table (``python -m tests.compat.report``)."""
     RESULTS.parent.mkdir(parents=True, exist_ok=True)

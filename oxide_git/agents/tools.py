@@ -1,0 +1,119 @@
+"""What another agent's tool call *is*, so a receiving agent can replay it as its own tool.
+
+Each agent names the same few tools its own way (a shell command is Claude's ``Bash``, Codex's
+``exec_command``, OpenCode's ``bash``, Gemini's ``run_shell_command``...). ``classify`` turns a
+tool call into one of a few kinds with plain arguments; each exporter maps the kinds it has an
+equivalent for onto its own tool (Claude: ``claude_export``; Codex: ``codex_foreign``), and keeps
+the rest as text. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..model import Message
+
+SHELL = frozenset({"Bash", "bash", "shell", "run_shell_command", "exec_command", "shell_command",
+                   "local_shell", "run_commands"})
+WRITE = frozenset({"Write", "write", "write_file", "create_file"})
+EDIT = frozenset({"Edit", "edit", "replace", "str_replace_based_edit_tool", "MultiEdit"})
+READ = frozenset({"Read", "read", "read_file", "view"})
+
+
+@dataclass(frozen=True)
+class Call:
+    kind: str  # shell | write | edit | read
+    command: str | None = None
+    path: str | None = None  # as the call gave it (absolute or relative)
+    content: str | None = None
+    edits: tuple[tuple[str, str], ...] = ()  # (old, new)
+
+
+def command(name: str, args: Any) -> str | None:
+    """The command line of a shell tool call."""
+    if not isinstance(args, Mapping):
+        return args if isinstance(args, str) and name in SHELL else None
+    for key in ("command", "cmd", "commands"):
+        v = args.get(key)
+        if isinstance(v, str):
+            return v
+        if isinstance(v, list) and v and all(isinstance(x, str) for x in v):
+            if key == "commands":
+                return " && ".join(v)
+            return v[2] if len(v) == 3 and v[1] in ("-lc", "-c") else " ".join(v)
+    return None
+
+
+def path_arg(args: Mapping[str, Any]) -> str | None:
+    for key in ("file_path", "filePath", "path", "absolute_path"):
+        v = args.get(key)
+        if isinstance(v, str) and v:
+            return v
+    return None
+
+
+def relative(path: str, cwd: str) -> str:
+    """``path`` relative to ``cwd`` when it lies inside it."""
+    if os.path.isabs(path) and cwd and (path == cwd or path.startswith(cwd.rstrip("/") + "/")):
+        return os.path.relpath(path, cwd)
+    return path
+
+
+def absolute(path: str, cwd: str) -> str:
+    return path if os.path.isabs(path) or not cwd else os.path.join(cwd, path)
+
+
+def edits_of(args: Mapping[str, Any]) -> tuple[tuple[str, str], ...] | None:
+    many = args.get("edits")  # MultiEdit
+    out = []
+    for e in many if isinstance(many, list) else [args]:
+        if not isinstance(e, Mapping):
+            return None
+        old = e.get("old_string", e.get("oldString", e.get("old_str")))
+        new = e.get("new_string", e.get("newString", e.get("new_str")))
+        if not isinstance(old, str) or not isinstance(new, str):
+            return None
+        out.append((old, new))
+    return tuple(out)
+
+
+def classify(name: str, args: Any) -> Call | None:
+    """The kind of a tool call and its plain arguments; None when no other agent has its like."""
+    if name in SHELL:
+        cmd = command(name, args)
+        return Call("shell", command=cmd) if cmd is not None else None
+    if not isinstance(args, Mapping):
+        return None
+    path = path_arg(args)
+    if path is None:
+        return None
+    if name in WRITE and isinstance(args.get("content"), str):
+        return Call("write", path=path, content=args["content"])
+    if name in EDIT:
+        edits = edits_of(args)
+        return Call("edit", path=path, edits=edits) if edits else None
+    if name in READ:
+        return Call("read", path=path)
+    return None
+
+
+def output_text(output: Any) -> str:
+    """A tool result's output as text (content blocks: their texts)."""
+    if isinstance(output, str):
+        return output
+    if isinstance(output, list):
+        texts = [b.get("text") for b in output if isinstance(b, Mapping) and isinstance(b.get("text"), str)]
+        if len(texts) == len(output):
+            return "\n".join(str(t) for t in texts)
+    return json.dumps(output, ensure_ascii=False)
+
+
+def answered(messages: Sequence[Message]) -> set[str]:
+    """The call ids that have a result in ``messages`` (only those can be handed over: an agent's
+    model API rejects a tool call left without its result)."""
+    return {str(p.get("call_id")) for m in messages for p in m.parts
+            if p.type == "tool_result" and p.get("call_id")}
