@@ -42,8 +42,8 @@ fuzz: $(STAMP)  ## the importers under hypothesis for minutes each (OXIDE_FUZZ_E
 
 compat: $(STAMP)  ## the real agents' CLIs (pinned in tests/compat/pins.txt), driven against a local model server
 	$(BIN)/python -m tests.compat.install
-	$(BIN)/python -m pytest -q -m compat tests/compat
-	$(BIN)/python -m tests.compat.report
+	rm -f .compat-cache/results.jsonl
+	$(BIN)/python -m pytest -q -m compat tests/compat; status=$$?; $(BIN)/python -m tests.compat.report; exit $$status
 
 clean:
 	rm -rf $(VENV) .bench-cache build *.egg-info
