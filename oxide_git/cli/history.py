@@ -138,6 +138,8 @@ def resume(session: str | None, last: bool, agent: str | None, run: bool, fmt: s
             status(line)
         for p in res.kept:
             status(f"kept {p} (the agent's own copy is as new or newer)")
+        for p in res.set_aside:
+            status(f"set aside {p}: the agent's copy had what the conversation no longer holds")
         for line in dict.fromkeys(res.lost):  # each once
             status(f"warning: {singular(line)}")
         click.echo(" ".join(res.command) if not res.cwd else f"cd {res.cwd} && {' '.join(res.command)}")
