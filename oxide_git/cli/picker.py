@@ -172,6 +172,7 @@ def run_app(model: Model) -> Choice | None:
     from prompt_toolkit.application import Application
     from prompt_toolkit.buffer import Buffer
     from prompt_toolkit.filters import Condition
+    from prompt_toolkit.formatted_text import StyleAndTextTuples
     from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.layout import HSplit, Layout, Window
     from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
@@ -189,10 +190,10 @@ def run_app(model: Model) -> Choice | None:
     query.on_text_changed += on_text
     in_menu = Condition(lambda: state["menu"] is not None)
 
-    def list_text() -> list[tuple[str, str]]:
+    def list_text() -> StyleAndTextTuples:
         height = max(3, shutil.get_terminal_size((100, 30)).lines - 14)
         top = max(0, model.selected - height + 1)
-        out: list[tuple[str, str]] = []
+        out: StyleAndTextTuples = []
         for i, r in enumerate(model.rows[top:top + height], top):
             style = "class:selected" if i == model.selected else ""
             out.append((style, ("> " if i == model.selected else "  ") + model.row_line(r) + "\n"))
@@ -200,16 +201,17 @@ def run_app(model: Model) -> Choice | None:
             out.append(("class:dim", "  (no session matches)\n"))
         return out
 
-    def lower_text() -> list[tuple[str, str]]:
+    def lower_text() -> StyleAndTextTuples:
         if state["menu"] is not None:
             r = model.current()
-            out: list[tuple[str, str]] = [("class:head", f"Session {sid(r['id']) if r else ''}: what now?\n")]
+            out: StyleAndTextTuples = [("class:head", f"Session {sid(r['id']) if r else ''}: what now?\n")]
             for i, (key, label, _c) in enumerate(state["menu"]):
                 style = "class:selected" if i == state["menu_at"] else ""
                 out.append((style, f"  [{key}] {label}\n"))
             out.append(("class:dim", "  ↑↓ and Enter, or the key in brackets; Esc: back to the list\n"))
             return out
-        return [("class:head", "Preview\n")] + [("", line + "\n") for line in model.preview()]
+        lines: StyleAndTextTuples = [("class:head", "Preview\n")]
+        return lines + [("", line + "\n") for line in model.preview()]
 
     kb = KeyBindings()
 
@@ -263,6 +265,8 @@ def run_app(model: Model) -> Choice | None:
 
     def choose(e: Any, i: int) -> None:
         r = model.current()
+        if r is None:
+            return
         _key, _label, c = state["menu"][i]
         agent = c.agent
         e.app.exit(result=Choice(r["id"], c.action, agent, bool(agent and shutil.which(agent))))
