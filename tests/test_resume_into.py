@@ -54,8 +54,8 @@ def test_round_trip_through_the_agents_own_store(repo: Path, agent: str) -> None
         assert res.command[2:] == [res.native_id]
     assert res.written or res.kept
     written = [Path(p) for p in res.written + res.kept]
-    if agent == "opencode":
-        written = [p for p in written if "oxide-exports" in str(p)]
+    if agent == "opencode":  # OpenCode 1.18: the rows written into opencode.db
+        written = [p for p in written if p.name == "opencode.db"]
     if agent == "aider":
         # the agent's own file now holds the original sessions and the restored copy
         written = [repo / ".aider.chat.history.md"]
@@ -84,7 +84,7 @@ def test_cross_agent_resume_writes_a_readable_session(repo: Path, target: str) -
     assert res.written
     found, ids = [], []
     for p in res.written:
-        if target == "opencode" and "oxide-exports" not in p:
+        if target == "opencode" and not p.endswith("opencode.db"):
             continue
         found += [e for e in agent(target).parse(Path(p)) if isinstance(e, FoundSession)]
         ids += _import(make_ctx(repo), target, Path(p))
