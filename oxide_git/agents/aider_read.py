@@ -228,11 +228,16 @@ class Reader:
         created = self.session.created_at
         if kind == "user":
             text = "\n".join(unquote(ln, 5) for ln in lines)
+            before = self.pending[0].text() if len(self.pending) == 1 and (
+                self.pending[0].role == Role.USER) else ""
             yield from self.flush()
             if self.session.title is None and text.strip():
                 yield from self.update(title=text.strip().splitlines()[0][:100])
             extra: dict[str, Any] = {"raw": raw}
-            entry = self.typed(text)
+            # "/code X" (or /ask, /architect...) is logged as "#### /code X" then "#### X": the
+            # echo was never typed, and must not take a later prompt's entry
+            echo = before.startswith("/") and before.partition(" ")[2] == text
+            entry = None if echo else self.typed(text)
             if entry is not None:
                 extra["input"] = entry.raw
                 extra["typed_at"] = entry.time

@@ -566,3 +566,15 @@ def test_input_history_matching(tmp_path: Path) -> None:
     _export_into(out, s, msgs)
     # every entry but the answer no confirmation took
     assert (out / ".aider.input.history").read_text() == entries[:entries.index("\n# 2025-12-03 14:46")]
+
+
+def test_a_command_echo_takes_no_entry(tmp_path: Path) -> None:
+    """``/code X`` is logged as ``#### /code X`` and ``#### X``: only the first was typed."""
+    (tmp_path / aider.HISTORY).write_text(
+        "\n# aider chat started at 2025-05-04 17:00:00\n\n#### /code fix it  \n\n#### fix it  \n\n"
+        "Done.\n\n#### fix it  \n\nAgain.\n")
+    (tmp_path / ".aider.input.history").write_text(
+        "\n# 2025-05-04 17:00:01.0\n+/code fix it\n\n# 2025-05-04 17:00:09.0\n+fix it\n")
+    (_s, msgs), = _sessions(tmp_path / aider.HISTORY)
+    assert [m.extra.get("typed_at") for m in msgs if m.role == "user"] == [
+        "2025-05-04 17:00:01.0", None, "2025-05-04 17:00:09.0"]
