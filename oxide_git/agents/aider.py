@@ -23,6 +23,7 @@ stay in the assistant text, and each message keeps its exact text (``aider_read`
 - Resumable points are the headers of sections that start a session: the last session may still
   grow (aider appends, and a restored section continues it), so a restart re-emits it whole and
   the store must replace what it had for that session.
+- A last section without aider's announcements yet (a run starting) is left for the next read.
 - Input that is not text (a NUL byte in its first 8 KB) is refused with ``UnsupportedFormat``.
 - Export returns the sections to append (``aider_export``); the caller appends, never replaces.
 """
@@ -47,6 +48,7 @@ __all__ = ["HISTORY", "MARKER", "discover", "export", "kind_of", "name", "parse"
 HISTORY = ".aider.chat.history.md"
 SNIFF = 8000  # bytes looked at for a NUL, as git does to call a file binary
 
+_ANNOUNCED = re.compile(r"^Aider v\d")
 _INPUT_ENTRY = re.compile(rb"^# \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+\r?$")
 _HEADER = re.compile(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$")
 
@@ -95,6 +97,10 @@ class _Section:
             return False  # (an unquoted line right after a status line goes on with it)
         self.prelude.append((kind, line, raw, at))
         return True
+
+    def announced(self) -> bool:
+        """Aider's announcements are written ("Aider vX" first, "Restored ..." among them)."""
+        return any(k == "tool" and _ANNOUNCED.match(unquote(ln, 2)) for k, ln, _r, _o in self.prelude)
 
     def restored(self) -> bool:
         return any(k == "tool" and unquote(ln, 2).strip() == RESTORED for k, ln, _r, _o in self.prelude)
@@ -167,10 +173,12 @@ def parse(
                     yield ev
                 sec = None
             yield from reader.feed(kind, line, raw, line_at)
-    if sec is not None:
+    if sec is not None and (sec.restored() or sec.announced()):
         for ev in _settle(reader, sec, offset):
             last = ev if isinstance(ev, Resumable) else last
             yield ev
+    # else aider is starting: its header (and command line) are written a second or more before
+    # its announcements say whether it restored the history; the section is read once they are
     yield from reader.end_section()
     yield last
 

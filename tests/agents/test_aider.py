@@ -326,6 +326,10 @@ def test_export_writes_back_what_aider_wrote(tmp_path: Path, name: str) -> None:
         exp = _export_into(one, s, msgs)
         assert exp.cwd == str(one) and exp.command == ["aider", "--restore-chat-history"]
         assert not [x for x in exp.lost if "restores the whole" in x]
+        if not msgs:  # a header alone at the end of a file: a run starting, read once it has said more
+            assert _sessions(one / aider.HISTORY) == []
+            _export_into(every, s, msgs)
+            continue
         (b, got), = _sessions(one / aider.HISTORY)
         assert exp.native_id == b.native_id
         if s.native_id.endswith("#0"):
@@ -578,3 +582,20 @@ def test_a_command_echo_takes_no_entry(tmp_path: Path) -> None:
     (_s, msgs), = _sessions(tmp_path / aider.HISTORY)
     assert [m.extra.get("typed_at") for m in msgs if m.role == "user"] == [
         "2025-05-04 17:00:01.0", None, "2025-05-04 17:00:09.0"]
+
+
+def test_a_starting_run_is_read_once_it_says_whether_it_restored(tmp_path: Path) -> None:
+    """aider writes its header and command line a second or more before its announcements: an
+    import in between (a running watch) must not make a session of a restored section."""
+    src = (FIX / "restored" / aider.HISTORY).read_bytes()
+    second = src.index(b"\n# aider chat started at 2026-12-01 19:39:55")
+    announced = src.index(b"> Aider v0.86.2", second)
+    shutil.copy(FIX / "restored" / ".aider.input.history", tmp_path)
+    f = tmp_path / aider.HISTORY
+    f.write_bytes(src[:announced])
+    starting = parse(f)
+    assert len(starting.sessions) == 1 and [r.offset for r in starting.resumables] == [0]
+    f.write_bytes(src[:src.index(b"\n# aider chat started at 2026-12-01 19:39:58")])
+    grown = _resume(f, starting)
+    assert _view(grown) == _view(parse(f)) and len(grown.sessions) == 1
+    assert [m.text() for m in grown.msgs(0) if m.role == "user"][1].startswith("PROMPT-2")
