@@ -73,15 +73,18 @@ class SessionView:
         return self._messages
 
     def timeline(self) -> Iterator[tuple[int, Message] | CheckpointView]:
-        """Messages in order, each checkpoint just before the message it was taken at (those tied
-        to no message of this session at the end)."""
-        by_msg: dict[str | None, list[CheckpointView]] = {}
+        """Messages in order, each checkpoint where it was taken (those tied to no message of
+        this session at the end): a prompt checkpoint (the state before its prompt was worked on)
+        just before its message, any other kind just after the last message it saw."""
+        before: dict[str | None, list[CheckpointView]] = {}
+        after: dict[str | None, list[CheckpointView]] = {}
         for cp in self.checkpoints:
-            by_msg.setdefault(cp.message_id, []).append(cp)
+            (before if cp.kind == "prompt" else after).setdefault(cp.message_id, []).append(cp)
         for seq, m in self.messages():
-            yield from by_msg.pop(m.id, [])
+            yield from before.pop(m.id, [])
             yield seq, m
-        for cps in by_msg.values():
+            yield from after.pop(m.id, [])
+        for cps in [*before.values(), *after.values()]:
             yield from cps
 
     @property

@@ -12,6 +12,7 @@ from typing import IO, Any
 from .export import CheckpointView, SessionView, tool_names
 from .export_markdown import as_text, redactions_line
 from .model import Message, PartType, to_iso
+from .render_text import tool_gist
 from .titles import display, is_real_prompt
 
 CLIP = 20000  # characters of one tool input or output
@@ -93,7 +94,8 @@ def part_html(kind: str, d: dict[str, Any], names: dict[str, str]) -> str:
     if kind == PartType.TOOL_CALL:
         inp = as_text(d.get("input"))
         return (f'<details class="tool call"><summary>→ {escape(str(d.get("name") or "tool"))} '
-                f'<code>{escape(_one_line(inp))}</code></summary><pre>{escape(_clip(inp))}</pre></details>')
+                f'<code>{escape(tool_gist(d.get("input"), 90))}</code></summary>'
+                f'<pre>{escape(_clip(inp))}</pre></details>')
     if kind == PartType.TOOL_RESULT:
         out = as_text(d.get("output"))
         err = " (error)" if d.get("is_error") else ""
@@ -160,25 +162,30 @@ def checkpoint_html(cp: CheckpointView) -> str:
             f'<table class="stat">{rows}</table>{diff}{cut}</details>\n')
 
 
-def session_html(v: SessionView) -> Iterator[str]:
+def session_html(v: SessionView, alone: bool = False) -> Iterator[str]:
     s = v.session
     names: dict[str, str] = {}
     body: list[str] = []
+    shown = 0  # messages with something to read (records kept whole are not drawn)
     for item in v.timeline():
         if isinstance(item, CheckpointView):
             body.append(checkpoint_html(item))
         else:
             if v.first_prompt is None and is_real_prompt(item[1]):
                 v.first_prompt = item[1].text()
-            body.append(message_html(*item, names))
+            html = message_html(*item, names)
+            shown += bool(html)
+            body.append(html)
     meta = [("Session", f"<code>{escape(s.id)}</code>"), ("Agent", escape(s.agent + (
         f" ({s.model})" if s.model else ""))), ("Branch", escape(s.branch or "-")),
         ("When", escape(f"{to_iso(s.created_at) or '-'} → {to_iso(s.updated_at) or '-'}")),
-        ("Messages", str(v.count)), ("Checkpoints", str(len(v.checkpoints))),
+        ("Messages", str(shown) + (f" ({v.count} records)" if v.count != shown else "")),
+        ("Checkpoints", str(len(v.checkpoints))),
         ("Redacted", escape(redactions_line(v.redactions)))]
     if s.parent_id:
         meta.append(("Forked from", f"<code>{escape(s.parent_id)}</code>"))
-    yield (f'<section class="session" id="s-{escape(s.id)}"><h2>{escape(_title(v))}</h2>'
+    head = "" if alone else f"<h2>{escape(_title(v))}</h2>"  # alone: the page's h1 is its title
+    yield (f'<section class="session" id="s-{escape(s.id)}">{head}'
            '<dl class="meta">' + "".join(f"<dt>{k}</dt><dd>{x}</dd>" for k, x in meta) + "</dl>\n")
     yield from body
     yield "</section>\n"
@@ -193,8 +200,9 @@ def write_html(views: Iterator[SessionView], out: IO[str]) -> None:
     sections: list[str] = []
     toc: list[str] = []
     titles: list[str] = []
-    for v in views:
-        sections += session_html(v)
+    listed = list(views)  # (each one's messages are still streamed, as it is rendered)
+    for v in listed:
+        sections += session_html(v, alone=len(listed) == 1)
         titles.append(_title(v))
         toc.append(f'<li><a href="#s-{escape(v.session.id)}">{escape(titles[-1])}</a> '
                    f"({v.count} messages)</li>")

@@ -174,3 +174,44 @@ def test_html_export_in_headless_chromium(page_file: Path, tmp_path: Path) -> No
         assert not errors, errors
     finally:
         b.close()
+
+
+def test_html_heading_timeline_and_empty_turns_in_chromium(repo: Path, tmp_path: Path) -> None:
+    """Issue 14, item 6: the heading is the session's title, empty assistant turns are gone, each
+    checkpoint sits where it was taken, with the files it changed and their diff folded."""
+    from oxide_git import store
+    from oxide_git.model import Message, Part, Session
+
+    oxide(repo, "init")
+    ctx = make_ctx(repo)
+    sid = "9" * 32
+    s = Session(id=sid, agent="claude", worktree=ctx.repo.worktree_id)
+    store.append(ctx, s, [Message("user", (Part.text("Speed up the app"),)),
+                          Message("assistant", (Part.text("\n\n"),)),  # an empty turn
+                          Message("assistant", (Part.text("I changed app.py."),))])
+    ctx.close()
+    (repo / "src" / "app.py").write_text("print('fast')\n")
+    oxide(repo, "checkpoint", "-m", "after the speed-up", "--session", sid[:8])
+    ctx = make_ctx(repo)
+    store.append(ctx, s, [Message("user", (Part.text("Now document it"),))])
+    ctx.close()
+    page = tmp_path / "s.html"
+    oxide(repo, "export", sid[:8], "--format", "html", "-o", str(page))
+    b = Browser(tmp_path / "profile")
+    try:
+        b.call("Page.navigate", session=True, url=page.as_uri())
+        b.wait_for("Page.loadEventFired")
+        assert b.js("document.querySelector('header h1').textContent") == "Speed up the app"
+        assert b.js("document.title") == "Speed up the app"
+        roles = b.js("Array.from(document.querySelectorAll('.msg')).map(e => e.className)")
+        assert roles == ["msg user", "msg assistant", "msg user"]  # the empty turn is not there
+        order = b.js("Array.from(document.querySelectorAll('.msg, details.checkpoint'))"
+                     ".map(e => e.classList.contains('checkpoint') ? 'cp' : e.textContent.slice(0, 60))")
+        assert order[-1].startswith("Now document it") or "Now document it" in order[-1]
+        assert order.index("cp") == len(order) - 2  # taken after "I changed app.py.", before the next prompt
+        assert not b.js("document.querySelector('details.checkpoint').open")  # folded
+        assert "src/app.py" in b.js("document.querySelector('details.checkpoint table').textContent")
+        b.js("document.querySelector('details.checkpoint').open = true")
+        assert "print('fast')" in b.js("document.querySelector('details.checkpoint .diff').textContent")
+    finally:
+        b.close()
