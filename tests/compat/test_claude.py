@@ -17,8 +17,11 @@ def test_claude_import_and_round_trip(compat_repo: Path, model_server, tmp_path:
     assert (compat_repo / "shell.txt").read_text().strip() == SHELL_TEXT
     assert (compat_repo / "notes.txt").read_text() == "second line\n"
 
-    shown = checks.import_session(compat_repo, sid)
+    imported = checks.oxide(compat_repo, "import")
+    assert "unknown type" not in imported.stderr  # every record type of this release is known
+    shown = checks.show(compat_repo, sid)
     checks.assert_conversation(shown, [d.prompt1])
+    assert shown["session"]["title"] is None or d.marker in str(shown["session"]["title"])
 
     original = d.session_file(sid)
     rt = checks.round_trip(d, compat_repo, sid, tmp_path, compare=[original])
