@@ -54,7 +54,7 @@ class _Writer:
 
     def line(self, kind: str, payload: Any) -> None:
         env, self.env = self.env, None  # a part's envelope is its first line's
-        self.numbered = self.numbered or env is not None
+        self.numbered = self.numbered or (env is not None and env.get("ordinal") is not None)
         ordinal = len(self.lines) if self.numbered else None
         self.lines.append(line_with(env, self.ts, ordinal, kind, payload))
         self.last_env = env is not None
@@ -97,12 +97,16 @@ def _prompt(w: _Writer, m: Message, role: str) -> None:
     """A user or system message: its content parts make one message item (then user_message)."""
     codex_role = m.extra.get("codex_role") or ("user" if role == "user" else "developer")
     parts = [p for p in m.parts if _is_content(p)]
+    env = m.extra.get("env") if w.native else None
     if m.extra.get("item") is not False:
         content = m.extra["content"] if "content" in m.extra else _content(parts, "input_text")
-        w.env = m.extra.get("env") if w.native else None
+        w.env = env
         w.item({"type": "message", "role": codex_role, "content": content,
                 **(m.extra.get("native") or {})})
-    if role == "user" and not (w.native and "env" in m.extra):  # 0.171 writes no user_message
+    elif role == "user":
+        w.env = env  # a user_message event alone: its envelope is the message's
+    if role == "user" and not (env and m.extra.get("item") is not False):
+        # with an envelope, the event is a part of its own (0.171 writes none)
         text = "\n".join(str(p.get("text", "")) for p in parts if p.type == "text")
         event = m.extra.get("event") or {"images": [], "local_images": [], "text_elements": []}
         w.event({"type": "user_message", "message": text, **event})
@@ -115,9 +119,9 @@ def _assistant_part(w: _Writer, p: Part) -> None:
         extra = d.get("event_extra") or {}
         if d.get("source"):
             w.event({"type": d["source"], "message": text,
-                     **{k: v for k, v in d.items() if k not in ("text", "source")}})
+                     **{k: v for k, v in d.items() if k not in ("text", "source", "env")}})
             return
-        for e in d.get("events", [text]):
+        for e in d.get("events", [] if "env" in d else [text]):  # kept events are parts
             w.event({"type": "agent_message", "message": e, **extra})
         native = {k: v for k, v in d.items()
                   if k not in ("text", "content", "events", "event_extra", "env") and w.native}
@@ -129,12 +133,12 @@ def _assistant_part(w: _Writer, p: Part) -> None:
         if d.get("source") or not w.native:
             kind = d.get("source") or "agent_reasoning"
             w.event({"type": kind, "text": text,
-                     **{k: v for k, v in d.items() if k not in ("text", "source") and w.native}})
+                     **{k: v for k, v in d.items() if k not in ("text", "source", "env") and w.native}})
             if not w.native:
                 w.lose("reasoning is shown in the history but not sent back to the model")
             return
         summary = d.get("summary", [text])
-        for e in d.get("events", summary):
+        for e in d.get("events", [] if "env" in d else summary):
             w.event({"type": "agent_reasoning", "text": e, **(d.get("event_extra") or {})})
         item: dict[str, Any] = {"type": "reasoning", "summary": d["summary_raw"] if "summary_raw" in d
                                 else [{"type": "summary_text", "text": t} for t in summary]}
@@ -186,7 +190,7 @@ def _common_part(w: _Writer, p: Part) -> None:
             {"type": "input_text", "text": f"[tool result {d.get('call_id')}{err}]\n{text}"}]})
     elif p.type == "compaction":
         payload = {"message": d.get("summary", "")}
-        payload.update((k, v) for k, v in d.items() if k not in ("summary", "replaces"))
+        payload.update((k, v) for k, v in d.items() if k not in ("summary", "replaces", "env"))
         w.line("compacted", payload)
     elif p.type == "other" and isinstance(d.get("line"), str) and d["line"] not in _NOT_LINES \
             and w.native:
@@ -222,7 +226,7 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
     created = session.created_at or next((m.created_at for m in messages if m.created_at), 0) or 0
     cwd = session.cwd or (str(env.worktrees[0]) if env.worktrees else str(env.home))
     meta_env = session.extra.get("meta_env") if native else None
-    w = _Writer(native, numbered=isinstance(meta_env, dict))
+    w = _Writer(native, numbered=isinstance(meta_env, dict) and meta_env.get("ordinal") is not None)
     w.ts = to_iso(created)
     meta: dict[str, Any] = {"id": native_id, "timestamp": w.ts, "cwd": cwd}
     if native:

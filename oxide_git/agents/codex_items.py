@@ -42,7 +42,11 @@ TURN_ITEMS = frozenset({
     "CommandExecution"})
 ASSISTANT_TURN_ITEMS = frozenset({"AgentMessage", "Reasoning", "Plan"})
 
-_ENVELOPE = ("timestamp", "ordinal", "type", "payload")
+_HEADS = frozenset({("timestamp", "type", "payload"), ("timestamp", "type", "payload", "metadata"),
+                    ("timestamp", "ordinal", "type", "payload"),
+                    ("timestamp", "ordinal", "type", "payload", "metadata")})
+REBUILT_EVENTS = frozenset({"user_message", "agent_message", "agent_reasoning",
+                            "agent_reasoning_raw_content"})
 
 
 def unknown_event(t: Any, p: Mapping[str, Any]) -> str | None:
@@ -86,15 +90,26 @@ def dumps_line(obj: Any) -> str:
 
 
 def envelope(obj: Mapping[str, Any], raw: bytes) -> dict[str, Any]:
-    """What writing this paginated line back needs beyond its payload (see module docstring)."""
-    env: dict[str, Any] = {"ts": obj.get("timestamp"), "ordinal": obj.get("ordinal")}
+    """What writing this line back needs beyond its payload (see module docstring). Lines of the
+    envelope era before 0.155 have no ``ordinal`` (nor has their envelope)."""
+    env: dict[str, Any] = {"ts": obj["timestamp"]}
+    if "ordinal" in obj:
+        env["ordinal"] = obj["ordinal"]
     if "metadata" in obj:
         env["metadata"] = obj["metadata"]
-    keys = list(obj)
-    body = raw.rstrip(b"\r\n")
-    if keys[:4] != list(_ENVELOPE) or keys[4:] not in ([], ["metadata"]) \
-            or dumps_line(obj).encode() != body:
-        env["raw"] = body.decode("utf-8", "replace")
+    if tuple(obj) not in _HEADS:
+        env["raw"] = raw.rstrip(b"\r\n").decode("utf-8", "replace")
+        return env
+    if _orjson is not None:
+        try:
+            out = _orjson.dumps(obj)
+        except TypeError:  # an integer beyond 64 bits
+            out = dumps_line(obj).encode()
+    else:
+        out = dumps_line(obj).encode()
+    # raw is the line with its newline: compare without copying it
+    if not (raw.startswith(out) and len(raw) - len(out) in (1, 2) and raw.endswith(b"\n")):
+        env["raw"] = raw.rstrip(b"\r\n").decode("utf-8", "replace")
     return env
 
 
@@ -106,6 +121,7 @@ def ordered(payload: dict[str, Any], keys: Any) -> dict[str, Any]:
     if len(out) != len(payload):
         out.update((k, v) for k, v in payload.items() if k not in out)
     return out
+
 
 
 def line_with(env: Mapping[str, Any] | None, ts: str | None, ordinal: int | None, kind: str,
@@ -121,7 +137,7 @@ def line_with(env: Mapping[str, Any] | None, ts: str | None, ordinal: int | None
             return dumps_line(obj)
         except (ValueError, TypeError):
             return raw
-    out: dict[str, Any] = {"timestamp": env.get("ts") if env else ts}
+    out: dict[str, Any] = {"timestamp": env.get("ts") if env and "ts" in env else ts}
     if ordinal is not None:
         out["ordinal"] = ordinal
     out["type"] = kind

@@ -86,3 +86,34 @@ def run_json(self: Any, offset: int) -> Iterator[Event]:
         if not isinstance(ev, Resumable):
             yield ev
     yield Resumable(len(data), {**self.st, "emitted": n})
+
+
+_SOURCES = {"agent_message": "text", "agent_reasoning": "reasoning",
+            "agent_reasoning_raw_content": "reasoning"}
+
+
+def unpaired_events(parts: list[list[Any]]) -> None:
+    """Lines kept in place (``env``): ``agent_message``/``agent_reasoning`` events repeat the items
+    of their message, paired first to first per kind as ``pair`` does; an event left over (and
+    every ``agent_reasoning_raw_content``) becomes the text or reasoning part it is (``source``),
+    still in place."""
+    left = {"agent_message": 0, "agent_reasoning": 0}
+    for t, d in parts:
+        if t == "text" and "source" not in d:
+            left["agent_message"] += 1
+        elif t == "reasoning" and "source" not in d:
+            summary = d.get("summary")
+            left["agent_reasoning"] += len(summary) if isinstance(summary, list) else 1
+    for part in parts:
+        t, d = part
+        kind = d.get("kind") if t == "other" and "env" in d else None
+        if kind not in _SOURCES or not isinstance(d.get("raw"), dict):
+            continue
+        if left.get(kind, 0) > 0:
+            left[kind] -= 1
+            continue
+        p = d["raw"]
+        text = p.get("message") if kind == "agent_message" else p.get("text")
+        rest = {k: v for k, v in p.items() if k not in ("type", "message", "text")}
+        part[0] = _SOURCES[kind]
+        part[1] = {"text": text, "source": kind, **rest, "env": {**d["env"], "keys": list(p)}}

@@ -16,7 +16,7 @@ from .codex_lines import CALL_KEYS, reasoning_data, tool_call_data
 from .codex_lines import is_error as _is_error
 from .codex_lines import iso_ms as _iso
 from .codex_lines import texts as _texts
-from .codex_open import Open, event_for_item, pair, raw_content, run_json
+from .codex_open import Open, event_for_item, pair, raw_content, run_json, unpaired_events
 from .codex_store import open_rollout, plain_name, skip
 
 name = "codex"
@@ -39,8 +39,9 @@ class _Parser:
         self.off = 0
         self.raw = b""
         self.resumed_at = -1
-        self.env: dict[str, Any] | None = None  # the paginated envelope of the line being read
+        self.env: dict[str, Any] | None = None  # the envelope of the line being read
         self.env_msg = False  # that envelope belongs to the message (a prompt's item), not a part
+        self.env_done = False  # that envelope is placed already
 
     # -- session ------------------------------------------------------------------------------
     def _session(self) -> Session:
@@ -130,6 +131,8 @@ class _Parser:
         for idx, _kind, want, got in c.wants:
             if got != want and st.get("era") == "envelope":
                 c.parts[idx][1]["events"] = got
+        if c.role == "assistant":
+            unpaired_events(c.parts)
         role = c.role or "system"
         if role == "user-item":
             injected = _INJECTED.match(c.item_text or "") is not None
@@ -171,7 +174,8 @@ class _Parser:
                 if content != [{"type": "output_text", "text": text}]:
                     data["content"] = content
                 c.parts.append(["text", data])
-                pair(c, len(c.parts) - 1, "message", [text])
+                if self.env is None:  # kept in place (envelope), events need no pairing
+                    pair(c, len(c.parts) - 1, "message", [text])
                 return
             c = self._want("user-item" if role == "user" else "system", ts)
             self.env_msg = True
@@ -200,7 +204,8 @@ class _Parser:
             if t == "reasoning":
                 data, texts = reasoning_data(p)
                 c.parts.append(["reasoning", data])
-                pair(c, len(c.parts) - 1, "reasoning", texts)
+                if self.env is None:  # kept in place (envelope), events need no pairing
+                    pair(c, len(c.parts) - 1, "reasoning", texts)
             elif t in CALL_KEYS:
                 c.parts.append(["tool_call", tool_call_data(t, p)])
             else:
@@ -234,10 +239,16 @@ class _Parser:
                     for i in reversed(idx):
                         del c.parts[i]
                     c.parts.insert(idx[0] if idx else 0, ["text", {"text": msg}])
+                if self.env is not None:  # kept as the line it is, written back in place
+                    c.parts.append(["other", {**Part.other(t, p, line="event_msg").data, "env": self.env}])
+                    self.env_done = True
                 return
             c = self._want("user", ts)
             c.extra.update(event=rest, item=False)
             c.parts.append(["text", {"text": msg}])
+            self.env_msg = True
+        elif t in _EVENT_KIND and self.env is not None:  # kept in place; see _close for unpaired
+            self._want("assistant", ts).parts.append(["other", Part.other(t, p, line="event_msg").data])
         elif t in _EVENT_KIND:
             event_for_item(self._want("assistant", ts), _EVENT_KIND[t], p)
         elif t == "token_count":
@@ -283,26 +294,28 @@ class _Parser:
             self._neutral(Part.other(str(t), p, line="event_msg"), ts)
 
     def _line(self, obj: dict[str, Any], ts: int | None) -> None:
-        if "ordinal" not in obj:
-            self.env = None
+        t, p = obj.get("type"), obj.get("payload")
+        if not (isinstance(t, str) and isinstance(p, dict) and "timestamp" in obj):
+            self.env = None  # not a {timestamp, type, payload} line: the older eras
             self._dispatch(obj, ts)
             return
         self.env = env = items.envelope(obj, self.raw)
-        self.env_msg = False
-        if obj.get("type") in ("response_item", "compacted") and isinstance(obj.get("payload"), dict):
-            env["keys"] = list(obj["payload"])
+        self.env_msg = self.env_done = False
+        if t in ("response_item", "compacted") or (
+                t == "event_msg" and p.get("type") in items.REBUILT_EVENTS):
+            env["keys"] = list(p)  # a payload rebuilt from parsed fields: its key order
         before = self.cur
         n = len(before.parts) if before is not None else 0
         self._dispatch(obj, ts)
         c = self.cur
-        if c is None or (obj.get("type") == "session_meta" and c is before and len(c.parts) == n):
+        if c is None or self.env_done:
             return
         if self.env_msg:
             c.extra["env"] = env
-        else:
-            new = c.parts[n if c is before else 0:]
-            if new:
-                new[0][1]["env"] = env
+            return
+        start = n if c is before else 0
+        if len(c.parts) > start:  # the part this line made (a first session_meta makes none)
+            c.parts[start][1]["env"] = env
 
     def _dispatch(self, obj: dict[str, Any], ts: int | None) -> None:
         t, p, st = obj.get("type"), obj.get("payload"), self.st

@@ -33,6 +33,9 @@ def shape(m: Message) -> tuple:
     return (m.role, tuple((p.type, p.get("kind") or p.get("name")) for p in m.parts))
 
 
+EVENTS = ("user_message", "agent_message", "agent_reasoning")
+
+
 def without_file(s: Session) -> Session:
     return replace(s, extra={k: v for k, v in s.extra.items() if k != "file"})
 
@@ -44,29 +47,33 @@ def env_for(home: Path, *worktrees: Path) -> AgentEnv:
 def test_turns_grouping_and_fields() -> None:
     ev = run(FIX / "turns.jsonl")
     ms = msgs(ev)
+    # every line of the envelope era is kept in place (events, token counts, repeated contexts)
+    tc, um, am = ("other", "token_count"), ("other", "user_message"), ("other", "agent_message")
     assert [shape(m) for m in ms] == [
         ("system", (("text", None),)),
         ("system", (("text", None),)),
-        ("user", (("other", "task_started"), ("text", None), ("other", "turn_context"))),
-        ("assistant", (("reasoning", None), ("text", None), ("tool_call", "shell_command"))),
+        ("user", (("other", "task_started"), ("text", None), um, ("other", "turn_context"), tc)),
+        ("assistant", (("other", "agent_reasoning"), ("reasoning", None), am, ("text", None),
+                       ("tool_call", "shell_command"), tc)),
+        ("tool", (("tool_result", None), ("other", "turn_context"), tc)),
+        ("assistant", (("tool_call", "apply_patch"), tc)),
         ("tool", (("tool_result", None),)),
-        ("assistant", (("tool_call", "apply_patch"),)),
-        ("tool", (("tool_result", None),)),
-        ("assistant", (("text", None), ("other", "task_complete"))),
-        ("user", (("other", "task_started"), ("text", None), ("other", "ghost_snapshot"),
+        ("assistant", (am, ("text", None), tc, ("other", "task_complete"))),
+        ("user", (("other", "task_started"), ("text", None), um, ("other", "ghost_snapshot"),
                   ("other", "turn_context"))),
         ("assistant", (("tool_call", "local_shell"),)),
         ("tool", (("tool_result", None),)),
         ("assistant", (("other", "web_search_call"), ("tool_call", "update_plan"))),
         ("tool", (("tool_result", None),)),
-        ("assistant", (("text", None), ("other", "task_complete"))),
+        ("assistant", (am, ("text", None), tc, ("other", "task_complete"))),
     ]
+    assert all(m.is_harness() for m in ms[:2]) and not any(m.is_harness() for m in ms[2:])
     assert ms[0].extra["codex_role"] == "developer" and ms[1].extra["codex_role"] == "user"
     assert ms[2].text() == "Fix the failing test in src/app.py"
-    r = ms[3].parts[0]
+    r = ms[3].parts[1]
     assert r.get("text") == "**Looking at the test**" and r.get("encrypted") == "gAAAAenc1"
-    assert "events" not in ms[3].parts[1].data  # agent_message paired, not a second text part
-    call = ms[3].parts[2]
+    assert "events" not in ms[3].parts[3].data  # the agent_message event is its own part
+    call = ms[3].parts[4]
     assert call.get("call_id") == "call_1" and call.get("input") == {"command": "pytest -q",
                                                                      "workdir": "."}
     assert ms[3].model == "gpt-5-codex" and ms[3].usage["total_tokens"] == 120
@@ -116,7 +123,7 @@ def test_fork_records_parent_and_keeps_one_session() -> None:
 def test_interrupted_call_without_output() -> None:
     ms = msgs(run(FIX / "interrupted.jsonl"))
     assert [shape(m) for m in ms] == [
-        ("user", (("text", None),)),
+        ("user", (("text", None), ("other", "user_message"))),
         ("assistant", (("tool_call", "exec_command"), ("other", "turn_aborted"))),
         ("system", (("text", None),)),
     ]
@@ -140,7 +147,10 @@ def test_non_json_line_is_a_problem() -> None:
 def test_unknown_types_are_kept() -> None:
     ms = msgs(run(FIX / "unknown.jsonl"))
     kinds = [p.get("kind") for m in ms for p in m.parts if p.type == "other"]
-    assert kinds == ["world_state", "hologram_call", "mood_changed"]
+    assert kinds == ["user_message", "world_state", "hologram_call", "mood_changed"]
+    ev = run(FIX / "unknown.jsonl")
+    assert [(e.kind, e.version) for e in ev if isinstance(e, Unknown)] == [
+        ("response_item/hologram_call", "0.104.0"), ("event_msg/mood_changed", "0.104.0")]
 
 
 def test_bare_and_typescript_eras() -> None:
@@ -222,8 +232,9 @@ def test_export_round_trip(tmp_path: Path) -> None:
         assert first["type"] == "session_meta" and first["payload"]["id"] == s.native_id
         back = run(target)
         if "2025-08-01" in path.name or path.suffix == ".json":  # older eras: written as envelopes,
-            def keep(m: Message) -> tuple:  # record_type lines are left out (and said so)
-                return (m.role, [p.type for p in m.parts if p.get("line") != "bare"])
+            def keep(m: Message) -> tuple:  # record_type lines are left out (and said so),
+                return (m.role, [p.type for p in m.parts  # the events Codex wants are written
+                                 if p.get("line") != "bare" and p.get("kind") not in EVENTS])
             assert [keep(m) for m in msgs(back)] == [keep(m) for m in ms]
             assert not any(p.get("line") == "bare" for m in ms for p in m.parts) or out.lost
             continue
@@ -516,3 +527,26 @@ def test_export_foreign_opencode_calls_and_an_aider_session(tmp_path: Path) -> N
                                Message("assistant", (Part.text("done"), Part.patch("--- a\n+++ b\n")))],
                        env_for(tmp_path))
     assert out.lost == ["patches were turned into text"]
+
+
+def test_envelope_era_rollouts_are_written_back_byte_for_byte(tmp_path: Path) -> None:
+    """Before 0.155 (and what 0.171 appends to such a file): every line kept in place too."""
+    for name in ("turns.jsonl", "compacted.jsonl", "fork.jsonl", "interrupted.jsonl", "unknown.jsonl"):
+        ev = run(FIX / name)
+        out = codex.export(last_session(ev), msgs(ev), env_for(tmp_path))
+        assert next(iter(out.files.values())) == (FIX / name).read_bytes(), name
+    # the events that repeat an item stay out of the text; one that repeats none is text
+    ms = msgs(run(FIX / "turns.jsonl"))
+    assert [p.get("source") for m in ms for p in m.parts if p.type == "text" and m.role == "assistant"] \
+        == [None, None, None]
+    lines = (FIX / "turns.jsonl").read_bytes().splitlines()
+    extra = b'{"timestamp":"2026-03-01T10:00:14.000Z","type":"event_msg","payload":' \
+            b'{"type":"agent_message","message":"Said only here."}}'
+    path = tmp_path / "turns.jsonl"
+    path.write_bytes(b"\n".join([*lines, extra]) + b"\n")
+    ev = run(path)
+    last = msgs(ev)[-1]
+    assert last.role == "assistant" and last.parts[-1].type == "text"
+    assert last.parts[-1].get("source") == "agent_message" and "Said only here." in last.text()
+    out = codex.export(last_session(ev), msgs(ev), env_for(tmp_path / "h"))
+    assert next(iter(out.files.values())) == path.read_bytes()
