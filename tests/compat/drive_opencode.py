@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from .driver import Driver, Run, json_lines
 from .install import cache
@@ -18,6 +19,11 @@ from .install import cache
 
 class OpenCodeDriver(Driver):
     name = "opencode"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.env()  # its opencode.json exists from the start: `resume --into` reads its model
+
 
     def env(self) -> dict[str, str]:
         env = super().env()

@@ -164,7 +164,6 @@ def test_another_agent_into_opencode(compat_repo: Path, model_server, source: st
     checks.import_session(compat_repo, native)
 
     oc = make_driver("opencode", compat_repo, model_server)
-    oc.env()  # writes its opencode.json (model fake/fake-model)
     result = checks.into(compat_repo, native, "opencode")
     sid = result["native_id"]
     assert sid.startswith("ses_")
