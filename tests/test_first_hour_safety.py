@@ -336,3 +336,27 @@ def test_a_dry_run_writes_no_object(repo: Path) -> None:
     nxt = oxide(repo, "checkpoint").stdout.strip()
     assert subprocess.run(["git", "fsck", "--full", "--strict"], cwd=repo, capture_output=True).returncode == 0
     assert git(repo, "show", f"{nxt}:README.md") == "a state no checkpoint holds\n"
+
+
+# items 16, 18 ---------------------------------------------------------------------------------
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def test_the_readme_remedy_for_git_log_all_works(repo: Path) -> None:
+    """`git log --all` went from 3 to 63 commits; the README says so and gives the remedy."""
+    text = README.read_text()
+    remedy = "git log --exclude='refs/oxide/*' --all"
+    assert remedy in text and "log.excludeDecoration" in text
+    oxide(repo, "init")
+    _session(repo)
+    oxide(repo, "checkpoint", "-m", "x")
+    assert len(git(repo, "log", "--all", "--oneline").splitlines()) > 1  # oxide's commits show...
+    assert git(repo, "log", "--exclude=refs/oxide/*", "--all", "--oneline").splitlines() == \
+        git(repo, "log", "--oneline").splitlines()  # ...and the remedy leaves only the user's
+    assert git(repo, "config", "--get", "log.excludeDecoration", check=False) == ""  # never set for you
+
+
+def test_the_readme_names_no_fixture_path_that_a_clone_lacks() -> None:
+    text = README.read_text()
+    assert "../shared/fixtures/real" not in text and "shared/fixtures" not in text
