@@ -19,6 +19,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+from ..errors import OxideError
 from .opencode_rows import DbRows
 
 BUSY_TIMEOUT_S = 30.0
@@ -39,6 +40,20 @@ def write_database(path: Path, rows: DbRows, *, rewound: bool = False) -> str:
     Returns ``"written"``, ``"unchanged"`` (the rows are there already) or ``"kept"`` (the session
     there went on without us: see ``keep_theirs``).
     """
+    try:
+        return _write(path, rows, rewound)
+    except sqlite3.OperationalError as e:
+        if "locked" in str(e) or "busy" in str(e):
+            raise OxideError(f"{path} stayed locked for {BUSY_TIMEOUT_S:g} s; nothing was written",
+                             hint="another process (a running OpenCode?) holds it: try again") from e
+        raise OxideError(f"cannot write the session into {path} ({e}); nothing was written",
+                         hint="check the database with `opencode session list`") from e
+    except sqlite3.Error as e:
+        raise OxideError(f"cannot write the session into {path} ({e}); nothing was written",
+                         hint="its schema may be newer than git oxide knows (OpenCode 1.18.33)") from e
+
+
+def _write(path: Path, rows: DbRows, rewound: bool) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     with closing(sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)) as conn:
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")

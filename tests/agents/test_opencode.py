@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable, Unknown, opencode
+from oxide_git.errors import OxideError
 from oxide_git.model import Message, Part, PartType, Session, session_id_for
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "opencode"
@@ -684,7 +685,7 @@ def test_a_failed_write_leaves_the_database_as_it_was(tmp_path: Path, monkeypatc
     rows = opencode.export(s, messages[s.id], make_env(REAL_DIR)).databases[data_root() / "opencode.db"]
     other = tmp_path / "other" / "opencode.db"
     broken = replace(rows, parts=[*rows.parts, {"id": "prt_x", "message_id": "msg_x"}])  # no data
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(OxideError, match=re.escape("NOT NULL constraint failed: part.session_id); nothing was written")):
         opencode.write_database(other, broken)
     assert rows_of(other) == {"session": [], "message": [], "part": []}
     # a writer holding the database: we wait for it (busy timeout), then give up, writing nothing
@@ -692,7 +693,7 @@ def test_a_failed_write_leaves_the_database_as_it_was(tmp_path: Path, monkeypatc
     holder = sqlite3.connect(other, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
-        with pytest.raises(sqlite3.OperationalError, match="locked"):
+        with pytest.raises(OxideError, match=re.escape("stayed locked for 0.2 s; nothing was written")):
             opencode.write_database(other, rows)
     finally:
         holder.execute("ROLLBACK")
