@@ -38,7 +38,7 @@ def _sessions(repo: Path) -> tuple[str, str]:
 
 
 class Screen:
-    """`git oxide resume` running in a tmux pane of 110x36."""
+    """`git oxide ARGS` running in a tmux pane of 110x36."""
 
     def __init__(self, repo: Path, tmp: Path, *args: str) -> None:
         self.sock = str(tmp / "tmux.sock")
@@ -49,7 +49,7 @@ class Screen:
         env["OXIDE_NOW"] = str(NOW_MS + 60_000)
         env["TERM"] = "xterm-256color"
         cmd = " ".join(["env", *(shlex.quote(f"{k}={v}") for k, v in env.items()), "git", "oxide",
-                        "resume", *args])
+                        *(shlex.quote(a) for a in args)])
         shell = f"cd {shlex.quote(str(repo))} && {cmd}; echo EXIT=$?; sleep 600"
         self._tmux("new-session", "-d", "-x", "110", "-y", "36", "-s", "pick", shell)
 
@@ -85,7 +85,7 @@ def screen_of(repo: Path, tmp_path: Path) -> Iterator[object]:
     opened: list[Screen] = []
 
     def start(*args: str) -> Screen:
-        s = Screen(repo, tmp_path, *args)
+        s = Screen(repo, tmp_path, *(args or ("resume",)))
         opened.append(s)
         return s
 
@@ -167,3 +167,26 @@ def test_picker_without_terminal_prints_a_numbered_list(repo: Path) -> None:
     r = oxide(repo, "resume", check=True)
     assert "  1. " in r.stdout and "fix the parser" in r.stdout
     assert "not a terminal" in r.stderr
+
+
+@needs_tmux
+def test_undo_on_a_terminal_names_the_operation_and_asks(repo: Path, screen_of) -> None:  # type: ignore[no-untyped-def]
+    """Issue 14, item 11: undo says what it will undo and how long ago, and asks first."""
+    oxide(repo, "init")
+    cp = oxide(repo, "checkpoint", "-m", "good").stdout.strip()
+    (repo / "README.md").write_text("later work\n")
+    oxide(repo, "rewind", cp[:12], "--code", "--yes")
+    s = screen_of("undo")
+    screen = s.wait("Go ahead?")
+    assert f"This will undo: rewind to {cp[:12]} (made " in screen and "modify README.md" in screen
+    s.type("n")
+    s.keys("Enter")
+    assert "aborted; nothing was changed" in s.wait("EXIT=")
+    assert (repo / "README.md").read_text() == "hello\n"
+    s.close()
+    s = screen_of("undo")
+    s.wait("Go ahead?")
+    s.type("y")
+    s.keys("Enter")
+    assert "Undid: rewind to" in s.wait("EXIT=0")
+    assert (repo / "README.md").read_text() == "later work\n"

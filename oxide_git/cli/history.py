@@ -160,8 +160,11 @@ def resume(session: str | None, last: bool, agent: str | None, run: bool, fmt: s
 def fork(session: str, at: str | None, title: str | None, as_json: bool) -> None:
     """Start a new session from SESSION's history before a message; prints its id."""
     from ..fork import fork as do_fork
+    from ..journal import ensure_writable
 
-    res = do_fork(make_context(), session, at=at, title=title)
+    ctx = make_context()
+    ensure_writable(ctx)  # a fork that could not be journaled (for undo) is not made
+    res = do_fork(ctx, session, at=at, title=title)
     if as_json:
         emit_json(res.to_dict())
         return
@@ -211,8 +214,8 @@ def rewind(checkpoint: str, mode: str, dry_run: bool, yes: bool, only_mine: bool
     elif res.memory_writes:
         status("Memory keeps these writes (add --memory to revert them)")
     if res.files.get("left"):
-        status(f"Left {len(res.files['left'])} agent session file(s) as they are: rewinding them "
-               "would lose the conversation written since")
+        status(f"{'Would leave' if dry_run else 'Left'} {len(res.files['left'])} agent session file(s) "
+               "as they are: rewinding them would lose the conversation written since")
     if dry_run:
         status("Dry run: nothing was written")
     else:

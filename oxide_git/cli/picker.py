@@ -123,7 +123,8 @@ class Model:
                  "ORDER BY seq DESC LIMIT 1", (r["id"],))
         out = [f"{r['agent']} session {sid(r['id'])}, created {ago(r['created_at'], self.ctx.now_ms)}, "
                f"updated {ago(r['updated_at'], self.ctx.now_ms)}; worktree {r['worktree'] or '-'}, "
-               f"branch {r['branch'] or '-'}; {r['message_count']} records"]
+               f"branch {r['branch'] or '-'}; "
+               f"{self.ctx.index.real_message_counts([r['id']]).get(r['id'], 0)} messages"]
         for p in prompts:
             out.append(f"prompt: {clip(p, 110)}")
         if last:

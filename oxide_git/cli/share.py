@@ -9,7 +9,7 @@ import click
 if TYPE_CHECKING:
     from ..share import ShareResult
 from . import main, make_context
-from .output import emit_json, short, status
+from .output import emit_json, sid, status
 
 
 def _report(res: ShareResult, verb: str) -> None:
@@ -17,8 +17,8 @@ def _report(res: ShareResult, verb: str) -> None:
     what = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "nothing new"
     status(f"{verb} {res.remote}: {what}")
     for f in res.forks:
-        status(f"session {short(f['session'])} changed on both sides: the other side's messages "
-               f"are in fork {short(f['fork'])}")
+        status(f"session {sid(f['session'])} changed on both sides: the other side's messages "
+               f"are in fork {sid(f['fork'])}")
     for p in res.problems:
         status(f"warning: {p}")
 
@@ -54,9 +54,12 @@ def pull(remote: str | None, checkpoints: bool, as_json: bool) -> None:
     Local refs are never overwritten: a session appended on both sides stays
     as it is here, and the other side's messages become a fork of it.
     """
+    from ..journal import ensure_writable
     from ..share import pull as do_pull
 
-    res = do_pull(make_context(), remote, checkpoints=checkpoints)
+    ctx = make_context()
+    ensure_writable(ctx)  # a pull is undoable: one that could not be journaled changes nothing
+    res = do_pull(ctx, remote, checkpoints=checkpoints)
     if as_json:
         emit_json(res.to_dict())
     else:

@@ -92,6 +92,10 @@ def rm(session: str, recursive: bool, keep_forks: bool, dry_run: bool, yes: bool
         preview = do_rm(ctx, session, recursive=recursive, keep_forks=keep_forks, dry_run=True)
         _confirm("This removes:\n" + "\n".join(f"  session {s}" for s in preview.sessions), yes,
                  what="remove sessions")
+    if not dry_run:
+        from ..journal import ensure_writable
+
+        ensure_writable(ctx)  # what cannot be journaled could not be undone: nothing is removed
     res = do_rm(ctx, session, recursive=recursive, keep_forks=keep_forks, dry_run=dry_run)
     if as_json:
         emit_json(res.to_dict())
