@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-all lint demo bench bench-quick reliability fuzz compat clean
+.PHONY: install test test-all lint demo bench bench-quick reliability fuzz compat mutate mutate-sample clean
 
 $(STAMP): pyproject.toml docs/git-oxide.1
 	$(PY) -m venv $(VENV)
@@ -15,8 +15,12 @@ $(STAMP): pyproject.toml docs/git-oxide.1
 
 install: $(STAMP)  ## venv + editable install + dev tools
 
-test: $(STAMP)  ## the fast suite (+ the compatibility suite when OXIDE_REAL_FIXTURES is set)
-	$(BIN)/python -m pytest -q -m "not bench and not slow and not compat"
+COVERAGE_DATA := $(CURDIR)/$(VENV)/coverage/.coverage
+
+test: $(STAMP)  ## the fast suite (+ the compatibility suite when OXIDE_REAL_FIXTURES is set), then its coverage
+	rm -rf $(VENV)/coverage && mkdir -p $(VENV)/coverage
+	COVERAGE_FILE=$(COVERAGE_DATA) $(BIN)/python -m coverage run -m pytest -q -m "not bench and not slow and not compat"
+	COVERAGE_FILE=$(COVERAGE_DATA) $(BIN)/python -m tests.coverage_gate
 
 test-all: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not bench and not compat"
@@ -44,6 +48,12 @@ compat: $(STAMP)  ## the real agents' CLIs (pinned in tests/compat/pins.txt), dr
 	$(BIN)/python -m tests.compat.install
 	rm -f .compat-cache/results.jsonl
 	$(BIN)/python -m pytest -q -m compat tests/compat; status=$$?; $(BIN)/python -m tests.compat.report; exit $$status
+
+mutate: $(STAMP)  ## mutation testing of the modules that guard users' work (hours; MODULES="rm undo" for some)
+	nice -n 19 $(BIN)/python -m tests.mutation.run $(MODULES)
+
+mutate-sample: $(STAMP)  ## a few seeded mutants of each fully analysed module: what CI runs
+	nice -n 19 $(BIN)/python -m tests.mutation.run --ci
 
 clean:
 	rm -rf $(VENV) .bench-cache build *.egg-info

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -161,3 +162,29 @@ def test_store_append_redacts_and_accumulates(repo: Path) -> None:
     # a rewind that drops the last message takes its counts away
     store.save(ctx, log.session, {}, summary="rewind", truncate_at=1)
     assert load(ctx.repo.git, s.id).session.redactions == {"openai_key": 1}  # type: ignore[union-attr]
+
+
+def test_export_redacts_on_its_own_what_was_stored_unredacted(repo: Path, tmp_path: Path) -> None:
+    """The second pass: a session stored while redaction was off (or by an older release, or pulled
+    from a clone that had it off) still leaves no secret in an export, once redaction is on."""
+    from oxide_git.importing import import_sessions
+
+    oxide(repo, "init")
+    git(repo, "config", "oxide.redact", "false")
+    path = claude_transcript(tmp_path / "t.jsonl", str(repo))
+    sid = import_sessions(make_ctx(repo), [("claude", path)]).files[0].sessions[0]
+    assert PLANTED["openai_key"][1].encode() in _all_objects(repo)  # stored as it came
+    for fmt in ("markdown", "json"):  # with redaction off, export leaves it too
+        out = tmp_path / f"off.{fmt}"
+        oxide(repo, "export", sid, "--format", fmt, "-o", str(out))
+        assert PLANTED["openai_key"][1] in out.read_text(), fmt
+    git(repo, "config", "--unset", "oxide.redact")
+    for fmt in ("markdown", "html", "json", "jsonl"):
+        out = tmp_path / f"export.{fmt}"
+        oxide(repo, "export", sid, "--format", fmt, "-o", str(out))
+        text = out.read_text()
+        assert not [n for n in NEEDLES if n in text], fmt
+        assert "[REDACTED:openai_key]" in text, fmt
+    whole = json.loads((tmp_path / "export.json").read_text())
+    found = whole["sessions"][0]["redactions"] if "sessions" in whole else whole["redactions"]
+    assert set(found) == set(PLANTED)  # counted on the way out, every kind

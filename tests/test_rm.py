@@ -92,3 +92,52 @@ def test_rm_cli_refuses_without_yes_off_a_terminal(repo: Path) -> None:
     assert _sessions(repo) == []
     oxide(repo, "undo", "--yes")
     assert _sessions(repo) == [s.id]
+
+
+def test_rm_names_what_it_removed_in_order_and_refuses_with_the_first_five(repo: Path) -> None:
+    ctx = make_ctx(repo)
+    s = _session(ctx, 6)
+    kids = [fork(make_ctx(repo, NOW_MS + 1 + i), s.id, at=str(i % 5)).id for i in range(6)]
+    grandchild = fork(make_ctx(repo, NOW_MS + 10), kids[0]).id
+    with pytest.raises(Refused) as e:
+        rm(make_ctx(repo, NOW_MS + 11), s.id)
+    assert e.value.message == f"session {s.id[:12]} has 7 fork(s): " + ", ".join(k[:12] for k in kids[:5])
+    res = rm(make_ctx(repo, NOW_MS + 12), s.id, recursive=True)
+    assert res.sessions == [s.id, *kids, grandchild]  # breadth first, children by creation
+    assert not res.dry_run and res.kept_forks == []
+    assert undo(make_ctx(repo, NOW_MS + 13), dry_run=True).undone["summary"] == f"rm {s.id[:12]} and 7 fork(s)"
+    undo(make_ctx(repo, NOW_MS + 13))
+    res = rm(make_ctx(repo, NOW_MS + 14), grandchild)
+    assert res.sessions == [grandchild] and res.kept_forks == [] and not res.dry_run
+    assert undo(make_ctx(repo, NOW_MS + 15), dry_run=True).undone["summary"] == f"rm {grandchild[:12]}"
+
+
+def test_rm_of_a_session_whose_ref_is_gone_and_of_a_fork_whose_ref_is_gone(repo: Path) -> None:
+    ctx = make_ctx(repo)
+    s = _session(ctx, 4)
+    f1 = fork(make_ctx(repo, NOW_MS + 1), s.id, at="1")
+    f2 = fork(make_ctx(repo, NOW_MS + 2), s.id, at="2")
+    git(repo, "update-ref", "-d", refs.session_ref(f1.id))  # behind the index's back
+    res = rm(make_ctx(repo, NOW_MS + 3), s.id, recursive=True)
+    assert res.sessions == [s.id, f1.id, f2.id] and set(res.refs) == {refs.session_ref(s.id),
+                                                                       refs.session_ref(f2.id)}
+    assert _sessions(repo) == []
+    other = _session(make_ctx(repo), 2, sid="0" * 12 + "e" * 20)
+    git(repo, "update-ref", "-d", refs.session_ref(other.id))
+    with pytest.raises(NotFound) as e:
+        rm(make_ctx(repo, NOW_MS + 4), other.id)
+    assert e.value.message == f"session {other.id} has no ref in git" and "reindex" in (e.value.hint or "")
+
+
+def test_rm_recursive_ends_on_a_parent_cycle(repo: Path) -> None:
+    """Session logs can come from a remote: two that name each other as parent must not hang rm."""
+    from oxide_git import store
+    from oxide_git.model import Message, Part, Session
+
+    a, b = "0" * 12 + "a" * 20, "0" * 12 + "b" * 20
+    ctx = make_ctx(repo)
+    store.append(ctx, Session(a, "claude", parent_id=b), [Message("user", (Part.text("a"),))])
+    store.append(ctx, Session(b, "claude", parent_id=a), [Message("user", (Part.text("b"),))])
+    res = rm(make_ctx(repo, NOW_MS + 1), a, recursive=True)
+    assert res.sessions == [a, b] and _sessions(repo) == []
+    assert undo(make_ctx(repo, NOW_MS + 2), dry_run=True).undone["summary"] == f"rm {a[:12]} and 1 fork(s)"

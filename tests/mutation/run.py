@@ -1,0 +1,298 @@
+"""`make mutate`: mutation testing of the modules that guard users' work, with cosmic-ray.
+
+For each module, cosmic-ray's operators list every mutant (one small change: ``<`` for ``<=``,
+``and`` for ``or``, a number off by one, a ``not`` added, an exception handler that catches
+nothing, a loop that never runs...). Each mutant is written into a private copy of the tree
+(``sandbox``: the real tree is never touched) and the module's own tests run there, the `git
+oxide` processes and hooks they start included. A mutant the tests fail on is killed; one they
+pass on survived, and must be listed in ``survivors.txt`` with the reason it cannot matter, or
+be killed by a better test.
+
+Mutants on lines that no test of the selection reaches are not run: they survive by definition
+(coverage, subprocesses included, says which lines are reached).
+
+    python -m tests.mutation.run                 # every module, every mutant
+    python -m tests.mutation.run redact rm       # some modules
+    python -m tests.mutation.run --sample 8      # 8 mutants per module (seeded): what CI runs
+    python -m tests.mutation.run --ci            # the sample, over the modules listed in CI_MODULES
+
+The operator set is cosmic-ray's, less the replacements that say nothing new (see ``keep``).
+Exit status 1 when a mutant survived that survivors.txt does not explain.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import sandbox
+
+HERE = Path(__file__).resolve().parent
+T = "tests/"
+# module -> the tests that guard it (the first ones kill most mutants fastest)
+MODULES: dict[str, tuple[str, ...]] = {
+    "redact": (T + "test_redact.py", T + "test_secretgate.py"),
+    "secretgate": (T + "test_secretgate.py", T + "test_redact.py"),
+    "share": (T + "test_share.py",),
+    "notes": (T + "test_notes.py", T + "test_hooks.py", T + "test_share.py", T + "test_export.py"),
+    "notesmerge": (T + "test_notes.py", T + "test_share.py"),
+    "gc": (T + "test_gc.py", T + "test_rm.py"),
+    "retention": (T + "test_gc.py",),
+    "rm": (T + "test_rm.py",),
+    "memory": (T + "test_memory.py", T + "test_share.py"),
+    "journal": (T + "test_history.py", T + "test_rm.py", T + "test_memory.py", T + "test_share.py"),
+    "undo": (T + "test_history.py", T + "test_rm.py", T + "test_memory.py", T + "test_share.py"),
+    "restore": (T + "test_restore_diff.py", T + "test_history.py"),
+    "rewind": (T + "test_history.py", T + "test_memory.py", T + "test_gc.py"),
+    "resume": (T + "test_resume_into.py", T + "test_history.py", T + "test_memory.py"),
+    "doctor": (T + "test_doctor.py", T + "test_cli.py", T + "test_gc.py"),
+    "agent_hooks": (T + "test_agent_hooks.py",),
+    "hook_impl": (T + "test_hooks.py",),
+    "hooks": (T + "test_hooks.py",),
+}
+# What CI samples: the modules whose every survivor is explained (the others are being worked on).
+CI_MODULES = ("notesmerge", "rm", "undo", "journal")
+
+# Selective mutation: one replacement per operator says what the others would (a test that
+# notices `a + b` becoming `a - b` notices `a * b`); the comparisons keep their boundary and
+# their negation, the unary operators their removal.
+_BINARY = {"Add_Sub", "Sub_Add", "Mul_Div", "Div_Mul", "FloorDiv_Mul", "Mod_FloorDiv", "Pow_Mul",
+           "LShift_RShift", "RShift_LShift", "BitOr_BitAnd", "BitAnd_BitOr", "BitXor_BitOr"}
+_COMPARE = {"Eq_NotEq", "NotEq_Eq", "Lt_LtE", "LtE_Lt", "Gt_GtE", "GtE_Gt", "Is_IsNot", "IsNot_Is",
+            "In_NotIn", "NotIn_In"}
+
+
+def keep(operator: str) -> bool:
+    op = operator.split("/", 1)[1]
+    kind, _, which = op.partition("_")
+    if kind == "ReplaceBinaryOperator":
+        return which in _BINARY
+    if kind == "ReplaceComparisonOperator":
+        return which in _COMPARE
+    if kind == "ReplaceUnaryOperator":
+        return which.startswith("Delete_") or which == "USub_UAdd"
+    return True
+
+
+@dataclass(frozen=True)
+class Mutant:
+    module: str  # oxide_git/x.py
+    operator: str
+    occurrence: int
+    line: int
+    text: str  # the source line, stripped: how survivors.txt names it
+    statement: int  # the first line of the innermost statement holding it: what coverage counts
+
+    def key(self) -> tuple[str, str, str]:
+        return (self.module, self.operator, self.text)
+
+
+Span = tuple[tuple[int, int], tuple[int, int]]
+
+
+def _spans(source: str) -> tuple[list[Span], list[Span], list[Span]]:
+    """(annotations, arithmetic expressions, statements) of a module, as ((line, col), (end line,
+    end col))."""
+    import ast
+
+    annotations: list[Span] = []
+    arithmetic: list[Span] = []
+    statements: list[Span] = []
+
+    def span(n: ast.AST) -> Span:
+        return ((n.lineno, n.col_offset), (n.end_lineno or n.lineno, n.end_col_offset or 0))  # type: ignore[attr-defined]
+
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.arg) and node.annotation is not None:
+            annotations.append(span(node.annotation))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
+            annotations.append(span(node.returns))
+        elif isinstance(node, ast.AnnAssign):
+            annotations.append(span(node.annotation))
+        if isinstance(node, (ast.BinOp, ast.AugAssign)):
+            arithmetic.append(span(node))
+        if isinstance(node, ast.stmt):
+            statements.append(span(node))
+    return annotations, arithmetic, statements
+
+
+def _statement(line: int, statements: list[Span]) -> int:
+    """The first line of the innermost statement over ``line`` (a continuation line of a call,
+    a decorator's line...): coverage reports a statement by its first line only."""
+    holding = [(b[0] - a[0], a[0]) for a, b in statements if a[0] <= line <= b[0]]
+    return min(holding)[1] if holding else line
+
+
+def _within(pos: tuple[int, int], spans: list[Span]) -> bool:
+    return any(a <= pos < b for a, b in spans)
+
+
+def mutants(tree: Path, module: str) -> list[Mutant]:
+    """The module's mutants under the operator set, less those that cannot run differently:
+    inside annotations (never evaluated: every module has ``from __future__ import
+    annotations``), and "binary operators" that are no arithmetic (a signature's bare ``*``)."""
+    from cosmic_ray.commands.init import _all_work_items
+
+    rel = f"oxide_git/{module}.py"
+    source = (tree / rel).read_text()
+    lines = source.splitlines()
+    annotations, arithmetic, statements = _spans(source)
+    out = []
+    for item in _all_work_items([tree / rel], {}):
+        m = item.mutations[0]
+        pos = tuple(m.start_pos)
+        if not keep(m.operator_name) or _within(pos, annotations):  # type: ignore[arg-type]
+            continue
+        if "ReplaceBinaryOperator" in m.operator_name and not _within(pos, arithmetic):  # type: ignore[arg-type]
+            continue
+        line = m.start_pos[0]
+        out.append(Mutant(rel, m.operator_name, m.occurrence, line, lines[line - 1].strip(),
+                          _statement(line, statements)))
+    return out
+
+
+def survivors_file() -> dict[tuple[str, str, str], str]:
+    """survivors.txt: ``module | operator | source line | why it cannot matter`` per line."""
+    out = {}
+    for raw in (HERE / "survivors.txt").read_text().splitlines():
+        if not raw.strip() or raw.startswith("#"):
+            continue
+        module, operator, text, why = (p.strip() for p in raw.split(" | ", 3))
+        out[(module, operator, text)] = why
+    return out
+
+
+def _collect(tree: Path, tests: tuple[str, ...]) -> list[str]:
+    out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                          "-o", "addopts=--strict-markers", "-m", "not slow and not bench and not compat",
+                          *tests], cwd=tree, env=sandbox.env(tree), capture_output=True, text=True)
+    return [ln for ln in out.stdout.splitlines() if "::" in ln and not ln.startswith(" ")]
+
+
+def reach(tree: Path, module: str, tests: tuple[str, ...], log) -> dict[str, tuple[set[int], float]]:  # type: ignore[no-untyped-def]
+    """Each test that passes on the unmutated code -> (the module's lines it reaches, its own
+    processes included; its seconds). Measured one test at a time, so that a mutant runs only
+    the tests that reach its line. A test that fails unmutated is left out (and said)."""
+    rel = f"oxide_git/{module}.py"
+    data = tree / ".mutate-coverage"
+    out: dict[str, tuple[set[int], float]] = {}
+    for nodeid in _collect(tree, tests):
+        if data.exists():
+            shutil.rmtree(data)
+        data.mkdir()
+        env = sandbox.env(tree)
+        env["COVERAGE_FILE"] = str(data / ".coverage")
+        t0 = time.monotonic()
+        p = subprocess.run([sys.executable, "-m", "coverage", "run", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                            "-o", "addopts=--strict-markers", nodeid], cwd=tree, env=env, capture_output=True,
+                           text=True)
+        took = time.monotonic() - t0
+        if p.returncode != 0:
+            log(f"  {module}: {nodeid} fails on the unmutated code: left out")
+            continue
+        subprocess.run([sys.executable, "-m", "coverage", "combine", "-q"], cwd=tree, env=env,
+                       capture_output=True)
+        js = subprocess.run([sys.executable, "-m", "coverage", "json", "-q", "-o", "-", "--include", rel],
+                            cwd=tree, env=env, capture_output=True, text=True)
+        try:
+            files = json.loads(js.stdout or "{}").get("files", {})
+        except ValueError:
+            files = {}
+        got = next((v for k, v in files.items() if k.endswith(rel)), None)
+        if got and got["executed_lines"]:
+            out[nodeid] = (set(got["executed_lines"]), took)
+    return out
+
+
+def apply(tree: Path, m: Mutant) -> str | None:
+    """Write the mutant into the copy; returns the original text (None: no such mutant)."""
+    from cosmic_ray.mutating import MutationVisitor
+    from cosmic_ray.plugins import get_operator
+
+    path = tree / m.module
+    original = path.read_text()
+    mutated = MutationVisitor.mutate_code(original, get_operator(m.operator)(), m.occurrence)
+    if mutated is None:
+        return None
+    path.write_text(mutated)
+    return original
+
+
+def run_module(tree: Path, module: str, sample: int | None, seed: int, explained: dict, log) -> dict:  # type: ignore[no-untyped-def,type-arg]
+    t0 = time.monotonic()
+    reached = reach(tree, module, MODULES[module], log)
+    if not reached:
+        log(f"{module}: no test of its selection passes and reaches it")
+        return {"module": module, "error": "no test reaches it"}
+    every = mutants(tree, module)
+    chosen = every if sample is None else random.Random(f"{seed}:{module}").sample(every, min(sample, len(every)))
+    counts = {"killed": 0, "survived": 0, "explained": 0, "not reached": 0, "timeout": 0}
+    unexplained = []
+    for m in chosen:
+        why = explained.get(m.key())
+        tests = [t for t, (lines, _s) in reached.items() if m.statement in lines or m.line in lines]
+        if not tests:
+            outcome = "not reached"
+        else:
+            original = apply(tree, m)
+            if original is None:
+                continue
+            try:
+                budget = 30 + 3 * sum(reached[t][1] for t in tests)
+                passed, output = sandbox.run_tests(tree, tests, timeout=budget)
+            finally:
+                (tree / m.module).write_text(original)
+            outcome = "survived" if passed else ("timeout" if output == "timeout" else "killed")
+        if outcome in ("survived", "not reached"):
+            if why is not None:
+                counts["explained"] += 1
+                continue
+            unexplained.append(m)
+            log(f"  SURVIVED {m.module}:{m.line} {m.operator} #{m.occurrence} ({outcome}): {m.text}")
+        counts[outcome] += 1
+    total = sum(counts.values())
+    score = (counts["killed"] + counts["timeout"]) / max(1, total - counts["explained"])
+    log(f"{module}: {total} mutants, " + ", ".join(f"{v} {k}" for k, v in counts.items())
+        + f"; {score:.0%} of the unexplained killed ({time.monotonic() - t0:.0f} s)")
+    return {"module": module, "mutants": total, **counts, "score": round(score, 3),
+            "unexplained": [m.__dict__ for m in unexplained]}
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tests.mutation.run")
+    ap.add_argument("modules", nargs="*", help=f"of: {', '.join(MODULES)}")
+    ap.add_argument("--sample", type=int, help="mutants per module, chosen at random (seeded)")
+    ap.add_argument("--seed", type=int, default=18)
+    ap.add_argument("--ci", action="store_true", help="the CI form: --sample 6 over CI_MODULES")
+    ap.add_argument("--json", type=Path, help="write the results here")
+    a = ap.parse_args(argv)
+    modules = a.modules or (list(CI_MODULES) if a.ci else list(MODULES))
+    sample = a.sample or (6 if a.ci else None)
+    for m in modules:
+        if m not in MODULES:
+            ap.error(f"unknown module {m!r}")
+    explained = survivors_file()
+
+    def log(text: str) -> None:
+        print(text, flush=True)
+
+    with tempfile.TemporaryDirectory(prefix="oxide-mutate-") as d:
+        tree = sandbox.make(Path(d) / "tree")
+        results = [run_module(tree, m, sample, a.seed, explained, log) for m in modules]
+    if a.json:
+        a.json.write_text(json.dumps(results, indent=1))
+    bad = sum(len(r.get("unexplained", [])) + ("error" in r) for r in results)
+    print(f"mutation: {len(results)} module(s), {bad} unexplained survivor(s) or failure(s)")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

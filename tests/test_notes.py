@@ -1,0 +1,132 @@
+"""Commit notes: parsing every form a note takes, the union of two, and the notes-tree merge of a pull."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pygit2
+
+from oxide_git import notes, notesmerge
+from oxide_git.reindex import reindex
+
+from .conftest import git, make_ctx
+
+CP = "a" * 40
+CP256 = "b" * 64
+SID = "019c18a520e8aaaabbbbccccddddeeee"
+
+
+def test_parse_json_note_keeps_order_drops_duplicates_and_non_strings() -> None:
+    got = notes.parse_note(json.dumps({"oxide": 1, "sessions": ["s2-xxxxx", "s1-xxxxx", "s2-xxxxx", 7],
+                                       "checkpoints": [CP, CP], "worktree": "wt"}))
+    assert got == {"sessions": ["s2-xxxxx", "s1-xxxxx"], "checkpoints": [CP], "oxide": 1, "worktree": "wt"}
+
+
+def test_parse_json_with_null_lists_and_non_dict_documents() -> None:
+    assert notes.parse_note('{"sessions": null, "checkpoints": null}') == {"sessions": [], "checkpoints": []}
+    assert notes.parse_note("[1, 2]") == {"sessions": [], "checkpoints": []}
+    assert notes.parse_note("") == {"sessions": [], "checkpoints": []}
+
+
+def test_parse_several_json_documents_a_union_merge_leaves() -> None:
+    text = json.dumps({"sessions": ["s1-xxxxx"], "checkpoints": [], "branch": "a"}) + "\n\n" + json.dumps(
+        {"sessions": ["s2-xxxxx", "s1-xxxxx"], "checkpoints": [CP], "branch": "b"}) + "\n"
+    got = notes.parse_note(text)
+    assert got["sessions"] == ["s1-xxxxx", "s2-xxxxx"] and got["checkpoints"] == [CP]
+    assert got["branch"] == "b"  # the later document's field
+
+
+def test_parse_plain_ids_one_per_line_or_separated() -> None:
+    text = f"session:{SID}\ncheckpoint:{CP}, {CP256}\n  s-other-1 , s-other-1\nab\n{SID}\n"
+    got = notes.parse_note(text)
+    assert got == {"sessions": [SID, "s-other-1"], "checkpoints": [CP, CP256]}
+    assert notes.parse_note("x" * 129) == {"sessions": [], "checkpoints": []}  # too long for an id
+    assert notes.parse_note("has/slash") == {"sessions": [], "checkpoints": []}
+    assert notes.parse_note("A" * 40)["sessions"] == ["A" * 40]  # upper case hex is no object id
+    assert notes.parse_note("abcdef")["sessions"] == ["abcdef"]  # six characters is the shortest id
+    assert notes.parse_note("abcde") == {"sessions": [], "checkpoints": []}
+
+
+def test_merge_notes_is_an_ordered_union_later_fields_win() -> None:
+    a = {"sessions": ["s1-xxxxx"], "checkpoints": [CP], "branch": "a", "worktree": "main"}
+    b = {"sessions": ["s2-xxxxx", "s1-xxxxx", ""], "checkpoints": [CP256], "branch": "b"}
+    got = notes.merge_notes(a, b)
+    assert got == {"oxide": 1, "sessions": ["s1-xxxxx", "s2-xxxxx"], "checkpoints": [CP, CP256],
+                   "branch": "b", "worktree": "main"}
+    assert notes.merge_notes() == {"oxide": 1, "sessions": [], "checkpoints": []}
+    assert notes.merge_notes({"checkpoints": [CP]}) == {"oxide": 1, "sessions": [], "checkpoints": [CP]}
+
+
+def test_merge_texts_is_json_sorted_with_a_newline() -> None:
+    out = notesmerge.merge_texts('{"sessions": ["s1-xxxxx"]}', f"session:s2-xxxxx\n{CP}")
+    assert out.endswith("}\n") and json.loads(out) == {"oxide": 1, "sessions": ["s1-xxxxx", "s2-xxxxx"],
+                                                        "checkpoints": [CP]}
+    assert out == json.dumps(json.loads(out), sort_keys=True) + "\n"
+
+
+def _notes_tree(g: pygit2.Repository, entries: dict[str, str], fanout: bool) -> pygit2.Tree:
+    root = g.TreeBuilder()
+    sub: dict[str, pygit2.TreeBuilder] = {}
+    for obj, text in entries.items():
+        blob = g.create_blob(text.encode())
+        if fanout:
+            sub.setdefault(obj[:2], g.TreeBuilder()).insert(obj[2:], blob, pygit2.enums.FileMode.BLOB)
+        else:
+            root.insert(obj, blob, pygit2.enums.FileMode.BLOB)
+    for head, tb in sub.items():
+        root.insert(head, tb.write(), pygit2.enums.FileMode.TREE)
+    t = g[root.write()]
+    assert isinstance(t, pygit2.Tree)
+    return t
+
+
+def _flat(g: pygit2.Repository, tree_id: pygit2.Oid) -> dict[str, str]:
+    out = {}
+    t = g[tree_id]
+    assert isinstance(t, pygit2.Tree)
+    for e in t:
+        assert e.type_str == "tree" and len(e.name or "") == 2  # git's two-character fan-out
+        for x in g[e.id]:  # type: ignore[attr-defined]
+            out[(e.name or "") + x.name] = g[x.id].data.decode()  # type: ignore[attr-defined]
+    return out
+
+
+def test_merge_notes_trees_union_per_commit_whatever_the_fanout(repo: Path) -> None:
+    g = pygit2.Repository(str(repo))
+    c1, c2, c3 = "1" * 40, "2" * 40, "3" * 40
+    same = json.dumps({"sessions": ["s0-xxxxx"]})
+    ours = _notes_tree(g, {c1: json.dumps({"sessions": ["s1-xxxxx"]}), c3: same}, fanout=False)
+    theirs = _notes_tree(g, {c1: json.dumps({"sessions": ["s2-xxxxx"]}), c2: "s-theirs", c3: same},
+                         fanout=True)
+    got = _flat(g, notesmerge.merge_notes(g, ours, theirs))
+    assert set(got) == {c1, c2, c3}
+    assert json.loads(got[c1])["sessions"] == ["s1-xxxxx", "s2-xxxxx"]  # ours first
+    assert got[c2] == "s-theirs" and got[c3] == same  # only theirs: as it was; same blob: kept
+
+
+def test_rebuild_links_refills_the_index_from_the_notes(repo: Path) -> None:
+    ctx = make_ctx(repo)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "notes", "--ref", "oxide", "add", "-m", json.dumps({"sessions": [SID], "checkpoints": [CP]}))
+    assert notes.rebuild_links(ctx) == 1
+    rows = ctx.index.query("SELECT * FROM links")
+    assert [tuple(r) for r in rows] == [(head, SID, CP)]
+    reindex(make_ctx(repo), full=True)
+    assert [tuple(r) for r in make_ctx(repo).index.query("SELECT * FROM links")] == [(head, SID, CP)]
+
+
+def test_write_note_merges_into_the_existing_note(repo: Path) -> None:
+    ctx = make_ctx(repo)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    assert notes.read_note(ctx.repo.git, head) == {}
+    notes.write_note(ctx, head, {"sessions": [SID], "checkpoints": []})
+    merged = notes.write_note(ctx, head, {"sessions": ["s-second"], "checkpoints": [CP], "branch": "main"})
+    assert merged["sessions"] == [SID, "s-second"] and merged["branch"] == "main"
+    assert json.loads(git(repo, "notes", "--ref", "oxide", "show", head)) == merged
+    rows = {tuple(r) for r in make_ctx(repo).index.query("SELECT * FROM links")}
+    assert (head, SID, "") in rows and (head, SID, CP) in rows and (head, "s-second", CP) in rows
+    # an empty note writes nothing
+    other = git(repo, "commit-tree", "-m", "x", f"{head}^{{tree}}").strip()
+    assert notes.write_note(ctx, other, {"sessions": [], "checkpoints": []})["sessions"] == []
+    assert git(repo, "notes", "--ref", "oxide", "show", other, check=False) == ""
