@@ -31,6 +31,7 @@ from oxide_git.model import Message, PartType, Role, Session, session_id_for
 
 from .aider import HISTORY, MARKER, kind_of, name
 from .aider_input import input_history_of, missing, render
+from .aider_read import RESTORED
 
 _HEADER = re.compile(r"^# aider chat started at (\S+ \S+)\s*$", re.M)
 BUDGET = 1024  # aider's smallest chat-history budget, in tokens (an unknown model's)
@@ -185,6 +186,21 @@ def _body(session: Session, messages: Sequence[Message], exact: bool, lost: set[
     return "".join(chunks)
 
 
+def _goes_on(rest: str) -> bool:
+    """What follows a session in the file continues it: more of its section, or a restored one."""
+    lines = [ln for ln in rest.splitlines() if ln.strip()]
+    if not lines:
+        return False
+    if not _HEADER.match(lines[0]):
+        return True
+    opening = []
+    for ln in lines[1:]:
+        if kind_of(ln) not in ("tool", "assistant"):
+            break
+        opening.append(ln)
+    return f"> {RESTORED}" in [ln.rstrip() for ln in opening]
+
+
 def _ordinal(existing: str, stamp: str, upto: int) -> int:
     return sum(1 for m in _HEADER.finditer(existing, 0, upto) if m.group(1) == stamp)
 
@@ -232,6 +248,9 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
     if exact and native != session.native_id:
         lost.add(f"Sessions in this history file started in the same second: written here, this "
                  f"one's native id is {native} (it was {session.native_id}).")
+    if at >= 0 and _goes_on(existing[at + len(text):]):
+        lost.add("The history file holds more of this session than oxide has (aider went on since "
+                 "the last import, or the conversation was rewound here): aider restores all of it.")
     others = len(_HEADER.findall(existing)) - (len(_HEADER.findall(text)) if at >= 0 else 0)
     if others:
         lost.add(f"aider --restore-chat-history restores the whole history file: the model also "

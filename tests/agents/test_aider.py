@@ -599,3 +599,16 @@ def test_a_starting_run_is_read_once_it_says_whether_it_restored(tmp_path: Path)
     grown = _resume(f, starting)
     assert _view(grown) == _view(parse(f)) and len(grown.sessions) == 1
     assert [m.text() for m in grown.msgs(0) if m.role == "user"][1].startswith("PROMPT-2")
+
+
+def test_export_says_when_the_file_holds_more_of_the_session(tmp_path: Path) -> None:
+    """A rewound (or not yet re-imported) session: aider restores the longer one in the file."""
+    shutil.copytree(FIX / "restored", tmp_path, dirs_exist_ok=True)
+    (s, msgs), (t, more) = _sessions(tmp_path / aider.HISTORY)
+    longer = "The history file holds more of this session"
+    assert [m.role for m in msgs[:4]] == ["tool", "user", "assistant", "tool"]
+    for cut in (3, 4):  # inside its first section; at the end of it (a restored one follows)
+        exp = _export_into(tmp_path, s, msgs[:cut])
+        assert set(exp.files.values()) == {b""} and any(longer in x for x in exp.lost)
+    assert not any(longer in x for x in _export_into(tmp_path, s, msgs).lost)
+    assert not any(longer in x for x in _export_into(tmp_path, t, more).lost)
