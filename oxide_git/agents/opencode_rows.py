@@ -116,6 +116,14 @@ def _totals(info: Mapping[str, Any], out: Sequence[tuple[Mapping[str, Any], Any]
     kept = _dict(info.get("totals"))
     if kept:
         return {k: kept[k] for k in TOTALS if k in kept}
+    tok = info.get("tokens")  # 1.18's Session.Info (an `opencode export` file) has them too
+    if isinstance(tok, dict) and isinstance(info.get("cost"), int | float):
+        cache = _dict(tok.get("cache"))
+        return {"cost": info["cost"], "tokens_input": _int(tok.get("input")) or 0,
+                "tokens_output": _int(tok.get("output")) or 0,
+                "tokens_reasoning": _int(tok.get("reasoning")) or 0,
+                "tokens_cache_read": _int(cache.get("read")) or 0,
+                "tokens_cache_write": _int(cache.get("write")) or 0}
     sums: dict[str, Any] = dict.fromkeys(TOTALS, 0)
     sums["cost"] = 0.0
     for m_info, _ in out:

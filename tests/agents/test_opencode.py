@@ -714,3 +714,16 @@ def test_unknown_part_types_and_roles_are_reported_with_the_version(tmp_path: Pa
     _, messages, _ = collect(db)
     [kept] = [p for m in next(iter(messages.values())) for p in m.parts if p.get("kind") == "hologram"]
     assert kept.get("raw")["snapshot"] == "3942cedfea53e999bd13d0a27a905957c5e62b1a"
+
+
+def test_real_export_file_of_1_18_keeps_its_totals(tmp_path: Path) -> None:
+    """`opencode export` of the same session: the same messages, and the totals of its Session.Info
+    (cost, tokens) become the session row's."""
+    [s], messages, rest = collect(FIX / "db-1.18.33" / "export.json")
+    assert not [e for e in rest if isinstance(e, Problem | Unknown)]
+    [db_s], db_messages, _ = collect(real_db(tmp_path))
+    assert s.id == db_s.id and messages[s.id] == strip_rows(db_messages[db_s.id])
+    rows = opencode.export(s, messages[s.id], make_env(REAL_DIR)).databases[data_root() / "opencode.db"]
+    real = rows_of(REAL_DB)["session"][0]
+    assert {k: rows.session[k] for k in ("cost", "tokens_input", "tokens_output", "tokens_reasoning")} == {
+        k: real[k] for k in ("cost", "tokens_input", "tokens_output", "tokens_reasoning")}
