@@ -19,8 +19,15 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from . import AgentEnv, Event, Problem
+from . import AgentEnv, Event, Problem, Unknown
 from .opencode import ROW_KEY, _dict, _int, _loads, _session_events, _str
+
+_SESSION_COLUMNS = frozenset({  # 1.18.33's, besides the totals (cost, tokens_*)
+    "id", "project_id", "workspace_id", "parent_id", "slug", "directory", "path", "title", "version",
+    "share_url", "summary_additions", "summary_deletions", "summary_files", "summary_diffs",
+    "metadata", "revert", "permission", "agent", "model", "goal", "time_created", "time_updated",
+    "time_compacting", "time_archived"})
+_ROW_COLUMNS = frozenset({"id", "session_id", "message_id", "time_created", "time_updated", "data"})
 
 
 def has_project(db: Path, env: AgentEnv) -> bool:
@@ -88,6 +95,13 @@ def parse_db(path: Path, env: AgentEnv | None) -> Iterator[Event]:
                 entries.append((info_m, parts_by_msg.get(str(m["id"]), [])))
             parent_created = created.get(row.get("parent_id"))
             source = {"format": "db", "path": str(path)}
+            version = _str(row.get("version"))
+            drift = [f"session.{c}" for c in _dict(info.get("columns"))]
+            drift += [f"{kind}.{c}" for kind, items in (("message", [e[0] for e in entries]),
+                                                       ("part", [p for e in entries for p in e[1]]))
+                      for item in items for c in _dict(_dict(item.get(ROW_KEY)).get("columns"))]
+            for kind in drift:  # a column 1.18 does not have: kept, written back, and said
+                yield Unknown(kind, version)
             yield from _session_events(info, entries, parent_created, source)
     except sqlite3.Error as e:
         yield Problem(None, f"{path}: database error ({e})")
@@ -121,6 +135,10 @@ def _session_from_row(row: Mapping[str, Any]) -> dict[str, Any]:
     totals = {k: row[k] for k in row if k == "cost" or k.startswith("tokens_")}
     if totals:
         info["totals"] = totals  # db-only columns; not part of Session.Info
+    columns = {k: v for k, v in row.items()
+               if k not in _SESSION_COLUMNS and k not in totals and v is not None}
+    if columns:
+        info["columns"] = columns  # a newer schema's: kept as they are
     return info
 
 
@@ -129,6 +147,9 @@ def _row_meta(row: Mapping[str, Any], data: Mapping[str, Any]) -> dict[str, Any]
     """What a message or part row holds besides its JSON: the row times, and the JSON's key order
     (the export writes the same text back)."""
     meta: dict[str, Any] = {"time_updated": row.get("time_updated"), "order": list(data)}
+    columns = {k: v for k, v in row.items() if k not in _ROW_COLUMNS and v is not None}
+    if columns:
+        meta["columns"] = columns  # a newer schema's: kept as they are
     if "message_id" in row:
         meta["time_created"] = row.get("time_created")
     state = data.get("state")

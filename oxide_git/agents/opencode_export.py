@@ -151,7 +151,7 @@ def _storage_files(root: Path, project_id: str, info: dict[str, Any],
                    out: list[tuple[dict[str, Any], list[dict[str, Any]]]]) -> dict[Path, bytes]:
     """The legacy storage tree (OpenCode before 2026 reads these files directly)."""
     store = root / "storage"
-    session = {k: v for k, v in info.items() if k not in ("totals", "todo")}
+    session = {k: v for k, v in info.items() if k not in ("totals", "todo", "columns")}
     files = {store / "session" / project_id / f"{info['id']}.json": _dump(session)}
     for m_info, parts in out:
         files[store / "message" / info["id"] / f"{m_info['id']}.json"] = _dump(m_info)

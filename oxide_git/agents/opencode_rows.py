@@ -67,8 +67,9 @@ def build(info: Mapping[str, Any], out: Sequence[tuple[Mapping[str, Any], Sequen
         t = _dict(data.get("time"))
         created = _int(t.get("created")) or 0
         updated = _int(meta.get("time_updated")) or _int(t.get("completed")) or created
-        messages.append({"id": m_info["id"], "session_id": sid, "time_created": created,
-                         "time_updated": updated, "data": dumps(_ordered(data, meta.get("order")))})
+        messages.append({**_dict(meta.get("columns")), "id": m_info["id"], "session_id": sid,
+                         "time_created": created, "time_updated": updated,
+                         "data": dumps(_ordered(data, meta.get("order")))})
         for p in m_parts:
             pmeta = _dict(p.get(ROW_KEY))
             pdata = {k: v for k, v in p.items() if k not in ("id", "sessionID", "messageID", ROW_KEY)}
@@ -77,7 +78,8 @@ def build(info: Mapping[str, Any], out: Sequence[tuple[Mapping[str, Any], Sequen
             pt = _dict(pdata.get("time")) or _dict(_dict(pdata.get("state")).get("time"))
             p_created = _int(pmeta.get("time_created")) or _int(pt.get("start")) or created
             p_updated = _int(pmeta.get("time_updated")) or _int(pt.get("end")) or p_created
-            parts.append({"id": p["id"], "message_id": m_info["id"], "session_id": sid,
+            parts.append({**_dict(pmeta.get("columns")), "id": p["id"], "message_id": m_info["id"],
+                          "session_id": sid,
                           "time_created": p_created, "time_updated": p_updated,
                           "data": dumps(_ordered(pdata, pmeta.get("order")))})
     session = session_row(info, _totals(info, out))
@@ -93,6 +95,7 @@ def session_row(info: Mapping[str, Any], totals: Mapping[str, Any]) -> dict[str,
     summary = _dict(info.get("summary"))
     t = _dict(info.get("time"))
     row: dict[str, Any] = {
+        **_dict(info.get("columns")),  # a newer schema's columns, as they were read
         "id": info["id"], "project_id": info.get("projectID"), "workspace_id": info.get("workspaceID"),
         "parent_id": info.get("parentID"), "slug": info.get("slug"), "directory": info.get("directory"),
         "path": info.get("path"), "title": info.get("title"), "version": info.get("version"),

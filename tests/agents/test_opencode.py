@@ -727,3 +727,28 @@ def test_real_export_file_of_1_18_keeps_its_totals(tmp_path: Path) -> None:
     real = rows_of(REAL_DB)["session"][0]
     assert {k: rows.session[k] for k in ("cost", "tokens_input", "tokens_output", "tokens_reasoning")} == {
         k: real[k] for k in ("cost", "tokens_input", "tokens_output", "tokens_reasoning")}
+
+
+def test_columns_of_a_newer_schema_are_reported_kept_and_written_back(tmp_path: Path) -> None:
+    db = real_db(tmp_path)
+    with sqlite3.connect(db) as conn:
+        conn.execute("ALTER TABLE session ADD COLUMN pinned integer")
+        conn.execute("ALTER TABLE part ADD COLUMN origin text")
+        conn.execute("UPDATE session SET pinned = 1")
+        conn.execute("UPDATE part SET origin = 'cli' WHERE id = 'prt_233188694001JG39PH1Pz0qMJV'")
+    before = rows_of(db)
+    events = list(opencode.parse(db))
+    assert [e for e in events if isinstance(e, Unknown)] == [
+        Unknown("session.pinned", "1.18.33"), Unknown("part.origin", "1.18.33")]  # NULL: nothing
+    [s], messages, _ = collect(db)
+    rows = opencode.export(s, messages[s.id], make_env(REAL_DIR)).databases[data_root() / "opencode.db"]
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM part")
+        conn.execute("DELETE FROM message")
+        conn.execute("DELETE FROM session")
+    assert opencode.write_database(db, rows) == "written"
+    assert rows_of(db) == before
+    # a database without those columns takes the rest
+    fresh = data_root() / "opencode.db"
+    assert opencode.write_database(fresh, rows) == "written"
+    assert len(rows_of(fresh)["part"]) == 16 and "pinned" not in rows_of(fresh)["session"][0]
