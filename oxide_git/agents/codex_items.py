@@ -97,6 +97,8 @@ def envelope(obj: Mapping[str, Any], raw: bytes) -> dict[str, Any]:
         env["ordinal"] = obj["ordinal"]
     if "metadata" in obj:
         env["metadata"] = obj["metadata"]
+    if b"\\ud" in raw or b"\\uD" in raw:  # a lone surrogate, read as U+FFFD: rebuilt, never kept
+        return env
     if tuple(obj) not in _HEADS:
         env["raw"] = raw.rstrip(b"\r\n").decode("utf-8", "replace")
         return env
