@@ -101,8 +101,6 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
         role = m.role if m.role in ("user", "assistant") else "user"
         if not native and any(p.type == PartType.COMPACTION for p in m.parts):
             role = "user"
-        if m.role not in ("user", "assistant"):
-            lost[f"{m.role} messages became user messages"] += 1
         info = _message_info(m, mid, sid, role, ms, native, last_user, cwd, model)
         parts: list[dict[str, Any]] = []
         synth: list[str] = []
@@ -119,7 +117,9 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
                 d["id"] = ids.next("prt", ms)
             d["sessionID"], d["messageID"] = sid, mid
         if m.parts and not parts:
-            continue
+            continue  # e.g. tool results, written with their calls
+        if m.role not in ("user", "assistant"):
+            lost[f"{m.role} messages became user messages"] += 1
         out.append((info, parts))
         if role == "user":
             last_user = mid

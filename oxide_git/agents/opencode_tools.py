@@ -3,8 +3,9 @@
 OpenCode replays a ``tool`` part in state ``completed`` as a tool call and its result to its model
 (``error``: the call and its error). So a shell command, a file write, an edit or a read of Claude
 Code, Codex (or any agent naming them alike) becomes OpenCode's ``bash``, ``write``, ``edit`` or
-``read`` with OpenCode's own argument names, and its model sees real tool history. Other tools stay
-text (``opencode_export`` writes them and names them in ``lost``).
+``read`` with OpenCode's own argument names, Codex's ``apply_patch`` OpenCode's ``apply_patch``
+(``{patchText}``), and its model sees real tool history. Other tools stay text (``opencode_export``
+writes them and names them in ``lost``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ READ = frozenset({"Read", "read", "read_file", "view"})
 
 def opencode_tool(name: Any, inp: Any, cwd: str) -> tuple[str, dict[str, Any]] | None:
     """(OpenCode tool, its input) for another agent's tool call, or None when there is none."""
+    if name == "apply_patch":  # Codex's (a custom tool: the patch text itself); OpenCode's has it too
+        patch = inp if isinstance(inp, str) else _first(inp, "input", "patch", "patchText") if (
+            isinstance(inp, dict)) else None
+        return ("apply_patch", {"patchText": patch}) if isinstance(patch, str) and patch else None
     args = _args(inp)
     if args is None or not isinstance(name, str):
         return None
@@ -73,7 +78,8 @@ def tool_part(call: Part, res: Part | None, tool: str, inp: Mapping[str, Any], m
         state = {"status": "error", "input": dict(inp), "error": output_text(res.get("output")),
                  "time": t}
     else:
-        title = inp.get("command") if tool == "bash" else PurePosixPath(str(inp.get("filePath"))).name
+        title = (inp.get("command") if tool == "bash" else PurePosixPath(str(inp["filePath"])).name
+                 if "filePath" in inp else tool)
         state = {"status": "completed", "input": dict(inp), "output": output_text(res.get("output")),
                  "title": str(title), "metadata": {}, "time": t}
     return {"type": "tool", "tool": tool, "callID": str(call.get("call_id") or ""), "state": state}

@@ -752,3 +752,31 @@ def test_columns_of_a_newer_schema_are_reported_kept_and_written_back(tmp_path: 
     fresh = data_root() / "opencode.db"
     assert opencode.write_database(fresh, rows) == "written"
     assert len(rows_of(fresh)["part"]) == 16 and "pinned" not in rows_of(fresh)["session"][0]
+
+
+@pytest.mark.parametrize(("name", "inp", "tool", "args"), [
+    ("Bash", {"command": "ls -la", "description": "list"}, "bash", {"command": "ls -la", "description": "list"}),
+    ("exec_command", {"cmd": "echo hi", "workdir": "/w"}, "bash", {"command": "echo hi", "workdir": "/w"}),
+    ("shell", {"command": ["bash", "-lc", "make test"]}, "bash", {"command": "make test"}),
+    ("local_shell", {"command": ["ls", "a b"]}, "bash", {"command": "ls 'a b'"}),
+    ("Write", {"file_path": "/w/a.txt", "content": "x\n"}, "write", {"filePath": "/w/a.txt", "content": "x\n"}),
+    ("Edit", {"file_path": "rel.py", "old_string": "a", "new_string": "b", "replace_all": True}, "edit",
+     {"filePath": "/w/rel.py", "oldString": "a", "newString": "b", "replaceAll": True}),
+    ("Read", {"file_path": "/w/a.txt", "offset": 3}, "read", {"filePath": "/w/a.txt", "offset": 3}),
+    ("apply_patch", "*** Begin Patch\n*** End Patch\n", "apply_patch",
+     {"patchText": "*** Begin Patch\n*** End Patch\n"}),
+    ("TodoWrite", {"todos": []}, None, None),
+    ("Bash", "not json", None, None),
+    ("Edit", {"file_path": "/w/a"}, None, None),
+])
+def test_other_agents_tools_as_opencode_tools(name: str, inp: Any, tool: str | None, args: Any) -> None:
+    from oxide_git.agents.opencode_tools import opencode_tool, tool_part
+
+    got = opencode_tool(name, inp, "/w")
+    assert got == (None if tool is None else (tool, args))
+    if got is not None:
+        done = tool_part(Part.tool_call("c1", name, inp), Part.tool_result("c1", [{"type": "text", "text": "ok"}]),
+                         got[0], got[1], T)
+        assert done["state"]["status"] == "completed" and done["state"]["output"] == "ok"
+        failed = tool_part(Part.tool_call("c1", name, inp), Part.tool_result("c1", "boom", True), got[0], got[1], T)
+        assert (failed["state"]["status"], failed["state"]["error"]) == ("error", "boom")
