@@ -56,7 +56,7 @@ def unknown_event(t: Any, p: Mapping[str, Any]) -> str | None:
     if t == "item_completed":
         item = p.get("item")
         it = item.get("type") if isinstance(item, dict) else None
-        return None if it in TURN_ITEMS else f"event_msg/item_completed/{it!s}"
+        return None if isinstance(it, str) and it in TURN_ITEMS else f"event_msg/item_completed/{it!s}"
     if t in EVENTS or t.startswith("collab_"):
         return None
     return f"event_msg/{t}"

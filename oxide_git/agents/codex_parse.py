@@ -279,6 +279,7 @@ class _Parser:
         elif t == "item_completed":
             item = p.get("item")
             it = item.get("type") if isinstance(item, dict) else None
+            it = it if isinstance(it, str) else None  # a list or dict type is unknown
             if it == "UserMessage" and c is not None and c.role == "user-item":
                 c.merged = True
             elif it in items.ASSISTANT_TURN_ITEMS:
@@ -302,7 +303,7 @@ class _Parser:
         self.env = env = items.envelope(obj, self.raw)
         self.env_msg = self.env_done = False
         if t in ("response_item", "compacted") or (
-                t == "event_msg" and p.get("type") in items.REBUILT_EVENTS):
+                t == "event_msg" and isinstance(p.get("type"), str) and p["type"] in items.REBUILT_EVENTS):
             env["keys"] = list(p)  # a payload rebuilt from parsed fields: its key order
         before = self.cur
         n = len(before.parts) if before is not None else 0
