@@ -357,7 +357,7 @@ def test_tool_output_nested_deeper_than_json_can_read(tmp_path: Path) -> None:
 
 # -- Codex 0.171 (paginated rollouts), over a rollout the real CLI wrote -----------------------------
 
-REAL = FIX / "rollout-2026-12-01T19-33-16-01a23318-dbfd-7400-af6b-a5f31de5309e.jsonl"
+REAL = FIX / "rollout-2026-12-01T20-03-01-01a23334-175b-7030-bb12-84938bd24286.jsonl"
 PROMPT1 = "CODEX-PROMPT-1: make shell.txt with a shell command, then write notes.txt and edit it."
 
 
@@ -370,12 +370,16 @@ def test_0171_prompts_are_user_messages_and_injected_context_is_harness() -> Non
     assert [m.role for m in harness] == ["system", "system"]
     assert [m.extra["codex_role"] for m in harness] == ["developer", "user"]
     assert "<permissions instructions>" in harness[0].text()
-    assert harness[1].text().startswith("<environment_context>")
+    assert harness[1].text().startswith("# AGENTS.md instructions for ")  # the repository's AGENTS.md
+    assert "AGENTS-MD-MARKER" in harness[1].text() and "<environment_context>" in harness[1].text()
     assert not any(m.is_harness() for m in ms if m.role == "user")
     calls = [p for m in ms for p in m.parts if p.type == "tool_call"]
     results = [p for m in ms for p in m.parts if p.type == "tool_result"]
     assert [c.get("name") for c in calls] == ["exec_command", "apply_patch", "apply_patch"]
     assert [c.get("call_id") for c in calls] == [r.get("call_id") for r in results]
+    thoughts = [p for m in ms for p in m.parts if p.type == "reasoning"]
+    assert [p.get("text") for p in thoughts] == ["Planning the shell command first.", "All three done."]
+    assert all(str(p.get("encrypted")).startswith("gAAAA") for p in thoughts)
     assert "from-shell" in results[0].get("output")
     assert not [e for e in ev if isinstance(e, Unknown)]
     assert s.extra["meta"]["history_mode"] == "paginated" and s.model == "gpt-5.5"
@@ -459,24 +463,24 @@ def test_compressed_archived_and_thread_store_rollouts_are_discovered(tmp_path: 
     import zstandard
 
     home = Path(os.environ["CODEX_HOME"])
-    proj = Path("/tmp/cx/a/project")  # the cwd the real rollout names
+    proj = Path("/tmp/cx/pt2/test_codex_import_and_round_tr0/project")  # the real rollout's cwd
     day = home / "sessions" / "2026" / "12" / "01"
     day.mkdir(parents=True)
     data = REAL.read_bytes()
     packed = day / (REAL.name + ".zst")
     packed.write_bytes(zstandard.ZstdCompressor().compress(data))
-    other = data.replace(b"01a23318-dbfd-7400-af6b-a5f31de5309e", b"01a23318-dbfd-7400-af6b-a5f31de53000")
-    archived = home / "archived_sessions" / REAL.name.replace("de5309e", "de53000")
+    other = data.replace(b"01a23334-175b-7030-bb12-84938bd24286", b"01a23334-175b-7030-bb12-849380000000")
+    archived = home / "archived_sessions" / REAL.name.replace("84938bd24286", "849380000000")
     archived.parent.mkdir()
     archived.write_bytes(other)
-    elsewhere = tmp_path / "moved" / REAL.name.replace("de5309e", "de53111")
+    elsewhere = tmp_path / "moved" / REAL.name.replace("84938bd24286", "849381111111")
     elsewhere.parent.mkdir()
-    elsewhere.write_bytes(data.replace(b"01a23318-dbfd-7400-af6b-a5f31de5309e",
-                                       b"01a23318-dbfd-7400-af6b-a5f31de53111"))
+    elsewhere.write_bytes(data.replace(b"01a23334-175b-7030-bb12-84938bd24286",
+                                       b"01a23334-175b-7030-bb12-849381111111"))
     conn = sqlite3.connect(home / "state_5.sqlite")
     conn.execute("CREATE TABLE threads (id TEXT PRIMARY KEY, rollout_path TEXT NOT NULL, cwd TEXT)")
     conn.execute("INSERT INTO threads VALUES (?, ?, ?)",
-                 ("01a23318-dbfd-7400-af6b-a5f31de53111", str(elsewhere), str(proj)))
+                 ("01a23334-175b-7030-bb12-849381111111", str(elsewhere), str(proj)))
     conn.commit()
     conn.close()
     found = codex.discover(env_for(tmp_path / "nohome", proj))

@@ -18,6 +18,7 @@ PROVIDER = "fake"
 # A model Codex knows: its bundled metadata gives it the apply_patch tool (an unknown slug gets
 # fallback metadata without it).
 MODEL = "gpt-5.5"
+THOUGHT = "Planning the shell command first."  # a reasoning item, as Codex's models send them
 
 
 class CodexDriver(Driver):
@@ -81,15 +82,17 @@ class CodexDriver(Driver):
         return found[0]
 
     def script(self) -> dict[str, list[Turn]]:
-        """Codex has no write/edit tools: both are ``apply_patch`` (a custom tool, freeform)."""
+        """Codex has no write/edit tools: both are ``apply_patch`` (a custom tool, freeform); two
+        turns carry a reasoning item first, as a reasoning model's do."""
         notes = "notes.txt"
         add = f"*** Begin Patch\n*** Add File: {notes}\n+first line\n*** End Patch\n"
         edit = (f"*** Begin Patch\n*** Update File: {notes}\n@@\n-first line\n+second line\n"
                 "*** End Patch\n")
         return {
-            self.marker: [Turn.shell("echo from-shell | tee shell.txt"),
+            self.marker: [Turn.shell("echo from-shell | tee shell.txt").thinking(THOUGHT),
                           Turn.tool("apply_patch", {"input": add}),
-                          Turn.tool("apply_patch", {"input": edit}), Turn.say("Done with one.")],
+                          Turn.tool("apply_patch", {"input": edit}),
+                          Turn.say("Done with one.").thinking("All three done.")],
             "PROMPT-2": [Turn.say("Done with two.")],
         }
 

@@ -26,7 +26,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,11 @@ class Turn:
     text: str = ""
     args: Mapping[str, Any] = field(default_factory=dict)
     name: str = ""
+    reasoning: str = ""  # a reasoning item sent first (Responses API: summary, encrypted content)
+
+    def thinking(self, summary: str) -> Turn:
+        """This turn, preceded by a reasoning item (as reasoning models answer)."""
+        return replace(self, reasoning=summary)
 
     @classmethod
     def say(cls, text: str) -> Turn:
@@ -372,7 +377,8 @@ class _Handler(BaseHTTPRequestHandler):
         stream = bool(body.get("stream"))
         model = str(body.get("model") or self.owner.model)
         reply = {"anthropic": _anthropic, "responses": _responses, "chat": _chat}[api]
-        payload, ctype = reply(model, text, call, stream)
+        more = {"reasoning": turn.reasoning} if api == "responses" and turn and turn.reasoning else {}
+        payload, ctype = reply(model, text, call, stream, **more)
         self._send(200, payload, ctype)
 
 
@@ -425,7 +431,7 @@ def _anthropic(model: str, text: str, call: tuple[str, dict[str, Any]] | None,
 
 
 def _responses(model: str, text: str, call: tuple[str, dict[str, Any]] | None,
-               stream: bool) -> tuple[bytes, str]:
+               stream: bool, reasoning: str = "") -> tuple[bytes, str]:
     rid = "resp_" + uuid.uuid4().hex
     if call:
         item: dict[str, Any] = {"type": "function_call", "id": "fc_" + uuid.uuid4().hex[:24],
@@ -442,15 +448,27 @@ def _responses(model: str, text: str, call: tuple[str, dict[str, Any]] | None,
              "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 120}
     base = {"id": rid, "object": "response", "created_at": int(time.time()), "model": model,
             "status": "in_progress", "output": []}
-    done = {**base, "status": "completed", "output": [item], "usage": usage}
+    thought = {"type": "reasoning", "id": "rs_" + uuid.uuid4().hex[:24],
+               "summary": [{"type": "summary_text", "text": reasoning}],
+               "encrypted_content": "gAAAA" + uuid.uuid4().hex} if reasoning else None
+    done = {**base, "status": "completed", "output": [*([thought] if thought else []), item],
+            "usage": usage}
     if not stream:
         return json.dumps(done).encode(), "application/json"
     ev: list[tuple[str | None, Any]] = [
         ("response.created", {"type": "response.created", "sequence_number": 0, "response": base}),
         ("response.in_progress", {"type": "response.in_progress", "sequence_number": 1, "response": base}),
-        ("response.output_item.added", {"type": "response.output_item.added", "sequence_number": 2,
-                                        "output_index": 0, "item": {**item, "status": "in_progress"}}),
     ]
+    if thought:  # the reasoning item first, output_index 0 (the other item's index is not read)
+        ev.append(("response.output_item.added", {"type": "response.output_item.added",
+                                                  "output_index": 0, "item": {**thought, "summary": []}}))
+        ev.append(("response.reasoning_summary_text.delta", {
+            "type": "response.reasoning_summary_text.delta", "item_id": thought["id"],
+            "output_index": 0, "summary_index": 0, "delta": reasoning}))
+        ev.append(("response.output_item.done", {"type": "response.output_item.done",
+                                                 "output_index": 0, "item": thought}))
+    ev.append(("response.output_item.added", {"type": "response.output_item.added", "sequence_number": 2,
+                                              "output_index": 0, "item": {**item, "status": "in_progress"}}))
     if item["type"] == "message":
         ev.append(("response.output_text.delta", {
             "type": "response.output_text.delta", "sequence_number": 3, "item_id": item["id"],
@@ -469,6 +487,9 @@ def _responses(model: str, text: str, call: tuple[str, dict[str, Any]] | None,
                                              "output_index": 0, "item": item}))
     ev.append(("response.completed", {"type": "response.completed", "sequence_number": 6,
                                       "response": done}))
+    if thought:
+        for i, (_name, data) in enumerate(ev):
+            data["sequence_number"] = i
     return _sse(ev), "text/event-stream"
 
 

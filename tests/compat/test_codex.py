@@ -12,7 +12,7 @@ import zstandard
 
 from . import checks
 from .conftest import make_driver
-from .drive_codex import CodexDriver
+from .drive_codex import THOUGHT, CodexDriver
 from .driver import PROMPT2, SHELL_TEXT
 
 
@@ -52,6 +52,8 @@ def test_codex_import_and_round_trip(compat_repo: Path, model_server, tmp_path: 
     assert "<permissions instructions>" in harness_text
     calls = {c["name"] for c in checks.tool_calls(shown)}
     assert calls == {"exec_command", "apply_patch"}, calls
+    thoughts = [p for m in shown["messages"] for p in m["parts"] if p["type"] == "reasoning"]
+    assert [p["text"] for p in thoughts] == [THOUGHT, "All three done."], thoughts
 
     original = d.session_file(sid)
     before = original.read_bytes()
@@ -74,6 +76,9 @@ def test_codex_import_and_round_trip(compat_repo: Path, model_server, tmp_path: 
     d.resume(sid, PROMPT2).check()
     checks.assert_request_holds(model_server, [d.prompt1, SHELL_TEXT, "echo from-shell | tee shell.txt",
                                                "+second line", "Add File: notes.txt", PROMPT2])
+    sent = [i for i in model_server.last_request()["body"]["input"] if i.get("type") == "reasoning"]
+    assert [i["summary"][0]["text"] for i in sent] == [THOUGHT, "All three done."]
+    assert all(i.get("encrypted_content", "").startswith("gAAAA") for i in sent)
     after = checks.import_session(compat_repo, sid)
     assert checks.user_prompts(after) == [d.prompt1, PROMPT2]
 
