@@ -43,9 +43,10 @@ def checkpoint(
     # The same worktree state as this session's last checkpoint here is not written again.
     prev = ctx.index.query(
         "SELECT id, tree, head, ref, kind, message_id FROM checkpoints WHERE worktree=? AND "
-        "coalesce(session_id, '')=? ORDER BY created_at DESC, id LIMIT 1",
+        "coalesce(session_id, '')=? ORDER BY rowid DESC LIMIT 1",  # the last one recorded
         (ctx.repo.worktree_id, sid or ""))
-    previous = dict(prev[0]) if prev and (kind == "manual" or prev[0]["message_id"] == message_id) else None
+    same = prev and prev[0]["kind"] == kind and (kind == "manual" or prev[0]["message_id"] == message_id)
+    previous = dict(prev[0]) if same else None
     cp = refs.retry_on_move(lambda: snapshots.take(
         ctx.repo, kind=kind, now_ms=ctx.now_ms, session_id=sid, message_id=message_id, text=text,
         max_file_size=ctx.config_size("oxide.maxFileSize", snapshots.DEFAULT_MAX_FILE_SIZE),

@@ -93,8 +93,15 @@ def commit_message(repo: Path, oid: str) -> list[str]:
             if not ln.startswith("Oxide-Time:")]
 
 
+_STATES = iter(range(1, 1000))
+
+
 def same_checkpoint(repo: Path, *args: str) -> None:
-    """The watcher's checkpoint and the command's own are the same but for id and time."""
+    """The watcher's checkpoint is the command's own: run right after it on the same state, the
+    command finds that the watcher's checkpoint already holds its tree and parent, and writes
+    none (an identical checkpoint is not written twice)."""
+    (repo / "state.txt").write_text(f"state {next(_STATES)}\n")  # a state no checkpoint holds yet
+    journaled(repo, "state.txt")
     before = user_state(repo)
     a = served(repo, "checkpoint", "--json", *args, now=NOW_MS + 1000)
     b = run(repo, "checkpoint", "--json", *args, mode="0", now=NOW_MS + 2000)
@@ -102,14 +109,11 @@ def same_checkpoint(repo: Path, *args: str) -> None:
     assert a.stderr == b.stderr == ""
     ja, jb = json.loads(a.stdout), json.loads(b.stdout)
     assert ja["created_at"] == NOW_MS + 1000
-    for k in ("id", "ref", "created_at"):
-        ja.pop(k), jb.pop(k)
-    assert ja == jb
-    ida, idb = json.loads(a.stdout)["id"], json.loads(b.stdout)["id"]
-    assert commit_message(repo, ida) == commit_message(repo, idb)
-    assert git(repo, "rev-parse", json.loads(a.stdout)["ref"]).strip() == ida
+    assert jb == ja  # the same checkpoint: same tree, parent, session, message, trailers
+    assert git(repo, "show", f"{ja['id']}:state.txt") == (repo / "state.txt").read_text()
+    assert git(repo, "rev-parse", ja["ref"]).strip() == ja["id"]
     rows = {r["id"]: r for r in make_ctx(repo).index.checkpoint_rows(ja["session_id"])}
-    assert ida in rows and idb in rows
+    assert ja["id"] in rows
     assert user_state(repo) == before
 
 
@@ -130,10 +134,17 @@ def test_checkpoint_through_watch_is_the_commands_checkpoint(repo: Path, tmp_pat
         assert git(repo, "show", f"{out['id']}:late.txt") == "late\n"
         assert "x.log" not in git(repo, "ls-tree", "-r", "--name-only", out["id"])
         # the human form: the id on stdout, the summary on stderr, exactly as the command prints
+        # (each after a change: the same state as the previous checkpoint is not written again)
+        (repo / "late.txt").write_text("later\n")
         a = served(repo, "checkpoint", "-mplain")
+        (repo / "late.txt").write_text("later still\n")
         b = run(repo, "checkpoint", "-mplain", mode="0")
         assert a.stdout.strip() != b.stdout.strip()
-        assert a.stderr.replace(a.stdout.strip()[:12], "ID") == b.stderr.replace(b.stdout.strip()[:12], "ID")
+        def unid(r: subprocess.CompletedProcess[str]) -> str:  # the id, as abbreviated in the message
+            short = next(w for w in r.stderr.split() if r.stdout.strip().startswith(w) and len(w) >= 7)
+            return r.stderr.replace(short, "ID")
+
+        assert unid(a) == unid(b)
         # a linked worktree is served by the same watcher, as itself
         wt = tmp_path / "wt"
         git(repo, "worktree", "add", "-q", str(wt), "-b", "side")
