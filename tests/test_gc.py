@@ -138,3 +138,25 @@ def test_doctor_reports_space_per_family(repo: Path) -> None:
     usage = diagnose(make_ctx(repo))["usage"]
     assert usage["space checkpoints"] != "0 bytes" and usage["space oplog"] == "0 bytes"
     assert usage["largest checkpoints"].startswith(cp.id[:12])
+
+
+def test_gc_thins_oplog_snapshots_per_worktree_and_keeps_pinned_ones(repo: Path) -> None:
+    from oxide_git import snapshots
+
+    now = NOW_MS + 30 * DAY
+    made = {}
+    for name, at in [("new", now - 10 * 60_000), ("same-hour", now - 20 * 60_000), ("old", now - 10 * DAY),
+                     ("older", now - 12 * DAY)]:
+        cp = snapshots.take(make_ctx(repo, at).repo, kind="before-rewind", now_ms=at, text=name)
+        made[name] = cp.id
+        for wt in ("main", "other"):
+            git(repo, "update-ref", f"{refs.OPLOG}{wt}/{name}", cp.id)
+    git(repo, "update-ref", retention.pin_ref(made["older"]), made["older"])  # pinned: never thinned
+    git(repo, "update-ref", f"{refs.OPLOG}main/not-a-commit", git(repo, "rev-parse", "HEAD^{tree}").strip())
+    res = gc(make_ctx(repo, now))
+    assert sorted(res.oplog) == sorted(f"{refs.OPLOG}{wt}/{n}" for wt in ("main", "other")
+                                      for n in ("same-hour", "old"))
+    left = _refs(repo, refs.OPLOG)
+    assert sorted(left) == sorted([f"{refs.OPLOG}{wt}/{n}" for wt in ("main", "other") for n in ("new", "older")]
+                                  + [f"{refs.OPLOG}main/not-a-commit"])
+    fsck_clean(repo)

@@ -9,7 +9,7 @@ import pytest
 
 from oxide_git import refs, sessionlog, store
 from oxide_git.model import Message, Part, Session
-from tests.conftest import NOW_MS, git, make_ctx, oxide
+from tests.conftest import NOW_MS, fsck_clean, git, make_ctx, oxide
 
 SID = "019c18a520e8aaaabbbbccccddddeeee"
 
@@ -123,8 +123,8 @@ def test_notes_merge_as_a_union(clones: tuple[Path, Path, Path]) -> None:
     oxide(b, "push")
     oxide(a, "pull")
     assert json.loads(git(a, "notes", "--ref", "oxide", "show", head))["sessions"] == ["s-b", "s-a"]
-    r = git(a, "fsck", "--strict")
-    assert "error" not in r
+    for clone in (a, b):  # the merged notes trees are well-formed (fsck reports on stderr, exit 1)
+        fsck_clean(clone)
 
 
 def test_checkpoints_only_with_the_flag_and_oxide_remote(clones: tuple[Path, Path, Path], tmp_path: Path) -> None:
@@ -239,3 +239,68 @@ def test_diverged_memory_keeps_ours_and_takes_their_other_files(clones: tuple[Pa
     oxide(b, "push")  # the merge has both sides as parents: a fast-forward
     oxide(a, "pull")
     assert memory.files(make_ctx(a))["build.md"] == "b's rule\n"
+
+
+def test_pull_ignores_the_remotes_own_mirrors_and_prunes_what_the_remote_dropped(
+        clones: tuple[Path, Path, Path]) -> None:
+    a, b, bare = clones
+    say(a, "hello")
+    oxide(a, "push")
+    tip = git(bare, "rev-parse", refs.session_ref(SID)).strip()
+    git(bare, "update-ref", f"refs/oxide/remotes/elsewhere/sessions/{SID}", tip)  # the remote's own mirror
+    oxide(b, "pull")
+    mirrored = git(b, "for-each-ref", "--format=%(refname)", "refs/oxide/remotes/").split()
+    assert mirrored == [f"refs/oxide/remotes/origin/sessions/{SID}"]
+    assert not git(b, "for-each-ref", "refs/oxide/remotes/origin/remotes/").strip()
+    git(bare, "update-ref", "-d", refs.session_ref(SID))  # the remote drops it
+    res = json.loads(oxide(b, "pull", "--json").stdout)
+    assert res["updated"] == {}
+    assert not git(b, "for-each-ref", "refs/oxide/remotes/origin/").strip()  # the mirror is pruned
+    assert texts(b) == ["hello"]  # the local session stays
+
+
+def test_pull_refuses_a_ref_whose_log_names_another_session(clones: tuple[Path, Path, Path]) -> None:
+    a, b, bare = clones
+    say(a, "hello")
+    oxide(a, "push")
+    other = "019c18a520e8ffffeeeeddddccccbbbb"
+    git(bare, "update-ref", refs.session_ref(other), git(bare, "rev-parse", refs.session_ref(SID)).strip())
+    res = json.loads(oxide(b, "pull", "--json").stdout)
+    assert res["problems"] == [f"{refs.session_ref(other)}: its log names session {SID}"]
+    assert git(b, "rev-parse", "--verify", "-q", refs.session_ref(other), check=False) == ""
+    assert res["updated"] == {refs.session_ref(SID): "new"}
+
+
+def test_independent_logs_of_one_session_take_the_longer_across_a_full_bucket(
+        clones: tuple[Path, Path, Path]) -> None:
+    """Unrelated histories (no merge base): the messages are compared; when theirs only adds, the
+    merge takes their tree and no fork is made (the first 256 messages fill a whole bucket)."""
+    a, b, _bare = clones
+    many = [f"m{i}" for i in range(256)]
+    say(a, *many, now=NOW_MS)
+    say(b, *many, "one more", now=NOW_MS + 5000)
+    oxide(b, "push")
+    res = json.loads(oxide(a, "pull", "--json").stdout)
+    assert res["forks"] == [] and res["updated"][refs.session_ref(SID)] == "merged"
+    assert texts(a) == [*many, "one more"]
+    parents = git(a, "rev-list", "--parents", "-n", "1", refs.session_ref(SID)).split()
+    assert len(parents) == 3  # a merge commit: both histories kept
+
+
+def test_checkpoints_pulled_twice_are_not_written_again(clones: tuple[Path, Path, Path]) -> None:
+    a, b, _bare = clones
+    say(a, "x")
+    oxide(a, "checkpoint", "-m", "cp", "--session", SID)
+    oxide(a, "push", "--checkpoints")
+    first = json.loads(oxide(b, "pull", "--checkpoints", "--json").stdout)
+    assert [k for k, v in first["updated"].items() if k.startswith("refs/oxide/checkpoints/")]
+    assert json.loads(oxide(b, "pull", "--checkpoints", "--json").stdout)["updated"] == {}
+
+
+def test_push_with_nothing_to_push_and_to_a_remote_that_is_not_there(repo: Path, tmp_path: Path) -> None:
+    oxide(repo, "init")
+    git(repo, "remote", "add", "origin", str(tmp_path / "nowhere.git"))
+    assert json.loads(oxide(repo, "push", "--json").stdout)["updated"] == {}  # nothing of oxide's yet
+    say(repo, "x")
+    r = oxide(repo, "push", check=False)
+    assert r.returncode == 1 and "error: push to 'origin' failed" in r.stderr and "hint:" in r.stderr

@@ -182,34 +182,50 @@ def reach(tree: Path, module: str, tests: tuple[str, ...], log) -> dict[str, tup
     processes included; its seconds). Measured one test at a time, so that a mutant runs only
     the tests that reach its line. A test that fails unmutated is left out (and said)."""
     rel = f"oxide_git/{module}.py"
-    data = tree / ".mutate-coverage"
     out: dict[str, tuple[set[int], float]] = {}
     for nodeid in _collect(tree, tests):
-        if data.exists():
-            shutil.rmtree(data)
-        data.mkdir()
-        env = sandbox.env(tree)
-        env["COVERAGE_FILE"] = str(data / ".coverage")
-        t0 = time.monotonic()
-        p = subprocess.run([sys.executable, "-m", "coverage", "run", "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                            "-o", "addopts=--strict-markers", nodeid], cwd=tree, env=env, capture_output=True,
-                           text=True)
-        took = time.monotonic() - t0
-        if p.returncode != 0:
+        got = _REACHED.get(nodeid)
+        if got is None:
+            got = _REACHED[nodeid] = _measure(tree, nodeid)
+        files, took = got
+        if files is None:
             log(f"  {module}: {nodeid} fails on the unmutated code: left out")
-            continue
-        subprocess.run([sys.executable, "-m", "coverage", "combine", "-q"], cwd=tree, env=env,
-                       capture_output=True)
-        js = subprocess.run([sys.executable, "-m", "coverage", "json", "-q", "-o", "-", "--include", rel],
-                            cwd=tree, env=env, capture_output=True, text=True)
-        try:
-            files = json.loads(js.stdout or "{}").get("files", {})
-        except ValueError:
-            files = {}
-        got = next((v for k, v in files.items() if k.endswith(rel)), None)
-        if got and got["executed_lines"]:
-            out[nodeid] = (set(got["executed_lines"]), took)
+        elif files.get(rel):
+            out[nodeid] = (files[rel], took)
     return out
+
+
+# nodeid -> ({module path: lines it reaches} or None when it fails unmutated, seconds): a test is
+# measured once per run, whatever the number of modules it guards
+_REACHED: dict[str, tuple[dict[str, set[int]] | None, float]] = {}
+
+
+def _measure(tree: Path, nodeid: str) -> tuple[dict[str, set[int]] | None, float]:
+    data = tree / ".mutate-coverage"
+    if data.exists():
+        shutil.rmtree(data)
+    data.mkdir()
+    env = sandbox.env(tree)
+    env["COVERAGE_FILE"] = str(data / ".coverage")
+    t0 = time.monotonic()
+    p = subprocess.run([sys.executable, "-m", "coverage", "run", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        "-o", "addopts=--strict-markers", nodeid], cwd=tree, env=env, capture_output=True,
+                       text=True)
+    took = time.monotonic() - t0
+    if p.returncode != 0:
+        return None, took
+    subprocess.run([sys.executable, "-m", "coverage", "combine", "-q"], cwd=tree, env=env, capture_output=True)
+    js = subprocess.run([sys.executable, "-m", "coverage", "json", "-q", "-o", "-", "--include",
+                         "oxide_git/*"], cwd=tree, env=env, capture_output=True, text=True)
+    try:
+        files = json.loads(js.stdout or "{}").get("files", {})
+    except ValueError:
+        files = {}
+    lines = {}
+    for k, v in files.items():
+        rel = k[k.index("oxide_git/"):] if "oxide_git/" in k else k
+        lines[rel] = set(v["executed_lines"])
+    return lines, took
 
 
 def apply(tree: Path, m: Mutant) -> str | None:

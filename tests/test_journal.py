@@ -1,0 +1,87 @@
+"""The undo journal: what undo does with no journal, a torn line, an unwritable journal, an undo
+interrupted half-way, and a ref deleted since the operation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from oxide_git import refs, sessionlog, store
+from oxide_git.checkpoint import checkpoint
+from oxide_git.errors import NotFound, OxideError, Refused
+from oxide_git.model import Message, Part
+from oxide_git.rewind import rewind
+from oxide_git.undo import undo
+
+from .conftest import NOW_MS, git, make_ctx, oxide
+from .test_history import _session
+
+
+def _rewound(repo: Path) -> tuple[str, str, str]:
+    """A session of 4 messages, 2 more, then a conversation rewind to the 4: (sid, before, after)."""
+    ctx = make_ctx(repo)
+    s = _session(ctx, 4)
+    cp = checkpoint(ctx, kind="manual")
+    store.append(ctx, s, [Message("user", (Part.text("later"),)), Message("assistant", (Part.text("ok"),))])
+    before = git(repo, "rev-parse", refs.session_ref(s.id)).strip()
+    rewind(make_ctx(repo, NOW_MS + 5), cp.id, code=False)
+    return s.id, before, git(repo, "rev-parse", refs.session_ref(s.id)).strip()
+
+
+def _journal(repo: Path) -> Path:
+    return make_ctx(repo).repo.worktree_dir / "journal.jsonl"
+
+
+def test_nothing_to_undo(repo: Path) -> None:
+    oxide(repo, "init")
+    with pytest.raises(NotFound) as e:
+        undo(make_ctx(repo))
+    assert e.value.message == "nothing to undo in this worktree" and "pull" in (e.value.hint or "")
+    r = oxide(repo, "undo", "--yes", check=False)
+    assert r.returncode == 1 and "error: nothing to undo in this worktree" in r.stderr
+
+
+def test_a_torn_last_line_is_skipped(repo: Path) -> None:
+    sid, before, _after = _rewound(repo)
+    with _journal(repo).open("a") as f:
+        f.write('{"op": "rewind", "at": 1, "summ')  # a crash while journaling the next operation
+    undo(make_ctx(repo, NOW_MS + 6))
+    assert git(repo, "rev-parse", refs.session_ref(sid)).strip() == before
+
+
+def test_an_unwritable_journal_changes_nothing(repo: Path) -> None:
+    ctx = make_ctx(repo)
+    s = _session(ctx, 4)
+    cp = checkpoint(ctx, kind="manual")
+    (repo / "README.md").write_text("after the checkpoint\n")
+    store.append(ctx, s, [Message("user", (Part.text("later"),))])
+    tip = git(repo, "rev-parse", refs.session_ref(s.id)).strip()
+    _journal(repo).mkdir(parents=True)  # open(..., "a") fails with an OSError that is no permission error
+    with pytest.raises(OxideError) as e:
+        rewind(make_ctx(repo, NOW_MS + 5), cp.id)
+    assert e.value.message.startswith("cannot write the undo journal") and "nothing was changed" in (
+        e.value.hint or "")
+    assert git(repo, "rev-parse", refs.session_ref(s.id)).strip() == tip
+    assert (repo / "README.md").read_text() == "after the checkpoint\n"
+
+
+def test_an_undo_interrupted_after_its_refs_moved_is_finished_by_running_it_again(repo: Path) -> None:
+    sid, before, _after = _rewound(repo)
+    git(repo, "update-ref", refs.session_ref(sid), before)  # the refs moved; then the process died
+    lines = _journal(repo).read_text().count("\n")
+    undo(make_ctx(repo, NOW_MS + 6))  # no "moved since": the ref is already where undo puts it
+    assert git(repo, "rev-parse", refs.session_ref(sid)).strip() == before
+    assert _journal(repo).read_text().count("\n") == lines + 1  # and now it is journaled
+
+
+def test_a_ref_deleted_since_is_refused_then_forced_back(repo: Path) -> None:
+    sid, before, _after = _rewound(repo)
+    git(repo, "update-ref", "-d", refs.session_ref(sid))
+    with pytest.raises(Refused) as e:
+        undo(make_ctx(repo, NOW_MS + 6))
+    assert e.value.message == f"{refs.session_ref(sid)} moved since (now deleted), undo would lose that"
+    undo(make_ctx(repo, NOW_MS + 7), force=True)
+    assert git(repo, "rev-parse", refs.session_ref(sid)).strip() == before
+    assert not git(repo, "for-each-ref", "refs/oxide/trash/").strip()  # nothing newer to keep
+    assert sessionlog.load(make_ctx(repo).repo.git, sid).count == 6
