@@ -143,6 +143,9 @@ class Index(IdLookups):
         try:
             return self.db.execute(sql, tuple(args)).fetchall()
         except sqlite3.DatabaseError as e:
+            denied = _permission_problem(self.path)
+            if denied:
+                raise denied from e
             raise CorruptIndex(f"index read failed: {e}", hint="run `git oxide reindex`") from e
 
     # sessions --------------------------------------------------------------------------
