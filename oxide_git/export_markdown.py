@@ -115,14 +115,27 @@ def message_md(seq: int, m: Message, names: dict[str, str]) -> str:
 def session_md(v: SessionView) -> Iterator[str]:
     s = v.session
     names: dict[str, str] = {}
-    body = [checkpoint_md(item) if isinstance(item, CheckpointView) else message_md(*item, names)
-            for item in v.timeline()]
+    from .titles import display, is_real_prompt
+
+    body: list[str] = []
+    shown = 0
+    for item in v.timeline():
+        if isinstance(item, CheckpointView):
+            body.append(checkpoint_md(item))
+            continue
+        if v.first_prompt is None and is_real_prompt(item[1]):
+            v.first_prompt = item[1].text()
+        text = message_md(*item, names)
+        shown += bool(text)
+        body.append(text)
     body = [b for b in body if b]
-    yield f"## {s.title or 'Session ' + s.id[:12]}\n\n"
+    # the title list, show, search and the HTML export give it
+    yield f"## {display(s.title, v.first_prompt, s.id, 120)}\n\n"
+    count = str(shown) + (f" ({v.count} records)" if v.count != shown else "")
     yield (f"- **Session:** `{s.id}` ({s.agent}{', ' + s.model if s.model else ''})\n"
            f"- **Branch:** {s.branch or '-'} · **Worktree:** {s.worktree or '-'}\n"
            f"- **When:** {_iso(s.created_at)} → {_iso(s.updated_at)}\n"
-           f"- **Messages:** {v.count} · **Checkpoints:** {len(v.checkpoints)}\n"
+           f"- **Messages:** {count} · **Checkpoints:** {len(v.checkpoints)}\n"
            f"- **Redacted:** {redactions_line(v.redactions)}\n")
     if s.parent_id:
         yield f"- **Forked from:** `{s.parent_id}`\n"

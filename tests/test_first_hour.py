@@ -152,6 +152,8 @@ def test_list_show_and_search_give_one_title(repo: Path) -> None:
     page = oxide(repo, "export", "7777", "--format", "html").stdout
     assert "<h1>Rename the parser module</h1>" in page
     assert "<title>Rename the parser module</title>" in page
+    md = oxide(repo, "export", "7777", "--format", "markdown").stdout
+    assert "## Rename the parser module\n" in md and "**Messages:** 5 (8 records)" in md
 
 
 def test_list_counts_messages_as_people_do(repo: Path) -> None:
