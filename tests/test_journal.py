@@ -85,3 +85,42 @@ def test_a_ref_deleted_since_is_refused_then_forced_back(repo: Path) -> None:
     assert git(repo, "rev-parse", refs.session_ref(sid)).strip() == before
     assert not git(repo, "for-each-ref", "refs/oxide/trash/").strip()  # nothing newer to keep
     assert sessionlog.load(make_ctx(repo).repo.git, sid).count == 6
+
+
+def test_undo_after_undo_is_a_redo_and_says_so(repo: Path) -> None:
+    from oxide_git.undo import action
+
+    sid, before, after = _rewound(repo)
+    first = undo(make_ctx(repo, NOW_MS + 6), dry_run=True).undone
+    assert (first["action"], first["what"]) == ("undo", first["summary"])
+    undo(make_ctx(repo, NOW_MS + 6))
+    again = undo(make_ctx(repo, NOW_MS + 7), dry_run=True).undone
+    assert again["action"] == "redo" and again["what"] == first["summary"]
+    undo(make_ctx(repo, NOW_MS + 7))
+    assert git(repo, "rev-parse", refs.session_ref(sid)).strip() == after
+    third = undo(make_ctx(repo, NOW_MS + 8), dry_run=True).undone
+    assert third["action"] == "undo" and third["what"] == first["summary"]  # undo undo undo: an undo
+    from oxide_git.journal import Entry
+
+    assert action(Entry("x", 0, "undo undo undo rm a")) == ("redo", "rm a")
+
+
+def test_an_entry_older_than_a_gc_is_refused_unless_forced(repo: Path) -> None:
+    sid, before, _after = _rewound(repo)
+    from oxide_git import journal
+
+    journal.record(make_ctx(repo), journal.Entry("gc", NOW_MS + 6, "git oxide gc (removed 3 ref(s))",
+                                                 undoable=False))
+    with pytest.raises(Refused) as e:
+        undo(make_ctx(repo, NOW_MS + 7))
+    assert "older than `git oxide gc (removed 3 ref(s))`" in e.value.message
+    assert e.value.message.startswith("the last undoable operation, rewind to ")
+    assert "--force" in (e.value.hint or "")
+    undo(make_ctx(repo, NOW_MS + 8), force=True)
+    assert git(repo, "rev-parse", refs.session_ref(sid)).strip() == before
+    # a later gc refuses the redo of that undo the same way, named as the undo it reverts
+    journal.record(make_ctx(repo), journal.Entry("gc", NOW_MS + 9, "git oxide gc (removed 1 ref(s))",
+                                                 undoable=False))
+    with pytest.raises(Refused) as e:
+        undo(make_ctx(repo, NOW_MS + 10))
+    assert e.value.message.startswith("the last undoable operation, the undo of rewind to ")
