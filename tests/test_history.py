@@ -255,8 +255,11 @@ def test_undo_dry_run_changes_nothing_then_undo_does(repo: Path) -> None:
     assert (repo / "README.md").read_text() == "hello\n"  # nothing written
     assert git(repo, "for-each-ref", "refs/oxide/") == refs_before  # no ref moved (no checkpoint kept)
     assert _journal_lines(repo) == journal_before and sessionlog.load(ctx.repo.git, s.id).count == 4
+    indexed = [c["id"] for c in make_ctx(repo).index.checkpoint_rows(None)]
     undo(make_ctx(repo, NOW_MS + 6))
     assert (repo / "README.md").read_text() == "after the checkpoint\n"
+    [new] = [c for c in make_ctx(repo).index.checkpoint_rows(None) if c["id"] not in indexed]
+    assert new["kind"] == "before-rewind" and new["message"].startswith("before undo of rewind to")
     assert sessionlog.load(ctx.repo.git, s.id).count == 5
 
 

@@ -90,7 +90,7 @@ def test_a_ref_deleted_since_is_refused_then_forced_back(repo: Path) -> None:
 def test_undo_after_undo_is_a_redo_and_says_so(repo: Path) -> None:
     from oxide_git.undo import action
 
-    sid, before, after = _rewound(repo)
+    sid, _before, after = _rewound(repo)
     first = undo(make_ctx(repo, NOW_MS + 6), dry_run=True).undone
     assert (first["action"], first["what"]) == ("undo", first["summary"])
     undo(make_ctx(repo, NOW_MS + 6))

@@ -90,9 +90,10 @@ class Mutant:
     line: int
     text: str  # the source line, stripped: how survivors.txt names it
     statement: int  # the first line of the innermost statement holding it: what coverage counts
+    after: str = ""  # the next line, stripped: tells apart two lines that read the same
 
-    def key(self) -> tuple[str, str, str]:
-        return (self.module, self.operator, self.text)
+    def names(self) -> tuple[tuple[str, str, str], tuple[str, str, str]]:
+        return (self.module, self.operator, self.text), (self.module, self.operator, f"{self.text} >> {self.after}")
 
 
 Span = tuple[tuple[int, int], tuple[int, int]]
@@ -154,13 +155,15 @@ def mutants(tree: Path, module: str) -> list[Mutant]:
         if "ReplaceBinaryOperator" in m.operator_name and not _within(pos, arithmetic):  # type: ignore[arg-type]
             continue
         line = m.start_pos[0]
+        after = lines[line].strip() if line < len(lines) else ""
         out.append(Mutant(rel, m.operator_name, m.occurrence, line, lines[line - 1].strip(),
-                          _statement(line, statements)))
+                          _statement(line, statements), after))
     return out
 
 
 def survivors_file() -> dict[tuple[str, str, str], str]:
-    """survivors.txt: ``module | operator | source line | why it cannot matter`` per line."""
+    """survivors.txt: ``module | operator | source line | why it cannot matter`` per line; the
+    source line may be followed by `` >> the next line`` where two lines read the same."""
     out = {}
     for raw in (HERE / "survivors.txt").read_text().splitlines():
         if not raw.strip() or raw.startswith("#"):
@@ -253,7 +256,7 @@ def run_module(tree: Path, module: str, sample: int | None, seed: int, explained
     counts = {"killed": 0, "survived": 0, "explained": 0, "not reached": 0, "timeout": 0}
     unexplained = []
     for m in chosen:
-        why = explained.get(m.key())
+        why = next((explained[k] for k in m.names() if k in explained), None)
         tests = [t for t, (lines, _s) in reached.items() if m.statement in lines or m.line in lines]
         if not tests:
             outcome = "not reached"
