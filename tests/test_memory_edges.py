@@ -1,0 +1,64 @@
+"""Project memory at its edges: what is missing, a text without a newline, a revert of a write
+that was changed again, Claude Code's memory folder when there is none, the resumed context."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from oxide_git import memory
+from oxide_git.errors import NotFound, Refused
+
+from .conftest import NOW_MS, make_ctx
+
+
+def test_nothing_there_yet(repo: Path) -> None:
+    ctx = make_ctx(repo)
+    assert memory.files(ctx) == {} and memory.log(ctx) == []
+    with pytest.raises(NotFound) as e:
+        memory.show(ctx)
+    assert e.value.message == "no memory yet"
+    with pytest.raises(NotFound) as e:
+        memory.show(ctx, "build")
+    assert e.value.message == "no memory topic build"
+    with pytest.raises(NotFound) as e:
+        memory.rm(ctx, "build")
+    assert e.value.message == "no memory topic build" and "memory show" in (e.value.hint or "")
+    with pytest.raises(NotFound) as e:
+        memory.export_claude(ctx)
+    assert e.value.message == "there is no memory to export"
+    with pytest.raises(NotFound) as e:
+        memory.import_claude(ctx)
+    assert e.value.message.startswith("no Claude Code memory in ")
+    assert memory.context_message(ctx) is None and memory.context_text(ctx) is None
+    assert memory.revert(ctx, [], "nothing") is None
+
+
+def test_an_existing_body_without_a_final_newline_gets_one(repo: Path) -> None:
+    ctx = make_ctx(repo)
+    memory.commit(ctx, {"build.md": "no newline at the end"}, "by hand")
+    memory.add(make_ctx(repo, NOW_MS + 1), "build", "next line\n\n")
+    assert memory.show(make_ctx(repo), "build") == "no newline at the end\nnext line\n"
+
+
+def test_a_write_changed_again_since_cannot_be_reverted(repo: Path) -> None:
+    memory.add(make_ctx(repo), "build", "first")
+    memory.add(make_ctx(repo, NOW_MS + 1), "build", "second")
+    memory.commit(make_ctx(repo, NOW_MS + 2), {"build.md": "rewritten by hand\n"}, "by hand")
+    second = [w for w in memory.log(make_ctx(repo)) if w.at == NOW_MS + 1]
+    tip = memory.log(make_ctx(repo))[0].id
+    with pytest.raises(Refused) as e:
+        memory.revert(make_ctx(repo, NOW_MS + 3), second, "revert")
+    assert e.value.message == f"memory write {second[0].id[:12]} (add build) was changed again since"
+    assert memory.log(make_ctx(repo))[0].id == tip  # nothing written
+
+
+def test_the_resumed_context_is_memory_md_s_head(repo: Path) -> None:
+    memory.add(make_ctx(repo), "build", "Run make test.")
+    m = memory.context_message(make_ctx(repo))
+    tip = memory.log(make_ctx(repo))[0].id
+    assert m is not None and m["id"] == f"memory-{tip[:12]}" and m["role"] == "system"
+    assert m["parts"][0]["text"].startswith("# Memory") and m["parts"][0]["source"] == "oxide-memory"
+    assert "- [build](build.md)" in m["parts"][0]["text"]
+    assert memory.context_text(make_ctx(repo), lines=1) == "# Memory\n"
