@@ -57,7 +57,7 @@ def block(p: Part, handover: Mapping[str, tuple[str, dict[str, Any]]]) -> dict[s
         return {"type": "tool_use", "id": tool_id(p.get("call_id")), "name": planned[0],
                 "input": planned[1]}
     if p.type == PartType.TOOL_RESULT:
-        out = {"type": "tool_result", "tool_use_id": tool_id(p.get("call_id")),
+        out: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_id(p.get("call_id")),
                "content": tools.output_text(p.get("output"))}
         if p.get("is_error"):
             out["is_error"] = True

@@ -10,18 +10,12 @@ writes them and names them in ``lost``).
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
 from ..model import Part
-
-SHELL = frozenset({"Bash", "bash", "exec_command", "shell", "local_shell", "shell_command",
-                   "run_shell_command", "execute_command"})
-WRITE = frozenset({"Write", "write", "write_file", "create_file"})
-EDIT = frozenset({"Edit", "edit", "replace", "str_replace"})
-READ = frozenset({"Read", "read", "read_file", "view"})
+from . import tools
 
 
 def opencode_tool(name: Any, inp: Any, cwd: str) -> tuple[str, dict[str, Any]] | None:
@@ -30,11 +24,11 @@ def opencode_tool(name: Any, inp: Any, cwd: str) -> tuple[str, dict[str, Any]] |
         patch = inp if isinstance(inp, str) else _first(inp, "input", "patch", "patchText") if (
             isinstance(inp, dict)) else None
         return ("apply_patch", {"patchText": patch}) if isinstance(patch, str) and patch else None
-    args = _args(inp)
-    if args is None or not isinstance(name, str):
+    args = tools.args_of(inp)
+    if not isinstance(args, dict) or not isinstance(name, str):
         return None
-    if name in SHELL:
-        cmd = _command(args)
+    if name in tools.SHELL:
+        cmd = tools.command(name, args)
         if cmd is None:
             return None
         out: dict[str, Any] = {"command": cmd}
@@ -48,9 +42,9 @@ def opencode_tool(name: Any, inp: Any, cwd: str) -> tuple[str, dict[str, Any]] |
     path = _path(args, cwd)
     if path is None:
         return None
-    if name in WRITE and isinstance(args.get("content"), str):
+    if name in tools.WRITE and isinstance(args.get("content"), str):
         return "write", {"filePath": path, "content": args["content"]}
-    if name in EDIT:
+    if name in tools.EDIT:
         old = _first(args, "old_string", "oldString", "old_str", "old")
         new = _first(args, "new_string", "newString", "new_str", "new")
         if not isinstance(old, str) or not isinstance(new, str):
@@ -59,7 +53,7 @@ def opencode_tool(name: Any, inp: Any, cwd: str) -> tuple[str, dict[str, Any]] |
         if isinstance(_first(args, "replace_all", "replaceAll"), bool):
             edit["replaceAll"] = _first(args, "replace_all", "replaceAll")
         return "edit", edit
-    if name in READ:
+    if name in tools.READ:
         read: dict[str, Any] = {"filePath": path}
         for key in ("offset", "limit"):
             if isinstance(args.get(key), int) and not isinstance(args.get(key), bool):
@@ -75,60 +69,19 @@ def tool_part(call: Part, res: Part | None, tool: str, inp: Mapping[str, Any], m
         state: dict[str, Any] = {"status": "error", "input": dict(inp),
                                  "error": "The tool call has no recorded result.", "time": t}
     elif res.get("is_error"):
-        state = {"status": "error", "input": dict(inp), "error": output_text(res.get("output")),
+        state = {"status": "error", "input": dict(inp), "error": tools.output_text(res.get("output")),
                  "time": t}
     else:
         title = (inp.get("command") if tool == "bash" else PurePosixPath(str(inp["filePath"])).name
                  if "filePath" in inp else tool)
-        state = {"status": "completed", "input": dict(inp), "output": output_text(res.get("output")),
+        state = {"status": "completed", "input": dict(inp), "output": tools.output_text(res.get("output")),
                  "title": str(title), "metadata": {}, "time": t}
     return {"type": "tool", "tool": tool, "callID": str(call.get("call_id") or ""), "state": state}
 
 
-def output_text(value: Any) -> str:
-    """A tool result's output as the text OpenCode keeps (blocks joined, JSON otherwise)."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        texts = [b.get("text") for b in value if isinstance(b, dict) and isinstance(b.get("text"), str)]
-        if len(texts) == len(value):
-            return "\n".join(str(t) for t in texts)
-    import json
-
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _args(inp: Any) -> dict[str, Any] | None:
-    if isinstance(inp, dict):
-        return inp
-    if isinstance(inp, str):
-        from .jsonline import loads
-
-        try:
-            value = loads(inp)
-        except (ValueError, RecursionError):
-            return None
-        return value if isinstance(value, dict) else None
-    return None
-
-
-def _command(args: Mapping[str, Any]) -> str | None:
-    cmd = _first(args, "command", "cmd", "commands")
-    if isinstance(cmd, str):
-        return cmd
-    if isinstance(cmd, list) and cmd and all(isinstance(c, str) for c in cmd):
-        if len(cmd) == 3 and cmd[0] in ("bash", "sh", "zsh", "/bin/bash", "/bin/sh") and cmd[1] in (
-                "-lc", "-c"):
-            return str(cmd[2])
-        return shlex.join(cmd)
-    return None
-
-
 def _path(args: Mapping[str, Any], cwd: str) -> str | None:
-    p = _first(args, "file_path", "filePath", "path", "absolute_path", "target_file")
-    if not isinstance(p, str) or not p:
-        return None
-    return p if PurePosixPath(p).is_absolute() else f"{cwd.rstrip('/')}/{p}"
+    p = tools.path_arg(args)
+    return tools.absolute(p, cwd) if p else None
 
 
 def _first(args: Mapping[str, Any], *keys: str) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,9 +19,9 @@ from typing import Any
 from ..model import Message
 
 SHELL = frozenset({"Bash", "bash", "shell", "run_shell_command", "exec_command", "shell_command",
-                   "local_shell", "run_commands"})
+                   "local_shell", "run_commands", "execute_command"})
 WRITE = frozenset({"Write", "write", "write_file", "create_file"})
-EDIT = frozenset({"Edit", "edit", "replace", "str_replace_based_edit_tool", "MultiEdit"})
+EDIT = frozenset({"Edit", "edit", "replace", "str_replace", "str_replace_based_edit_tool", "MultiEdit"})
 READ = frozenset({"Read", "read", "read_file", "view"})
 
 
@@ -33,8 +34,22 @@ class Call:
     edits: tuple[tuple[str, str], ...] = ()  # (old, new)
 
 
+def args_of(inp: Any) -> Any:
+    """A call's input, with arguments given as a JSON string (Chat Completions) parsed."""
+    if isinstance(inp, str) and inp.lstrip().startswith("{"):
+        from .jsonline import loads
+
+        try:
+            value = loads(inp)
+        except (ValueError, RecursionError):
+            return inp
+        return value if isinstance(value, dict) else inp
+    return inp
+
+
 def command(name: str, args: Any) -> str | None:
     """The command line of a shell tool call."""
+    args = args_of(args)
     if not isinstance(args, Mapping):
         return args if isinstance(args, str) and name in SHELL else None
     for key in ("command", "cmd", "commands"):
@@ -44,12 +59,12 @@ def command(name: str, args: Any) -> str | None:
         if isinstance(v, list) and v and all(isinstance(x, str) for x in v):
             if key == "commands":
                 return " && ".join(v)
-            return v[2] if len(v) == 3 and v[1] in ("-lc", "-c") else " ".join(v)
+            return v[2] if len(v) == 3 and v[1] in ("-lc", "-c") else shlex.join(v)
     return None
 
 
 def path_arg(args: Mapping[str, Any]) -> str | None:
-    for key in ("file_path", "filePath", "path", "absolute_path"):
+    for key in ("file_path", "filePath", "path", "absolute_path", "target_file"):
         v = args.get(key)
         if isinstance(v, str) and v:
             return v
@@ -86,6 +101,7 @@ def classify(name: str, args: Any) -> Call | None:
     if name in SHELL:
         cmd = command(name, args)
         return Call("shell", command=cmd) if cmd is not None else None
+    args = args_of(args)
     if not isinstance(args, Mapping):
         return None
     path = path_arg(args)

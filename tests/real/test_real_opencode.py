@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable, opencode
-from oxide_git.model import PartType
+from oxide_git.model import Message, PartType
 
 pytestmark = pytest.mark.real
 
@@ -81,11 +81,19 @@ def test_real_opencode_export(path: Path) -> None:
                    worktrees=[Path(raw["info"]["directory"])])
     exp = opencode.export(session, msgs, env)
     assert not exp.lost and exp.native_id == raw["info"]["id"]
-    for target, content in exp.files.items():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content)
-    bundle = next(t for t in exp.files if t.parent.name == "oxide-exports")
-    assert json.loads(bundle.read_text()) == raw
-    for back in (bundle, next(t for t in exp.files if t.parent.parent.name == "session")):
-        again = [e.message for e in opencode.parse(back) if isinstance(e, FoundMessage)]
-        assert again == msgs
+    # OpenCode 1.18 loads sessions from opencode.db only: the export is rows in a fresh database
+    assert not exp.files and len(exp.databases) == 1
+    ((db, rows),) = exp.databases.items()
+    assert opencode.write_database(Path(db), rows) == "written"
+    assert opencode.write_database(Path(db), rows) != "written"  # the same rows again: nothing to do
+    again = [e.message for e in opencode.parse(Path(db), env=env) if isinstance(e, FoundMessage)]
+
+    def strip(v: object) -> object:  # a database row also records its times and key order (oxide_row)
+        if isinstance(v, dict):
+            return {k: strip(x) for k, x in v.items() if k != "oxide_row"}
+        return [strip(x) for x in v] if isinstance(v, list | tuple) else v
+
+    def plain(m: Message) -> object:
+        return strip([m.role, [(p.type, p.data) for p in m.parts], m.native_id, m.created_at,
+                      m.model, m.usage, m.cost, m.extra])
+    assert [plain(m) for m in again] == [plain(m) for m in msgs]
