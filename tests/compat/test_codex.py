@@ -107,6 +107,18 @@ def test_codex_compressed_and_archived_rollouts_are_found(compat_repo: Path, mod
     listed = {s["native_id"] for s in checks.oxide_json(compat_repo, "list", "--all")}
     assert {zipped, archived} <= listed
 
+    # Codex resumes a compressed rollout by decompressing it back (the .zst goes): importing the
+    # plain file then continues the same session, nothing twice
+    before = checks.show(compat_repo, zipped)["messages"]
+    d.resume(zipped, PROMPT2).check()
+    assert plain.exists() and not packed.exists()
+    shown = checks.import_session(compat_repo, zipped)
+    assert checks.user_prompts(shown) == [d.prompt1, PROMPT2]
+    n = len(before) - 1  # the last message grows: the resumed turn's first lines join it
+    assert shown["messages"][:n] == before[:n]
+    assert shown["messages"][n]["parts"][:len(before[n]["parts"])] == before[n]["parts"]
+    assert len({s["id"] for s in checks.oxide_json(compat_repo, "list", "--all")}) == len(listed)
+
 
 def test_claude_into_codex_under_a_custom_provider(compat_repo: Path, model_server,
                                                     tmp_path: Path) -> None:
