@@ -1,0 +1,89 @@
+"""The hooks' Python side, run as the shims run it (`python -m oxide_git.hook_impl ...`): it never
+fails the user's git command, and says what went wrong where someone will look."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from .conftest import git, make_ctx, oxide
+
+
+def hook_impl(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "oxide_git.hook_impl", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=60, env={**os.environ, **(env or {})})
+
+
+def test_an_unknown_command_exits_0_and_says_why_on_stderr(repo: Path) -> None:
+    r = hook_impl(repo, "no-such-command")
+    assert r.returncode == 0 and "unknown hook command 'no-such-command'" in r.stderr
+    r = hook_impl(repo, "install-hook", "post-commit", str(repo))
+    assert r.returncode == 0 and "post-commit is not installed on demand" in r.stderr
+
+
+def test_a_failing_drain_job_is_logged_and_the_rest_run(repo: Path) -> None:
+    oxide(repo, "init")
+    ox = repo / ".git" / "oxide"
+    head = git(repo, "rev-parse", "HEAD").strip()
+    (ox / "hooks.queue").write_text(f"post-commit\t{repo}\ts-abcdef\tnot-a-commit-id\t\t\n"  # a damaged line
+                                    f"pre-commit\t{repo}\ts-abcdef\t{head}\n")
+    r = hook_impl(repo, "drain", str(repo / ".git"))
+    assert r.returncode == 0 and r.stdout == ""
+    assert not (ox / "hooks.queue").exists() and not (ox / "hooks.queue.work").exists()
+    logged = (ox / "log").read_text()
+    assert logged.count("failed") == 1 and "hook job 'post-commit" in logged
+    kinds = [c["kind"] for c in make_ctx(repo).index.checkpoint_rows()]
+    assert kinds == ["pre-commit"]  # the job after the failed one ran
+
+
+def test_prepare_commit_msg_without_a_current_session_leaves_the_message(repo: Path) -> None:
+    oxide(repo, "init")
+    msg = repo / "MSG"
+    msg.write_text("subject\n")
+    assert hook_impl(repo, "prepare-commit-msg", str(repo), str(msg)).returncode == 0
+    assert msg.read_text() == "subject\n"
+    wt = repo / ".git" / "oxide" / "worktrees" / "main"
+    wt.mkdir(parents=True, exist_ok=True)
+    (wt / "current-session").write_text("\n")  # empty: no session
+    hook_impl(repo, "prepare-commit-msg", str(repo), str(msg))
+    assert msg.read_text() == "subject\n"
+    (wt / "current-session").write_text("019c18a520e8aaaabbbbccccddddeeee\n")
+    hook_impl(repo, "prepare-commit-msg", str(repo), str(msg))
+    assert "Oxide-Session: 019c18a520e8aaaabbbbccccddddeeee" in msg.read_text()
+
+
+def test_background_push_records_its_failure_and_clears_it_when_it_works(repo: Path, tmp_path: Path) -> None:
+    oxide(repo, "init")
+    err = repo / ".git" / "oxide" / "push-error"
+    hook_impl(repo, "push", str(repo), str(tmp_path / "missing.git"))
+    assert err.exists() and err.read_text().strip()
+    assert "background push to" in (repo / ".git" / "oxide" / "log").read_text()
+    bare = tmp_path / "shared.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(repo, "notes", "--ref", "oxide", "add", "-m", "s-note-1")
+    git(repo, "config", "oxide.pushCheckpoints", "true")
+    oxide(repo, "checkpoint", "-m", "cp")
+    hook_impl(repo, "push", str(repo), str(bare))
+    assert not err.exists()
+    pushed = git(bare, "for-each-ref", "--format=%(refname)").split()
+    assert "refs/notes/oxide" in pushed and any(n.startswith("refs/oxide/checkpoints/") for n in pushed)
+
+
+def test_the_pre_commit_framework_entry_does_nothing_when_it_should_not(repo: Path) -> None:
+    ox = repo / ".git" / "oxide"
+    assert hook_impl(repo, "--hook-type", "post-commit").returncode == 0  # not initialised
+    assert not ox.exists()
+    oxide(repo, "init")
+    git(repo, "config", "oxide.enabled", "false")
+    hook_impl(repo, "--hook-type", "post-commit")
+    assert not (ox / "hooks.queue").exists()
+    git(repo, "config", "--unset", "oxide.enabled")
+    (repo / ".git" / "MERGE_HEAD").write_text(git(repo, "rev-parse", "HEAD"))  # in the middle of a merge
+    hook_impl(repo, "--hook-type", "post-commit")
+    assert not (ox / "hooks.queue").exists()
+    (repo / ".git" / "MERGE_HEAD").unlink()
+    hook_impl(repo, "--hook-type", "post-checkout", env={"PRE_COMMIT_CHECKOUT_TYPE": "0"})  # a file checkout
+    hook_impl(repo, "--hook-type", "pre-push")  # not a hook the framework entry handles
+    assert not (ox / "hooks.queue").exists() and not (ox / "log").exists()
