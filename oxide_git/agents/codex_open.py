@@ -117,3 +117,16 @@ def unpaired_events(parts: list[list[Any]]) -> None:
         rest = {k: v for k, v in p.items() if k not in ("type", "message", "text")}
         part[0] = _SOURCES[kind]
         part[1] = {"text": text, "source": kind, **rest, "env": {**d["env"], "keys": list(p)}}
+
+
+def usage_of(info: dict[str, Any], p: dict[str, Any]) -> dict[str, Any]:
+    """A ``token_count`` event as an assistant message's ``usage``: the per-request
+    ``last_token_usage`` fields, the cumulative ``total``, and the rest of ``info``."""
+    last = info.get("last_token_usage")
+    usage = dict(last) if isinstance(last, dict) else {}
+    usage["total"] = info.get("total_token_usage")
+    usage.update((k, v) for k, v in info.items() if k not in ("total_token_usage", "last_token_usage"))
+    if p.get("rate_limits") is not None:
+        usage["rate_limits"] = p["rate_limits"]
+    return usage
+

@@ -16,7 +16,7 @@ from .codex_lines import CALL_KEYS, reasoning_data, tool_call_data
 from .codex_lines import is_error as _is_error
 from .codex_lines import iso_ms as _iso
 from .codex_lines import texts as _texts
-from .codex_open import Open, event_for_item, pair, raw_content, run_json, unpaired_events
+from .codex_open import Open, event_for_item, pair, raw_content, run_json, unpaired_events, usage_of
 from .codex_store import open_rollout, plain_name, skip
 
 name = "codex"
@@ -263,14 +263,7 @@ class _Parser:
             if isinstance(prev, str):  # a cursor written by an older build kept it as JSON text
                 prev = json.loads(prev)
             if c is not None and c.role == "assistant":
-                last = info.get("last_token_usage")
-                usage = dict(last) if isinstance(last, dict) else {}
-                usage["total"] = info.get("total_token_usage")
-                usage.update((k, v) for k, v in info.items()
-                             if k not in ("total_token_usage", "last_token_usage"))
-                if p.get("rate_limits") is not None:
-                    usage["rate_limits"] = p["rate_limits"]
-                c.usage = usage
+                c.usage = usage_of(info, p)
             elif total != prev and self.env is None:
                 self._neutral(Part.other("token_count", p, line="event_msg"), ts)
             st["total"] = total
