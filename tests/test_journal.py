@@ -124,3 +124,25 @@ def test_an_entry_older_than_a_gc_is_refused_unless_forced(repo: Path) -> None:
     with pytest.raises(Refused) as e:
         undo(make_ctx(repo, NOW_MS + 10))
     assert e.value.message.startswith("the last undoable operation, the undo of rewind to ")
+
+
+def test_undo_of_a_rewind_whose_before_checkpoint_was_pruned_says_so(repo: Path) -> None:
+    import json
+
+    ctx = make_ctx(repo)
+    cp = checkpoint(ctx, kind="manual")
+    (repo / "README.md").write_text("after the checkpoint\n")
+    rewind(make_ctx(repo, NOW_MS + 5), cp.id, conversation=False)
+    entry = json.loads(_journal(repo).read_text().splitlines()[-1])
+    before = entry["files_before"]
+    for name in git(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/oxide/").splitlines():
+        ref, oid = name.split()
+        if oid == before:
+            git(repo, "update-ref", "-d", ref)
+    git(repo, "reflog", "expire", "--expire=now", "--all")
+    git(repo, "gc", "-q", "--prune=now")
+    with pytest.raises(NotFound) as e:
+        undo(make_ctx(repo, NOW_MS + 6))
+    assert e.value.message == (f"the state before '{entry['summary']}' is gone (checkpoint {before[:12]} "
+                               "was garbage-collected)")
+    assert (repo / "README.md").read_text() == "hello\n"
