@@ -111,3 +111,22 @@ def test_unreadable_index_is_an_error_with_exit_1_until_fixed(repo: Path) -> Non
     r = oxide(repo, "doctor", "--fix")
     assert "fixed: the index is unreadable" in r.stdout
     assert oxide(repo, "doctor").stdout.count("ok: the store is consistent") == 1
+
+
+def test_format_drift_sums_every_file_and_skips_a_damaged_cursor(repo: Path) -> None:
+    import sqlite3
+
+    oxide(repo, "init")
+    ctx = make_ctx(repo)
+    with ctx.index.write() as conn:
+        ctx.index.put_cursor(conn, "/a.jsonl", "claude", 1, 1, 1, {"unknown": [["hologram", "2.1.9", 2]]})
+        ctx.index.put_cursor(conn, "/b.jsonl", "claude", 1, 1, 1, {"unknown": [["hologram", "2.1.9", 3]]})
+        ctx.index.put_cursor(conn, "/c.jsonl", "codex", 1, 1, 1, {"unknown": [["whisper", None, 1]]})
+    ctx.close()
+    db = sqlite3.connect(repo / ".git" / "oxide" / "index.db")
+    db.execute("INSERT INTO cursors VALUES ('/d.jsonl', 'claude', 1, 1, 1, 'not json')")
+    db.commit()
+    db.close()
+    found = [m for _lvl, m in _messages(diagnose(make_ctx(repo))) if "unknown type" in m]
+    assert found == ["5 claude record(s) of unknown type 'hologram' (written by 2.1.9) are kept as other parts",
+                     "1 codex record(s) of unknown type 'whisper' are kept as other parts"]
