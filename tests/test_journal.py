@@ -146,3 +146,13 @@ def test_undo_of_a_rewind_whose_before_checkpoint_was_pruned_says_so(repo: Path)
     assert e.value.message == (f"the state before '{entry['summary']}' is gone (checkpoint {before[:12]} "
                                "was garbage-collected)")
     assert (repo / "README.md").read_text() == "hello\n"
+
+
+def test_a_gc_before_the_operation_does_not_refuse_its_undo(repo: Path) -> None:
+    from oxide_git import journal
+
+    oxide(repo, "init")
+    journal.record(make_ctx(repo), journal.Entry("gc", NOW_MS, "git oxide gc (removed 1 ref(s))", undoable=False))
+    sid, before, _after = _rewound(repo)
+    undo(make_ctx(repo, NOW_MS + 6))  # the gc mark is older than the rewind: nothing to refuse
+    assert git(repo, "rev-parse", refs.session_ref(sid)).strip() == before
