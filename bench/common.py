@@ -87,6 +87,7 @@ class Contender:
     name: str
     steps: Sequence[Step]
     extra_env: Mapping[str, str] | None = None
+    before: Callable[[], None] | None = None  # run untimed before each run
 
 
 def interleaved(contenders: Sequence[Contender], cwd: Path, reps: int, warmup: int = 1
@@ -94,11 +95,15 @@ def interleaved(contenders: Sequence[Contender], cwd: Path, reps: int, warmup: i
     """Run each contender ``reps`` times, round-robin with a rotating order; the times by name."""
     for _ in range(warmup):
         for c in contenders:
+            if c.before:
+                c.before()
             time_steps(c.steps, cwd, c.extra_env)
     out: dict[str, list[float]] = {c.name: [] for c in contenders}
     for i in range(reps):
         order = list(contenders[i % len(contenders):]) + list(contenders[:i % len(contenders)])
         for c in order:
+            if c.before:
+                c.before()
             out[c.name].append(time_steps(c.steps, cwd, c.extra_env))
     return out
 

@@ -38,7 +38,16 @@ def bench_checkpoint(quick: bool, log: Log = _log) -> list[dict[str, Any]]:
     private = tree / ".git" / "bench-private-index"
     shutil.copyfile(tree / ".git" / "index", private)
     status = Contender("status", [["git", "status", "--porcelain"]])
-    cp = Contender("checkpoint", [common.oxide_cmd("checkpoint")])
+    new_file = next((tree / "src").glob("d*/new_0.py"))
+    reps_done = [0]
+
+    def another_state() -> None:
+        # A checkpoint of a state already checkpointed is not written again (it prints the old
+        # id): each timed one sees one of the new files with other content, as after a prompt.
+        reps_done[0] += 1
+        new_file.write_text(f"print({reps_done[0]})\n")
+
+    cp = Contender("checkpoint", [common.oxide_cmd("checkpoint")], before=another_state)
     shadow = Contender("add-A", [["git", "add", "-A"], ["git", "write-tree"]],
                        {"GIT_INDEX_FILE": str(private)})
     log(f"checkpoint vs git status vs add -A ({label}), {reps} reps interleaved…")

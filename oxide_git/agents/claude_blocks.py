@@ -212,6 +212,8 @@ class Builder:
                 else:
                     extra["toolUseResult"] = first["toolUseResult"]
             parts = tuple(plist)
+            if first.get("isMeta") is True and kind == "user":
+                extra["harness"] = True  # Claude Code's own injection (reminders, command output)
             if not msg.keys() <= _PLAIN_MESSAGE:
                 extra["message"] = {k: v for k, v in msg.items() if k != "content"}
         return Message(role, parts, created_at=self.ts, native_id=native_id, extra=extra)

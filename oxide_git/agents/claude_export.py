@@ -19,7 +19,7 @@ from .claude import roots
 DEFAULT_VERSION = "2.1.39"
 # extra keys that are ours, not envelope fields to write back
 _INTERNAL = frozenset({"uuids", "message", "boundary", "toolUseResult", "parentUuid", "sessionId",
-                       "isSidechain", "agentId", "shape", "deltas", "held"})
+                       "isSidechain", "agentId", "shape", "deltas", "held", "harness"})
 # envelope fields written for every line, whether or not the agent's own line had them
 _DEFAULTED = ("isSidechain", "userType", "cwd", "version", "gitBranch")
 _BLOCK_KEYS: dict[str, tuple[str, ...]] = {
