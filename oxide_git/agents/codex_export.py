@@ -25,6 +25,7 @@ from ..model import Message, Part, Session, to_iso
 from . import AgentEnv, Export
 from . import codex_foreign as foreign
 from .codex_items import dumps_line, line_with
+from .codex_open import said_again
 from .codex_store import configured_provider
 
 _NOT_LINES = ("content", "bare", "*")  # ``line`` values of other parts that are not envelope lines
@@ -51,12 +52,14 @@ class _Writer:
         self.env: dict[str, Any] | None = None  # the envelope of the part being written
         self.last_env = False
         self.planned: dict[str, tuple[str, str, str]] = {}  # another agent's calls Codex can replay
+        self.base: int | None = None  # the time of the message being written (lines keep a delta)
+        self.parts: Sequence[Part] = ()  # its parts (an event part may name one whose text it says)
 
     def line(self, kind: str, payload: Any) -> None:
         env, self.env = self.env, None  # a part's envelope is its first line's
         self.numbered = self.numbered or (env is not None and env.get("ordinal") is not None)
         ordinal = len(self.lines) if self.numbered else None
-        self.lines.append(line_with(env, self.ts, ordinal, kind, payload))
+        self.lines.append(line_with(env, self.ts, ordinal, kind, payload, self.base))
         self.last_env = env is not None
 
     def raw_line(self, raw: dict[str, Any]) -> None:
@@ -194,7 +197,7 @@ def _common_part(w: _Writer, p: Part) -> None:
         w.line("compacted", payload)
     elif p.type == "other" and isinstance(d.get("line"), str) and d["line"] not in _NOT_LINES \
             and w.native:
-        w.line(d["line"], d.get("raw"))
+        w.line(d["line"], said_again(dict(d), w.parts) if "text_of" in d else d.get("raw"))
     elif p.type == "other" and d.get("line") == "*" and w.native and isinstance(d.get("raw"), dict):
         w.raw_line(d["raw"])
     elif p.type in ("text", "reasoning", "tool_call"):
@@ -249,6 +252,7 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
             continue
         start = len(w.lines)
         w.ts = to_iso(m.created_at or created)
+        w.base, w.parts = m.created_at, m.parts
         role = m.role
         prompt = role == "user" or (role == "system" and not m.is_compaction() and (
             "codex_role" in m.extra or any(_is_content(p) for p in m.parts)))

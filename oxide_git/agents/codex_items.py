@@ -15,6 +15,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..model import to_iso
+
 _orjson: Any
 try:
     import orjson as _orjson
@@ -93,30 +95,35 @@ def envelope(obj: Mapping[str, Any], raw: bytes) -> dict[str, Any]:
     """What writing this line back needs beyond its payload (see module docstring). Lines of the
     envelope era before 0.155 have no ``ordinal`` (nor has their envelope)."""
     env: dict[str, Any] = {"ts": obj["timestamp"]}
-    if "ordinal" in obj:
-        env["ordinal"] = obj["ordinal"]
-    if "metadata" in obj:
-        env["metadata"] = obj["metadata"]
-    if b"\\ud" in raw or b"\\uD" in raw:  # a lone surrogate, read as U+FFFD: rebuilt, never kept
-        return env
-    if tuple(obj) not in _HEADS:
-        env["raw"] = raw.rstrip(b"\r\n").decode("utf-8", "replace")
-        return env
-    if _orjson is not None:
+    if len(obj) > 3:
+        if "ordinal" in obj:
+            env["ordinal"] = obj["ordinal"]
+        if "metadata" in obj:
+            env["metadata"] = obj["metadata"]
+    if tuple(obj) in _HEADS:
         try:
-            out = _orjson.dumps(obj)
+            out = _orjson.dumps(obj) if _orjson is not None else dumps_line(obj).encode()
         except TypeError:  # an integer beyond 64 bits
             out = dumps_line(obj).encode()
-    else:
-        out = dumps_line(obj).encode()
-    # raw is the line with its newline: compare without copying it
-    if not (raw.startswith(out) and len(raw) - len(out) in (1, 2) and raw.endswith(b"\n")):
-        env["raw"] = raw.rstrip(b"\r\n").decode("utf-8", "replace")
+        # raw is the line with its newline (a partial last line is never read): no copy of it
+        if len(raw) - len(out) in (1, 2) and raw.startswith(out):
+            return env
+    if b"\\ud" in raw or b"\\uD" in raw:  # a lone surrogate, read as U+FFFD: rebuilt, never kept
+        return env
+    env["raw"] = raw.rstrip(b"\r\n").decode("utf-8", "replace")
     return env
+
+
+def key_order(payload: Mapping[str, Any]) -> str | list[str]:
+    """A payload's key order as ``ordered`` takes it: one string when no key holds a comma."""
+    joined = ",".join(payload)
+    return joined if joined.count(",") == len(payload) - 1 else list(payload)
 
 
 def ordered(payload: dict[str, Any], keys: Any) -> dict[str, Any]:
     """``payload`` with its keys in the order ``keys`` names (the rest after them)."""
+    if isinstance(keys, str):
+        keys = keys.split(",")
     if not isinstance(keys, list) or list(payload) == keys:
         return payload
     out = {k: payload[k] for k in keys if k in payload}
@@ -127,8 +134,12 @@ def ordered(payload: dict[str, Any], keys: Any) -> dict[str, Any]:
 
 
 def line_with(env: Mapping[str, Any] | None, ts: str | None, ordinal: int | None, kind: str,
-              payload: Any) -> str:
-    """One line: ``env`` (from ``envelope``) gives its timestamp, metadata and key order."""
+              payload: Any, base: int | None = None) -> str:
+    """One line: ``env`` (from ``envelope``) gives its timestamp (``dt``: ms after ``base``, its
+    message's time), metadata and key order."""
+    if env and "dt" in env and base is not None:
+        ts = to_iso(base + int(env["dt"]))
+        env = {k: v for k, v in env.items() if k != "dt"}
     if env and "raw" in env:
         raw = str(env["raw"])
         if ordinal is None or env.get("ordinal") == ordinal:

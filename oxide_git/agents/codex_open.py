@@ -94,29 +94,57 @@ _SOURCES = {"agent_message": "text", "agent_reasoning": "reasoning",
 
 def unpaired_events(parts: list[list[Any]]) -> None:
     """Lines kept in place (``env``): ``agent_message``/``agent_reasoning`` events repeat the items
-    of their message, paired first to first per kind as ``pair`` does; an event left over (and
-    every ``agent_reasoning_raw_content``) becomes the text or reasoning part it is (``source``),
-    still in place."""
-    left = {"agent_message": 0, "agent_reasoning": 0}
-    for t, d in parts:
-        if t == "text" and "source" not in d:
-            left["agent_message"] += 1
-        elif t == "reasoning" and "source" not in d:
+    of their message, paired first to first per kind as ``pair`` does. A paired event that says
+    what its item says keeps a reference instead of the text (``text_of``: the item's index, and
+    the summary's); an event left over (and every ``agent_reasoning_raw_content``) becomes the text
+    or reasoning part it is (``source``), still in place."""
+    slots: dict[str, list[tuple[int, int | None]]] = {"agent_message": [], "agent_reasoning": []}
+    for i, (t, d) in enumerate(parts):
+        if "source" in d:
+            continue
+        if t == "text":
+            slots["agent_message"].append((i, None))
+        elif t == "reasoning":
             summary = d.get("summary")
-            left["agent_reasoning"] += len(summary) if isinstance(summary, list) else 1
+            if isinstance(summary, list):
+                slots["agent_reasoning"] += [(i, j) for j in range(len(summary))]
+            else:
+                slots["agent_reasoning"].append((i, None))
+    taken = {"agent_message": 0, "agent_reasoning": 0}
     for part in parts:
         t, d = part
         kind = d.get("kind") if t == "other" and "env" in d else None
         if kind not in _SOURCES or not isinstance(d.get("raw"), dict):
             continue
-        if left.get(kind, 0) > 0:
-            left[kind] -= 1
-            continue
         p = d["raw"]
-        text = p.get("message") if kind == "agent_message" else p.get("text")
+        key = "message" if kind == "agent_message" else "text"
+        if kind in taken and taken[kind] < len(slots[kind]):
+            i, j = slots[kind][taken[kind]]
+            taken[kind] += 1
+            item = parts[i][1]
+            said = item.get("text") if j is None else item["summary"][j]
+            if isinstance(said, str) and p.get(key) == said:
+                d["raw"] = {**p, key: None}
+                d["text_of"] = i if j is None else [i, j]
+            continue
         rest = {k: v for k, v in p.items() if k not in ("type", "message", "text")}
         part[0] = _SOURCES[kind]
-        part[1] = {"text": text, "source": kind, **rest, "env": {**d["env"], "keys": list(p)}}
+        part[1] = {"text": p.get(key), "source": kind, **rest, "env": {**d["env"], "keys": list(p)}}
+
+
+def said_again(d: dict[str, Any], parts: Any) -> dict[str, Any]:
+    """The payload of an event part stored with ``text_of`` (see ``unpaired_events``), whole again;
+    ``parts`` are its message's parts, ``prompt`` their text parts."""
+    raw, ref = d["raw"], d["text_of"]
+    try:
+        if ref == "prompt":
+            return {**raw, "message": "\n".join(str(p.get("text", "")) for p in parts if p.type == "text")}
+        i, j = (ref, None) if isinstance(ref, int) else ref
+        item = parts[i]
+        text = item.get("text") if j is None else item.get("summary")[j]
+        return {**raw, "message" if d.get("kind") == "agent_message" else "text": text}
+    except (IndexError, TypeError, KeyError):  # the message was changed under the reference
+        return dict(raw)
 
 
 def usage_of(info: dict[str, Any], p: dict[str, Any]) -> dict[str, Any]:

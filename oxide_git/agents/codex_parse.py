@@ -42,6 +42,7 @@ class _Parser:
         self.env: dict[str, Any] | None = None  # the envelope of the line being read
         self.env_msg = False  # that envelope belongs to the message (a prompt's item), not a part
         self.env_done = False  # that envelope is placed already
+        self.exact: int | None = None  # the line's own time, when its timestamp reads as one
 
     # -- session ------------------------------------------------------------------------------
     def _session(self) -> Session:
@@ -239,8 +240,9 @@ class _Parser:
                     for i in reversed(idx):
                         del c.parts[i]
                     c.parts.insert(idx[0] if idx else 0, ["text", {"text": msg}])
-                if self.env is not None:  # kept as the line it is, written back in place
-                    c.parts.append(["other", {**Part.other(t, p, line="event_msg").data, "env": self.env}])
+                if self.env is not None:  # kept as the line it is (its text is the prompt's)
+                    c.parts.append(["other", {"kind": t, "raw": {**p, "message": None},
+                                              "line": "event_msg", "text_of": "prompt", "env": self.env}])
                     self.env_done = True
                 return
             c = self._want("user", ts)
@@ -297,13 +299,18 @@ class _Parser:
         self.env_msg = self.env_done = False
         if t in ("response_item", "compacted") or (
                 t == "event_msg" and isinstance(p.get("type"), str) and p["type"] in items.REBUILT_EVENTS):
-            env["keys"] = list(p)  # a payload rebuilt from parsed fields: its key order
+            env["keys"] = items.key_order(p)  # a payload rebuilt from parsed fields: its key order
         before = self.cur
         n = len(before.parts) if before is not None else 0
         self._dispatch(obj, ts)
         c = self.cur
         if c is None or self.env_done:
             return
+        lt = env.get("ts")
+        if c.created is not None and self.exact is not None and isinstance(lt, str) and len(lt) == 24 \
+                and lt[10] == "T" and lt[19] == "." and lt[23] == "Z" and "raw" not in env:
+            del env["ts"]  # written as to_iso writes it: kept as ms after its message's time
+            env["dt"] = self.exact - c.created
         if self.env_msg:
             c.extra["env"] = env
             return
@@ -378,7 +385,8 @@ class _Parser:
                     if not isinstance(obj, dict):
                         out.append(Problem(st["line"] + 1, "not JSON, skipped"))
                     else:
-                        ts = _iso(obj.get("timestamp")) or st.get("ts")
+                        ts = self.exact = _iso(obj.get("timestamp"))
+                        ts = ts or st.get("ts")
                         line(obj, ts)
                         if ts is not None:
                             st["ts"] = st["updated"] = ts

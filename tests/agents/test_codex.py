@@ -450,8 +450,10 @@ def test_0171_a_line_our_serializer_would_change_is_kept_whole(tmp_path: Path) -
     # key order and spacing Codex never writes, and a float Python prints another way
     odd = b'{"ordinal":%d, "timestamp":"2026-12-01T19:33:18.000Z","type":"event_msg",' \
           b'"payload":{"type":"token_count","info":null,"rate":1E+2}}' % len(raw)
+    bad_time = b'{"timestamp":"2026-13-01T10:00:00.000Z","ordinal":%d,"type":"event_msg",' \
+               b'"payload":{"type":"task_complete"}}' % (len(raw) + 1)
     path = tmp_path / REAL.name
-    path.write_bytes(b"\n".join([*raw, odd]) + b"\n")
+    path.write_bytes(b"\n".join([*raw, odd, bad_time]) + b"\n")
     ev = run(path)
     out = codex.export(last_session(ev), msgs(ev), env_for(tmp_path / "h"))
     assert next(iter(out.files.values())) == path.read_bytes()
