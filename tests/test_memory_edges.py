@@ -62,3 +62,20 @@ def test_the_resumed_context_is_memory_md_s_head(repo: Path) -> None:
     assert m["parts"][0]["text"].startswith("# Memory") and m["parts"][0]["source"] == "oxide-memory"
     assert "- [build](build.md)" in m["parts"][0]["text"]
     assert memory.context_text(make_ctx(repo), lines=1) == "# Memory\n"
+
+
+def test_memory_commits_carry_the_clock_s_time_and_claude_s_folder_defaults_to_home(repo: Path) -> None:
+    from oxide_git import refs
+    from oxide_git.context import Context
+
+    from .conftest import git
+
+    memory.add(make_ctx(repo, NOW_MS + 5000), "build", "x")
+    assert git(repo, "log", "-1", "--format=%ct", refs.MEMORY).strip() == str((NOW_MS + 5000) // 1000)
+    ctx = make_ctx(repo)
+    bare_env = {k: v for k, v in ctx.environ.items() if k != "CLAUDE_CONFIG_DIR"}
+    plain = Context(ctx.repo, NOW_MS, bare_env)
+    encoded = "".join(c if c.isalnum() else "-" for c in str(repo))
+    assert memory.claude_dir(plain) == plain.home / ".claude" / "projects" / encoded / "memory"
+    several = Context(ctx.repo, NOW_MS, {**bare_env, "CLAUDE_CONFIG_DIR": " /x/first , /y/second"})
+    assert memory.claude_dir(several) == Path("/x/first") / "projects" / encoded / "memory"
