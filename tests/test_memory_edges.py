@@ -79,3 +79,38 @@ def test_memory_commits_carry_the_clock_s_time_and_claude_s_folder_defaults_to_h
     assert memory.claude_dir(plain) == plain.home / ".claude" / "projects" / encoded / "memory"
     several = Context(ctx.repo, NOW_MS, {**bare_env, "CLAUDE_CONFIG_DIR": " /x/first , /y/second"})
     assert memory.claude_dir(several) == Path("/x/first") / "projects" / encoded / "memory"
+
+
+def test_a_long_first_line_is_cut_in_the_index(repo: Path) -> None:
+    memory.add(make_ctx(repo), "long", "x" * 100 + "\nsecond line")
+    line = [ln for ln in memory.show(make_ctx(repo)).splitlines() if "(long.md)" in ln][0]
+    assert line == "- [long](long.md) — " + "x" * 79 + "…"
+    memory.add(make_ctx(repo, NOW_MS + 1), "short", "y" * 80)
+    line = [ln for ln in memory.show(make_ctx(repo)).splitlines() if "(short.md)" in ln][0]
+    assert line == "- [short](short.md) — " + "y" * 80
+
+
+def test_a_memory_commit_made_by_plain_git_dates_from_its_commit(repo: Path) -> None:
+    from oxide_git import refs
+
+    from .conftest import git
+
+    memory.add(make_ctx(repo), "build", "x")
+    tip = git(repo, "rev-parse", refs.MEMORY).strip()
+    by_hand = git(repo, "commit-tree", "-p", tip, "-m", "edited elsewhere", f"{tip}^{{tree}}").strip()
+    git(repo, "update-ref", refs.MEMORY, by_hand)
+    w = memory.log(make_ctx(repo))[0]
+    when = int(git(repo, "log", "-1", "--format=%ct", by_hand).strip())
+    assert w.at == when * 1000 and w.session_id is None and w.summary == "edited elsewhere"
+
+
+def test_export_to_claude_writes_only_what_differs(repo: Path, isolated_env: Path) -> None:
+    memory.add(make_ctx(repo), "build", "x")
+    memory.add(make_ctx(repo, NOW_MS + 1), "style", "y")
+    first = memory.export_claude(make_ctx(repo))
+    assert first["files"] == ["MEMORY.md", "build.md", "style.md"]
+    assert memory.export_claude(make_ctx(repo))["files"] == []  # the same again: nothing written
+    dest = Path(first["into"])
+    (dest / "style.md").write_text("edited in Claude Code\n")
+    assert memory.export_claude(make_ctx(repo))["files"] == ["style.md"]
+    assert (dest / "style.md").read_text() == "y\n" and (dest / "build.md").read_text() == "x\n"
