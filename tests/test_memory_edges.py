@@ -83,10 +83,10 @@ def test_memory_commits_carry_the_clock_s_time_and_claude_s_folder_defaults_to_h
 
 def test_a_long_first_line_is_cut_in_the_index(repo: Path) -> None:
     memory.add(make_ctx(repo), "long", "x" * 100 + "\nsecond line")
-    line = [ln for ln in memory.show(make_ctx(repo)).splitlines() if "(long.md)" in ln][0]
+    line = next(ln for ln in memory.show(make_ctx(repo)).splitlines() if "(long.md)" in ln)
     assert line == "- [long](long.md) — " + "x" * 79 + "…"
     memory.add(make_ctx(repo, NOW_MS + 1), "short", "y" * 80)
-    line = [ln for ln in memory.show(make_ctx(repo)).splitlines() if "(short.md)" in ln][0]
+    line = next(ln for ln in memory.show(make_ctx(repo)).splitlines() if "(short.md)" in ln)
     assert line == "- [short](short.md) — " + "y" * 80
 
 
