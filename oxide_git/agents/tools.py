@@ -96,8 +96,45 @@ def edits_of(args: Mapping[str, Any]) -> tuple[tuple[str, str], ...] | None:
     return tuple(out)
 
 
+def from_patch(text: str) -> Call | None:
+    """A Codex ``apply_patch`` of one file as the write or edit it amounts to (None otherwise)."""
+    lines = text.strip("\n").split("\n")
+    if len(lines) < 3 or lines[0] != "*** Begin Patch" or lines[-1] != "*** End Patch":
+        return None
+    body = lines[1:-1]
+    heads = [ln for ln in body if ln.startswith("*** ")]
+    if len(heads) != 1 or body[0] != heads[0]:
+        return None
+    head, rest = heads[0], body[1:]
+    if head.startswith("*** Add File: ") and all(ln.startswith("+") for ln in rest):
+        return Call("write", path=head[14:], content="".join(ln[1:] + "\n" for ln in rest))
+    if not head.startswith("*** Update File: ") or not rest or not rest[0].startswith("@@"):
+        return None
+    edits: list[tuple[str, str]] = []
+    old: list[str] = []
+    new: list[str] = []
+    for ln in [*rest, "@@"]:
+        if ln.startswith("@@"):
+            if old or new:
+                edits.append(("\n".join(old), "\n".join(new)))
+            old, new = [], []
+        elif ln.startswith("-"):
+            old.append(ln[1:])
+        elif ln.startswith("+"):
+            new.append(ln[1:])
+        elif ln.startswith(" "):
+            old.append(ln[1:])
+            new.append(ln[1:])
+        else:
+            return None
+    return Call("edit", path=head[17:], edits=tuple(edits)) if edits else None
+
+
 def classify(name: str, args: Any) -> Call | None:
     """The kind of a tool call and its plain arguments; None when no other agent has its like."""
+    if name == "apply_patch":  # Codex: the patch text itself, or {"input": text}
+        text = args.get("input") if isinstance(args, Mapping) else args
+        return from_patch(text) if isinstance(text, str) else None
     if name in SHELL:
         cmd = command(name, args)
         return Call("shell", command=cmd) if cmd is not None else None
