@@ -249,13 +249,15 @@ def test_undo_dry_run_changes_nothing_then_undo_does(repo: Path) -> None:
     assert (repo / "README.md").read_text() == "hello\n"
     refs_before = git(repo, "for-each-ref", "refs/oxide/")
     journal_before = _journal_lines(repo)
+    rows_before = make_ctx(repo).index.checkpoint_rows(None)
     out = json.loads(oxide(repo, "undo", "--dry-run", "--json").stdout)
     assert out["dry_run"] is True and out["undone"]["op"] == "rewind"
     assert out["files"]["modified"] == ["README.md"]
     assert (repo / "README.md").read_text() == "hello\n"  # nothing written
     assert git(repo, "for-each-ref", "refs/oxide/") == refs_before  # no ref moved (no checkpoint kept)
     assert _journal_lines(repo) == journal_before and sessionlog.load(ctx.repo.git, s.id).count == 4
-    indexed = [c["id"] for c in make_ctx(repo).index.checkpoint_rows(None)]
+    assert make_ctx(repo).index.checkpoint_rows(None) == rows_before  # nor a checkpoint indexed
+    indexed = [c["id"] for c in rows_before]
     undo(make_ctx(repo, NOW_MS + 6))
     assert (repo / "README.md").read_text() == "after the checkpoint\n"
     [new] = [c for c in make_ctx(repo).index.checkpoint_rows(None) if c["id"] not in indexed]
