@@ -1,0 +1,28 @@
+"""`git oxide import` from the command line: --json, the --dry-run table, and a second run."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from .conftest import FIXTURES, oxide
+
+
+def test_import_json_dry_run_table_and_again(repo: Path, tmp_path: Path) -> None:
+    src = tmp_path / "s.jsonl"
+    shutil.copy(FIXTURES / "claude" / "split_response.jsonl", src)
+    dry = oxide(repo, "import", "--agent", "claude", "--dry-run", str(src))
+    header, *rows = dry.stdout.splitlines()
+    assert header.split() == ["AGENT", "STATE", "SESSIONS", "MESSAGES", "FILE"]
+    assert len(rows) == 1 and rows[0].split()[0] == "claude" and rows[0].endswith(str(src))
+    assert json.loads(oxide(repo, "list", "--all", "--json").stdout) == []  # a dry run imports nothing
+    out = json.loads(oxide(repo, "import", "--agent", "claude", "--json", str(src)).stdout)
+    assert out["dry_run"] is False and out["sessions"] == 1 and out["messages"] > 0
+    assert out["problems"] == [] and [f["path"] for f in out["files"]] == [str(src)]
+    listed = json.loads(oxide(repo, "list", "--all", "--json").stdout)
+    assert len(listed) == 1 and listed[0]["message_count"] == out["messages"]
+    again = json.loads(oxide(repo, "import", "--agent", "claude", "--json", str(src)).stdout)
+    assert again["messages"] == 0  # nothing new: nothing written twice
+    dry_json = json.loads(oxide(repo, "import", "--agent", "claude", "--dry-run", "--json", str(src)).stdout)
+    assert dry_json["dry_run"] is True
