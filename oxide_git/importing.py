@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import gc
 import inspect
-import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from .agents import (
     AGENT_NAMES,
@@ -32,69 +31,17 @@ from .agents import (
 from .agents import agent as agent_module
 from .context import Context
 from .errors import OxideError, UnsupportedFormat
+from .import_report import FileReport, ImportReport, count_unknown
+from .import_writer import Sink, Writer
 from .model import Message, Session
 
-BATCH = 2000  # messages per write; also written when FLUSH_BYTES of the file were read
+__all__ = ["FileReport", "ImportReport", "Sink", "agent_env", "discover", "expand", "import_file",
+           "import_sessions"]
+
 FLUSH_BYTES = 16 * 1024 * 1024
 BACKGROUND_BYTES = 4 * 1024 * 1024  # from this much new data, index rows are written on a thread
 WORKER_BYTES = 8 * 1024 * 1024  # from this much, the file is parsed in a child process (import_worker)
 Progress = Callable[[int, int], None]
-
-
-@dataclass
-class FileReport:
-    agent: str
-    path: str
-    state: str  # new, grown, changed, unchanged, failed
-    sessions: list[str] = field(default_factory=list)
-    messages: int = 0
-    problems: list[str] = field(default_factory=list)
-    # (record type, agent version) -> how many records of a type the importer does not know
-    unknown: dict[tuple[str, str | None], int] = field(default_factory=dict)
-    unknown_at_resume: dict[tuple[str, str | None], int] = field(default_factory=dict)
-    held: list[str] = field(default_factory=list)  # what oxide wrote itself, with nothing new yet
-
-    def to_dict(self) -> dict[str, Any]:
-        d = dict(self.__dict__)
-        del d["unknown_at_resume"], d["held"]
-        d["unknown"] = [{"type": k, "version": v, "count": n} for (k, v), n in self.unknown.items()]
-        return d
-
-
-@dataclass
-class ImportReport:
-    files: list[FileReport] = field(default_factory=list)
-    dry_run: bool = False
-
-    @property
-    def messages(self) -> int:
-        return sum(f.messages for f in self.files)
-
-    @property
-    def sessions(self) -> int:
-        return len({s for f in self.files for s in f.sessions})
-
-    @property
-    def problems(self) -> list[str]:
-        return [p for f in self.files for p in f.problems]
-
-    def unknown(self) -> dict[tuple[str, str, str | None], int]:
-        """(agent, record type, agent version) -> count, over every file."""
-        out: dict[tuple[str, str, str | None], int] = {}
-        for f in self.files:
-            for (kind, version), n in f.unknown.items():
-                key = (f.agent, kind, version)
-                out[key] = out.get(key, 0) + n
-        return out
-
-    def drift_warnings(self) -> list[str]:
-        """One line per record type no importer knows: format drift is never silent."""
-        out = []
-        for (agent, kind, version), n in sorted(self.unknown().items(), key=lambda x: (x[0][0], x[0][1])):
-            what = "record" if n == 1 else "records"
-            made = f" ({version})" if version else ""
-            out.append(f"{n} {agent} {what} of unknown type '{kind}'{made} kept as other parts")
-        return out
 
 
 def agent_env(ctx: Context) -> AgentEnv:
@@ -190,110 +137,6 @@ def summary(s: Session, n: int) -> str:
     return f"import {n} message(s) from {s.agent}"
 
 
-class Sink(Protocol):
-    def save(self, s: Session, start: int, msgs: list[Message]) -> Session: ...
-
-
-class _Writer:
-    """Buffers one file's messages per session and hands them to ``sink`` in batches (None: a dry
-    run, which only counts them)."""
-
-    def __init__(self, ctx: Context, report: FileReport, seqs: dict[str, int], sink: Sink | None) -> None:
-        self.ctx, self.report, self.sink = ctx, report, sink
-        self.sessions: dict[str, Session] = {}
-        self.pending: dict[str, list[Message]] = {}
-        self.next_seq = dict(seqs)
-        self.resume: tuple[int, Any, dict[str, int]] | None = None  # the last restart point
-        self.saved_meta: set[str] = set()
-        self._exports: dict[tuple[str, str], tuple[str, int]] | None = None
-        self.held: dict[str, int] = {}  # continuations not stored until they outgrow our export
-
-    def exported_as(self, agent: str, native_id: str | None) -> tuple[str, int] | None:
-        """(session, messages) when oxide wrote this native session itself (`resume --into`)."""
-        if native_id is None:
-            return None
-        if self._exports is None:
-            self._exports = {}
-            for sid, source in self.ctx.index.query(
-                    "SELECT id, source FROM sessions WHERE source LIKE '%\"exports\"%'"):
-                try:
-                    exports = json.loads(source).get("exports") or {}
-                except (ValueError, AttributeError):
-                    continue
-                for a, e in exports.items():
-                    if isinstance(e, dict) and isinstance(e.get("native_id"), str):
-                        self._exports[(a, e["native_id"])] = (sid, int(e.get("messages") or 0))
-        return self._exports.get((agent, native_id))
-
-    def session(self, s: Session) -> None:
-        repo = self.ctx.repo
-        s = replace(
-            s, project_id=s.project_id or repo.project_id(),
-            worktree=repo.worktree_of(s.cwd), source={**s.source},
-        )
-        old = self.sessions.get(s.id) or self._stored(s.id)
-        if old is not None:
-            s = replace(s, parent_id=s.parent_id or old.parent_id,
-                        fork_message_id=s.fork_message_id or old.fork_message_id,
-                        redactions=old.redactions or s.redactions, source={**old.source, **s.source})
-        origin = self.exported_as(s.agent, s.native_id)
-        if origin is not None and origin[0] != s.id:
-            # What we wrote ourselves is that session: only what the agent added after it makes
-            # a session of its own, a continuation hanging on the original.
-            s = replace(s, parent_id=origin[0], source={**s.source, "continues": origin[0]})
-            if old is None:
-                self.held.setdefault(s.id, origin[1])
-        self.sessions[s.id] = s
-        self.pending.setdefault(s.id, [])
-        self.next_seq.setdefault(s.id, 0)
-        if s.id not in self.report.sessions:
-            self.report.sessions.append(s.id)
-
-    def _stored(self, sid: str) -> Session | None:
-        from . import logwrite
-
-        log = logwrite.tip(self.ctx.repo.objects, self.ctx.repo.common_dir, sid)
-        return log.session if log else None
-
-    def message(self, sid: str, m: Message) -> None:
-        if sid not in self.sessions:
-            self.report.problems.append(f"{self.report.path}: message for an unknown session, skipped")
-            return
-        self.pending[sid].append(m)
-        if len(self.pending[sid]) >= BATCH:
-            self.flush(sid)
-
-    def seqs_at_this_point(self) -> dict[str, int]:
-        return {sid: self.next_seq[sid] + len(self.pending[sid]) for sid in self.sessions}
-
-    def flush(self, sid: str, final: bool = False) -> None:
-        msgs = self.pending[sid]
-        s = self.sessions[sid]
-        start = self.next_seq[sid]
-        if sid in self.held:
-            if start + len(msgs) <= self.held[sid]:
-                if final:  # nothing of the agent's own yet: no session, and the file stays unread
-                    self.report.sessions.remove(sid) if sid in self.report.sessions else None
-                    self.report.held.append(sid)
-                return  # kept pending: stored whole once the agent adds to it
-            del self.held[sid]
-        if msgs:
-            last = max((m.created_at for m in msgs if m.created_at), default=None)
-            if last and (s.updated_at is None or last > s.updated_at):
-                s = replace(s, updated_at=last)
-        if self.sink is not None and (msgs or sid not in self.saved_meta):
-            s = self.sink.save(s, start, msgs)
-            self.saved_meta.add(sid)
-        self.sessions[sid] = s
-        self.report.messages += len(msgs)
-        self.next_seq[sid] = start + len(msgs)
-        self.pending[sid] = []
-
-    def flush_all(self, final: bool = False) -> None:
-        for sid in list(self.sessions):
-            self.flush(sid, final)
-
-
 def _link_copied_history(ctx: Context, s: Session, native_ids: list[str | None]) -> Session:
     """A session whose first messages (their ``native_ids``) are another session's (an agent's
     resume-by-copy or fork) becomes a fork of it instead of an unrelated session."""
@@ -321,7 +164,7 @@ def _link_copied_history(ctx: Context, s: Session, native_ids: list[str | None])
     return replace(s, parent_id=parent, fork_message_id=shared)
 
 
-def _feed(writer: _Writer, events: Any, path: Path, size: int, flushed_at: int,
+def _feed(writer: Writer, events: Any, path: Path, size: int, flushed_at: int,
           progress: Progress | None) -> None:
     report = writer.report
     try:
@@ -378,7 +221,7 @@ def import_file(
 
     def read(sink: Sink | None, progress: Progress | None) -> tuple[int, Any, dict[str, int]] | None:
         """Parse the file into ``sink``; the last restart point reached."""
-        writer = _Writer(ctx, report, seqs, sink)
+        writer = Writer(ctx, report, seqs, sink)
         if state is not None:
             for sid in seqs:
                 stored = writer._stored(sid)
@@ -413,26 +256,8 @@ def import_file(
         with ctx.index.write() as conn:
             ctx.index.put_cursor(conn, key, agent, st.st_size, st.st_mtime_ns, resume[0],
                                  {"parser": dict(resume[1]), "seqs": resume[2],
-                                  **_count_unknown(cur if kind == "grown" else None, report)})
+                                  **count_unknown(cur if kind == "grown" else None, report)})
     return report
-
-
-def _count_unknown(cur: dict[str, Any] | None, report: FileReport) -> dict[str, list[list[Any]]]:
-    """The file's unknown record types as its cursor keeps them (``doctor`` sums them), and
-    ``report.unknown`` made what this import added. A file that grew is read again from the last
-    restart point, so the counts are kept both at that point and at the end of what was read."""
-    def load(key: str) -> dict[tuple[str, str | None], int]:
-        return {(k, v): int(n) for k, v, n in (cur or {}).get("state", {}).get(key, [])}
-
-    def dump(c: dict[tuple[str, str | None], int]) -> list[list[Any]]:
-        return [[k, v, n] for (k, v), n in sorted(c.items(), key=lambda x: x[0][0]) if n]
-
-    base, before = load("unknown_at_resume"), load("unknown")
-    at_resume = {k: base.get(k, 0) + report.unknown_at_resume.get(k, 0)
-                 for k in base.keys() | report.unknown_at_resume.keys()}
-    total = {k: base.get(k, 0) + report.unknown.get(k, 0) for k in base.keys() | report.unknown.keys()}
-    report.unknown = {k: n - before.get(k, 0) for k, n in total.items() if n > before.get(k, 0)}
-    return {"unknown": dump(total), "unknown_at_resume": dump(at_resume)}
 
 
 def import_sessions(

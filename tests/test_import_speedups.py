@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import importing
+from oxide_git import import_writer, importing
 from oxide_git.index_queue import IndexQueue
 from oxide_git.logwrite import with_ids
 from oxide_git.model import Message, Part
@@ -36,7 +36,7 @@ def test_index_written_on_a_thread_equals_the_direct_one(tmp_path: Path, repo: P
     other = tmp_path / "other"
     shutil.copytree(repo, other)
     src = FIXTURES / agent / name
-    monkeypatch.setattr(importing, "BATCH", 2)  # several batches, so several jobs queue up
+    monkeypatch.setattr(import_writer, "BATCH", 2)  # several batches, so several jobs queue up
     importing.import_file(make_ctx(repo), agent, src)
     monkeypatch.setattr(importing, "BACKGROUND_BYTES", 0)  # every file takes the thread path
     importing.import_file(make_ctx(other), agent, src)

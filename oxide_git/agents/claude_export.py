@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..model import Message, Part, PartType, Session, session_id_for, to_iso
-from . import AgentEnv, Export, claude_foreign
+from . import AgentEnv, Export, claude_foreign, claude_shape
 from .claude import roots
 
 DEFAULT_VERSION = "2.1.39"
@@ -104,39 +104,6 @@ def part_block(p: Part, native: bool) -> dict[str, Any] | None:
     if t == PartType.OTHER and native and isinstance(p.get("raw"), dict):
         return dict(p.get("raw"))
     return None
-
-
-def _ordered(d: dict[str, Any], keys: str | None) -> dict[str, Any]:
-    """``d`` with the keys named in ``keys`` (comma-joined, as recorded) first, in that order."""
-    if not keys:
-        return d
-    out = {k: d[k] for k in keys.split(",") if k in d}
-    if len(out) < len(d):
-        out.update((k, v) for k, v in d.items() if k not in out)
-    return out
-
-
-def reorder(line: dict[str, Any], shape: Any) -> dict[str, Any]:
-    """A rebuilt line in the key order Claude wrote it in (``claude_blocks.shape``); a tool result
-    whose ``is_error`` was written as false gets it back."""
-    if not isinstance(shape, list) or not shape:
-        return line
-    line = _ordered(line, shape[0])
-    msg = line.get("message")
-    if len(shape) > 1 and isinstance(msg, dict):
-        msg = _ordered(msg, shape[1])
-        blocks, content = shape[2] if len(shape) > 2 else None, msg.get("content")
-        if isinstance(blocks, list) and isinstance(content, list) and len(blocks) == len(content):
-            fixed = []
-            for b, keys in zip(content, blocks, strict=True):
-                if isinstance(b, dict) and keys:
-                    if "is_error" in keys.split(",") and b.get("type") == "tool_result":
-                        b = {**b, "is_error": bool(b.get("is_error", False))}
-                    b = _ordered(b, keys)
-                fixed.append(b)
-            msg["content"] = fixed
-        line["message"] = msg
-    return line
 
 
 def _as_text(p: Part) -> str | None:
@@ -294,7 +261,7 @@ class _Writer:
                 isinstance(i, int) and 0 <= i < len(blocks) for h in held for i in h):
             groups = [[blocks[i] for i in h] for h in held]
         else:
-            groups = _groups(blocks, uuids, m.extra.get("shape") if self.native else None)
+            groups = claude_shape.groups(blocks, uuids, m.extra.get("shape") if self.native else None)
         for i, group in enumerate(groups):
             line = self.envelope(m, "assistant", self.uid(uuids[i] if uuids else m.native_id), i)
             msg = {"model": m.model or "<synthetic>", **meta, "role": "assistant", "content": group}
@@ -314,7 +281,7 @@ class _Writer:
         for k in _DEFAULTED:  # what the envelope fills in for lines that lack it, this one had not
             if k not in had:
                 line.pop(k, None)
-        return reorder(line, shapes[i])
+        return claude_shape.reorder(line, shapes[i])
 
     def compaction(self, m: Message) -> None:
         part = next(p for p in m.parts if p.type == PartType.COMPACTION)
@@ -355,33 +322,6 @@ class _Writer:
         self.lines.append(line)
 
 
-def _groups(blocks: list[dict[str, Any]], uuids: list[Any], shapes: Any) -> list[list[dict[str, Any]]]:
-    """An assistant message's blocks split into its lines: as each line held them (the shape
-    records how many), else one block a line when there are as many lines, else one line."""
-    if isinstance(shapes, list) and len(shapes) == len(uuids) > 1:
-        counts = [len(sh[2]) if len(sh) > 2 and isinstance(sh[2], list) else -1 for sh in shapes]
-        if min(counts) >= 0 and sum(counts) == len(blocks):
-            out, i = [], 0
-            for n in counts:
-                out.append(blocks[i:i + n])
-                i += n
-            return out
-    return [[b] for b in blocks] if len(uuids) == len(blocks) > 1 else [blocks]
-
-
-def _uuids(messages: Sequence[Message]) -> set[str]:
-    out: set[str] = set()
-    for m in messages:
-        if m.native_id:
-            out.add(m.native_id)
-        out.update(u for u in m.extra.get("uuids", ()) if isinstance(u, str))
-        for p in m.parts:
-            raw = p.get("raw") if p.type == PartType.OTHER else None
-            if isinstance(raw, dict) and isinstance(raw.get("uuid"), str):
-                out.add(raw["uuid"])
-    return out
-
-
 def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Export:
     """``session`` as ``<root>/projects/<encoded cwd>/<native id>.jsonl``; see the module docstring."""
     native = session.agent == "claude"
@@ -396,7 +336,7 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
     w = _Writer(session, native_id, cwd, native)
     harness = 0
     if native:
-        w.known = _uuids(messages)
+        w.known = claude_shape.native_uuids(messages)
     else:  # one agent's harness context never becomes another agent's user turns
         harness = sum(1 for m in messages if m.is_harness())
         messages = [m for m in messages if not m.is_harness()]
