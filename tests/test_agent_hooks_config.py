@@ -60,3 +60,39 @@ def test_notify_span() -> None:
     assert _notify_span(["notify_other = 1", "notifyx = 2"]) is None
     assert _notify_span(["notify=[ [1], 2 ]", "after = 1"]) == (0, 1)
     assert _notify_span([]) is None
+
+
+def test_codex_notify_runs_the_chained_command_and_imports_the_turn(repo: Path, tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+    import time
+
+    from .conftest import FIXTURES, make_ctx
+
+    config = Path(os.environ["CODEX_HOME"]) / "config.toml"
+    config.parent.mkdir(parents=True)
+    out = tmp_path / "chained.out"
+    config.write_text(f'notify = ["sh", "-c", "printf %s \\"$0\\" > {out}"]\n')
+    oxide(repo, "init")
+    oxide(repo, "init", "--agent-hooks", "codex")
+    day = Path(os.environ["CODEX_HOME"]) / "sessions" / "2026" / "03" / "01"
+    day.mkdir(parents=True)
+    rollout = day / "rollout-2026-03-01T10-00-00-019c0000-0000-7000-8000-000000000001.jsonl"
+    rollout.write_text((FIXTURES / "codex" / "turns.jsonl").read_text().replace("/work/proj", str(repo)))
+    notify = tomllib.loads(config.read_text())["notify"]
+    payload = json.dumps({"type": "agent-turn-complete", "thread-id": "019c0000-0000-7000-8000-000000000001",
+                          "cwd": str(repo)})
+    argv = [sys.executable if a == "python" else a for a in notify]
+    env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"]}
+    r = subprocess.run([*argv, payload], cwd=repo, capture_output=True, text=True, timeout=60, env=env)
+    assert r.returncode == 0 and r.stdout == "", (notify, r.stderr)
+    deadline = time.monotonic() + 20
+    while not (out.exists() and out.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert json.loads(out.read_text()) == json.loads(payload)  # the user's notify got the same JSON
+    ctx = make_ctx(repo)
+    rows = ctx.index.query("SELECT id FROM sessions WHERE native_id=?", ("019c0000-0000-7000-8000-000000000001",))
+    assert len(rows) == 1
+    current = (ctx.repo.worktree_dir / "current-session").read_text().split()[0]
+    assert current == rows[0][0]  # the turn's session is now the current one

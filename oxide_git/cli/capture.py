@@ -116,9 +116,14 @@ def hook_impl(hook_type: str | None, args: tuple[str, ...]) -> None:
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def agent_hook(args: tuple[str, ...]) -> None:
     """What the agents' hooks run (`init --agent-hooks`): never fails, prints nothing."""
+    import sys
+
     from ..agent_hooks import main as impl
 
-    raise SystemExit(impl(list(args)))
+    # click takes the first `--` as the end of options; Codex's notify needs it (what follows is the
+    # user's own notify command, chained): hand the words over as they were given
+    raw = sys.argv[sys.argv.index("agent-hook") + 1:] if "agent-hook" in sys.argv else list(args)
+    raise SystemExit(impl(raw))
 
 
 def init_capture(hooks: bool, agent_hooks: tuple[str, ...], remove: bool) -> None:

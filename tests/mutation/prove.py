@@ -90,6 +90,10 @@ PROOFS = [
           '            self.log(f"{path} is gone; watching for it to come back")\n            return False',
           '            self.log(f"{path} is gone; watching for it to come back")\n            raise SystemExit(0)',
           (T + "test_watch.py::test_daemon_imports_checkpoints_prompts_and_stops",)),
+    Proof("codex notify keeps the user's chained notify (through git oxide agent-hook)",
+          "oxide_git/cli/capture.py", 'raw = sys.argv[sys.argv.index("agent-hook") + 1:] if "agent-hook" in sys.argv else list(args)',
+          "raw = list(args)",
+          (T + "test_agent_hooks_config.py::test_codex_notify_runs_the_chained_command_and_imports_the_turn",)),
 ]
 
 
