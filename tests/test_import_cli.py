@@ -26,3 +26,19 @@ def test_import_json_dry_run_table_and_again(repo: Path, tmp_path: Path) -> None
     assert again["messages"] == 0  # nothing new: nothing written twice
     dry_json = json.loads(oxide(repo, "import", "--agent", "claude", "--dry-run", "--json", str(src)).stdout)
     assert dry_json["dry_run"] is True
+
+
+def test_import_refusals_and_nothing_to_import(repo: Path, tmp_path: Path) -> None:
+    r = oxide(repo, "import", str(tmp_path / "x.jsonl"), check=False)
+    assert r.returncode == 1 and "error: PATHS need --agent" in r.stderr and "hint:" in r.stderr
+    r = oxide(repo, "import", "-q")
+    assert r.returncode == 0 and "Nothing to import" in r.stderr
+    r = oxide(repo, "import", "--agent=nosuch", "-q", str(tmp_path), check=False)
+    assert r.returncode == 2 and "nosuch" in r.stderr  # click's own message for a bad choice
+    r = oxide(repo, "import", "--agent", "nosuch", str(tmp_path), check=False)
+    assert r.returncode == 2
+    bad = tmp_path / "not-a-session.jsonl"
+    bad.write_bytes(b"\x00\x01 not json at all\n")
+    r = oxide(repo, "import", "--agent=claude", str(bad), check=False)
+    assert r.returncode == 1 and "warning: " in r.stderr and "1 file(s) failed" in r.stderr
+    assert "error: nothing could be imported" in r.stderr and "is --agent right" in r.stderr
