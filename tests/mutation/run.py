@@ -268,7 +268,7 @@ def run_module(tree: Path, module: str, sample: int | None, seed: int, explained
             if original is None:
                 continue
             try:
-                budget = 30 + 3 * sum(reached[t][1] for t in tests)
+                budget = 20 + 2 * sum(reached[t][1] for t in tests)  # a mutant that loops: killed
                 passed, output = sandbox.run_tests(tree, tests, timeout=budget)
             finally:
                 (tree / m.module).write_text(original)
