@@ -111,13 +111,15 @@ def test_an_entry_older_than_a_gc_is_refused_unless_forced(repo: Path) -> None:
 
     journal.record(make_ctx(repo), journal.Entry("gc", NOW_MS + 6, "git oxide gc (removed 3 ref(s))",
                                                  undoable=False))
+    journal.record(make_ctx(repo), journal.Entry("gc", NOW_MS + 6, "git oxide gc (removed 4 ref(s))",
+                                                 undoable=False))
     with pytest.raises(Refused) as e:
         undo(make_ctx(repo, NOW_MS + 7))
-    assert "older than `git oxide gc (removed 3 ref(s))`" in e.value.message
+    assert "older than `git oxide gc (removed 4 ref(s))`" in e.value.message  # the latest of them
     assert e.value.message.startswith("the last undoable operation, rewind to ")
     assert "--force" in (e.value.hint or "")
-    undo(make_ctx(repo, NOW_MS + 8), force=True)
-    assert git(repo, "rev-parse", refs.session_ref(sid)).strip() == before
+    res = undo(make_ctx(repo, NOW_MS + 8), force=True)
+    assert res.dry_run is False and git(repo, "rev-parse", refs.session_ref(sid)).strip() == before
     # a later gc refuses the redo of that undo the same way, named as the undo it reverts
     journal.record(make_ctx(repo), journal.Entry("gc", NOW_MS + 9, "git oxide gc (removed 1 ref(s))",
                                                  undoable=False))
