@@ -40,8 +40,14 @@ def _path(ctx: Context) -> os.PathLike[str]:
 
 def record(ctx: Context, entry: Entry) -> None:
     ensure_writable(ctx)
-    with open(_path(ctx), "a") as f:
-        f.write(entry.to_json() + "\n")
+    with open(_path(ctx), "a+b") as f:  # appends go to the end, wherever we read
+        size = f.seek(0, os.SEEK_END)
+        torn = False
+        if size:
+            f.seek(size - 1)
+            torn = f.read(1) != b"\n"
+        # a crash left the last line without its newline: end it, or this entry would join it
+        f.write((b"\n" if torn else b"") + entry.to_json().encode() + b"\n")
         f.flush()
         os.fsync(f.fileno())
 

@@ -158,3 +158,24 @@ def test_a_gc_before_the_operation_does_not_refuse_its_undo(repo: Path) -> None:
     sid, before, _after = _rewound(repo)
     undo(make_ctx(repo, NOW_MS + 6))  # the gc mark is older than the rewind: nothing to refuse
     assert git(repo, "rev-parse", refs.session_ref(sid)).strip() == before
+
+
+def test_an_operation_journaled_after_a_torn_line_is_still_undone(repo: Path) -> None:
+    """A crash can leave the journal's last line without its newline: the next operation's line
+    must not be glued to it (it would be unreadable, and undo would revert an older operation)."""
+    sid, _before, _after = _rewound(repo)
+    with _journal(repo).open("a") as f:
+        f.write('{"op": "rewind", "at": 1, "summ')  # torn: no newline
+    store.append(make_ctx(repo), _session_of(repo, sid), [Message("user", (Part.text("more"),))])
+    cp2 = checkpoint(make_ctx(repo, NOW_MS + 7), kind="manual", text="second")
+    (repo / "README.md").write_text("after the second checkpoint\n")
+    rewind(make_ctx(repo, NOW_MS + 8), cp2.id)
+    undone = undo(make_ctx(repo, NOW_MS + 9))
+    assert undone.undone["summary"] == f"rewind to {cp2.id[:12]}"
+    assert (repo / "README.md").read_text() == "after the second checkpoint\n"
+
+
+def _session_of(repo: Path, sid: str):  # type: ignore[no-untyped-def]
+    log = sessionlog.load(make_ctx(repo).repo.git, sid)
+    assert log is not None
+    return log.session

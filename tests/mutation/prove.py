@@ -94,6 +94,9 @@ PROOFS = [
           "oxide_git/cli/capture.py", 'raw = sys.argv[sys.argv.index("agent-hook") + 1:] if "agent-hook" in sys.argv else list(args)',
           "raw = list(args)",
           (T + "test_agent_hooks_config.py::test_codex_notify_runs_the_chained_command_and_imports_the_turn",)),
+    Proof("an entry after a torn journal line is not glued to it", "oxide_git/journal.py",
+          "        torn = False\n        if size:", "        torn = False\n        if False:",
+          (T + "test_journal.py::test_an_operation_journaled_after_a_torn_line_is_still_undone",)),
 ]
 
 

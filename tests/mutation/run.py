@@ -165,13 +165,13 @@ def mutants(tree: Path, module: str) -> list[Mutant]:
 
 
 def survivors_file() -> dict[tuple[str, str, str], str]:
-    """survivors.txt: ``module | operator | source line | why it cannot matter`` per line; the
+    """survivors.txt: ``module || operator || source line || why it cannot matter`` per line; the
     source line may be followed by `` >> the next line`` where two lines read the same."""
     out = {}
     for raw in (HERE / "survivors.txt").read_text().splitlines():
         if not raw.strip() or raw.startswith("#"):
             continue
-        module, operator, text, why = (p.strip() for p in raw.split(" | ", 3))
+        module, operator, text, why = (p.strip() for p in raw.split(" || ", 3))
         out[(module, operator, text)] = why
     return out
 
