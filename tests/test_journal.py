@@ -179,3 +179,29 @@ def _session_of(repo: Path, sid: str):  # type: ignore[no-untyped-def]
     log = sessionlog.load(make_ctx(repo).repo.git, sid)
     assert log is not None
     return log.session
+
+
+def test_an_interrupted_undo_of_several_refs_is_finished_whichever_moved(repo: Path) -> None:
+    from oxide_git.fork import fork
+    from oxide_git.rm import rm
+
+    ctx = make_ctx(repo)
+    s = _session(ctx, 4)
+    f1 = fork(make_ctx(repo, NOW_MS + 1), s.id, at="1")
+    f2 = fork(make_ctx(repo, NOW_MS + 2), s.id, at="2")
+    tips = {sid: git(repo, "rev-parse", refs.session_ref(sid)).strip() for sid in (s.id, f1.id, f2.id)}
+    res = rm(make_ctx(repo, NOW_MS + 3), s.id, recursive=True)
+    first = sorted(res.refs)[0]
+    git(repo, "update-ref", first, res.refs[first][0])  # the undo had put this one back, then died
+    undo(make_ctx(repo, NOW_MS + 4))
+    for sid, tip in tips.items():
+        assert git(repo, "rev-parse", refs.session_ref(sid)).strip() == tip
+
+
+def test_the_messages_name_refs_by_twelve_characters(repo: Path) -> None:
+    sid, _before, _after = _rewound(repo)
+    store.append(make_ctx(repo), _session_of(repo, sid), [Message("user", (Part.text("more"),))])
+    now = git(repo, "rev-parse", refs.session_ref(sid)).strip()
+    with pytest.raises(Refused) as e:
+        undo(make_ctx(repo, NOW_MS + 6))
+    assert e.value.message == f"{refs.session_ref(sid)} moved since (now {now[:12]}), undo would lose that"

@@ -77,7 +77,9 @@ def test_rm_with_forks(repo: Path) -> None:
     refs_now = git(repo, "for-each-ref", "refs/oxide/")
     with pytest.raises(NotFound) as e:  # undo cannot bring back what gc pruned, and breaks nothing
         undo(make_ctx(repo, NOW_MS + 8 + 15 * DAY))
-    assert "is gone" in e.value.message
+    assert "is gone" in e.value.message and e.value.message.startswith(refs.SESSIONS)
+    gone = e.value.message.split("(", 1)[1].split(")", 1)[0]
+    assert len(gone) == 12 and set(gone) <= set("0123456789abcdef")  # the commit, by 12 characters
     assert git(repo, "for-each-ref", "refs/oxide/") == refs_now and _sessions(repo) == []
     fsck_clean(repo)
 
