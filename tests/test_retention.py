@@ -100,3 +100,19 @@ def test_pinning_a_checkpoint_whose_commit_is_gone_is_refused(repo: Path) -> Non
     with pytest.raises(NotFound) as e:
         pin(ctx, cp.id)
     assert e.value.message == f"checkpoint {cp.id} has expired: its commit is gone"
+
+
+@pytest.mark.parametrize(("text", "ms"), [
+    ("2w", 14 * DAY), ("1.5h", 90 * 60_000), ("250ms", 250), ("5m", 300_000), ("7", 7 * DAY), (" 3D ", 3 * DAY),
+    ("off", None), ("0", None), ("forever", None), ("none", None),
+])
+def test_durations_in_every_unit(text: str, ms: int | None) -> None:
+    assert retention.parse_duration(text) == ms
+
+
+@pytest.mark.parametrize(("n", "text"), [
+    (0, "0 bytes"), (1023, "1023 bytes"), (1024, "1.0 KiB"), (1536, "1.5 KiB"), (1024 * 1024 - 1, "1024.0 KiB"),
+    (1024 * 1024, "1.0 MiB"), (5 * 1024 ** 3, "5.0 GiB"), (3 * 1024 ** 4, "3072.0 GiB"),
+])
+def test_size_text(n: int, text: str) -> None:
+    assert retention.size_text(n) == text
