@@ -116,3 +116,14 @@ def test_durations_in_every_unit(text: str, ms: int | None) -> None:
 ])
 def test_size_text(n: int, text: str) -> None:
     assert retention.size_text(n) == text
+
+
+def test_annotate_gives_iso_expiry_or_none(repo: Path) -> None:
+    cp = checkpoint(make_ctx(repo), kind="manual")
+    rows = [{"id": cp.id, "created_at": NOW_MS}]
+    [got] = retention.annotate(make_ctx(repo), rows)
+    assert got["expires_at"].startswith("2026-01-31T00:00:00") and got["expiry"] == "expires in 30 days"
+    assert retention.annotate(make_ctx(repo), []) == []
+    git(repo, "config", "oxide.checkpointTTL", "never")
+    [never] = retention.annotate(make_ctx(repo), rows)
+    assert never["expires_at"] is None and never["expiry"] == "never expires"
