@@ -127,3 +127,15 @@ def test_annotate_gives_iso_expiry_or_none(repo: Path) -> None:
     git(repo, "config", "oxide.checkpointTTL", "never")
     [never] = retention.annotate(make_ctx(repo), rows)
     assert never["expires_at"] is None and never["expiry"] == "never expires"
+
+
+def test_space_in_a_repository_without_commits(tmp_path: Path) -> None:
+    import os
+
+    root = tmp_path / "empty"
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / "big.bin").write_bytes(os.urandom(60_000))
+    checkpoint(make_ctx(root), kind="manual")
+    assert retention.user_tips(make_ctx(root)) == []
+    assert retention.usage(make_ctx(root))["checkpoints"] > 50_000
