@@ -139,3 +139,16 @@ def test_space_in_a_repository_without_commits(tmp_path: Path) -> None:
     checkpoint(make_ctx(root), kind="manual")
     assert retention.user_tips(make_ctx(root)) == []
     assert retention.usage(make_ctx(root))["checkpoints"] > 50_000
+
+
+def test_largest_checkpoints_come_first(repo: Path) -> None:
+    import os
+
+    (repo / "small.bin").write_bytes(os.urandom(5_000))
+    small = checkpoint(make_ctx(repo), kind="manual", text="small")
+    (repo / "big.bin").write_bytes(os.urandom(50_000))
+    big = checkpoint(make_ctx(repo, NOW_MS + 1), kind="manual", text="big")
+    found = retention.usage(make_ctx(repo))["largest checkpoints"]
+    assert [c["id"] for c in found[:2]] == [big.id, small.id] and found[0]["bytes"] > found[1]["bytes"]
+    report = retention.usage_report(make_ctx(repo))
+    assert report["largest checkpoints"].startswith(f"{big.id[:12]} (")
