@@ -241,7 +241,10 @@ def apply(tree: Path, m: Mutant) -> str | None:
 
     path = tree / m.module
     original = path.read_text()
-    mutated = MutationVisitor.mutate_code(original, get_operator(m.operator)(), m.occurrence)
+    try:
+        mutated = MutationVisitor.mutate_code(original, get_operator(m.operator)(), m.occurrence)
+    except Exception:  # cosmic-ray cannot apply it (its ExceptionReplacer on a dotted name): no mutant
+        return None
     if mutated is None:
         return None
     path.write_text(mutated)
