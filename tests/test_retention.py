@@ -48,6 +48,10 @@ def test_linked_only_from_commits_a_branch_tag_or_remote_reaches(repo: Path) -> 
     other = git(repo, "commit-tree", "-p", head, "-m", "o", "HEAD^{tree}").strip()
     git(repo, "branch", "o1", other)
     _note(repo, other, "s-plain-id")
+    for i in range(4):  # JSON notes that name no checkpoint, spread over the notes' order
+        c = git(repo, "commit-tree", "-p", head, "-m", f"nocp {i}", "HEAD^{tree}").strip()
+        git(repo, "branch", f"nocp{i}", c)
+        _note(repo, c, json.dumps({"sessions": [f"s-{i}-xxxx"]}) if i % 2 else "[]")
     git(repo, "tag", "tree-tag", git(repo, "rev-parse", "HEAD^{tree}").strip())  # a tag that is no commit
     assert linked_ids(g) == {"c-on-main", "c-tagged", "c-remote"}
     # an ancestor of a branch tip is reached too
