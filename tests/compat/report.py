@@ -49,7 +49,7 @@ def table(results: list[dict[str, Any]]) -> str:
                 cells.append("not run")
             elif r.get("accepted") and r.get("request_holds") and r.get("duplicates") == 0:
                 n = r.get("tool_calls_handed_over", 0)
-                cells.append("yes" + (f", {n} tool call(s) as its own" if n else ", as text"))
+                cells.append("yes" + (f", {n} tool calls as its own" if n else ", as text"))
             else:
                 cells.append("no")
         out.append("| " + " | ".join(cells) + " |")
