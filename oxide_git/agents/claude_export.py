@@ -135,6 +135,7 @@ class _Writer:
         self.known: set[str] = set()  # every native line uuid this export writes
         self.handover: dict[str, tuple[str, dict[str, Any]]] = {}  # another agent's calls Claude replays
         self.handed: Counter[str] = Counter()
+        self.records: Counter[str] = Counter()  # another agent's own records, by kind: no place here
 
     def uid(self, candidate: Any) -> str:
         self.count += 1
@@ -198,6 +199,9 @@ class _Writer:
                 if text is not None:
                     self.lost[f"{p.type.replace('_', ' ')} parts became plain text"] += 1
                     b = {"type": "text", "text": text}
+            if b is None and p.type == PartType.OTHER:
+                self.records[str(p.get("kind") or "other")] += 1
+                continue
             if b is None:
                 self.lost[f"{p.type} parts ({p.get('kind') or m.role}) were left out"] += 1
                 continue
@@ -218,7 +222,7 @@ class _Writer:
                 for p in m.parts:
                     self.raw(p.get("raw"))
             else:
-                self.lost["system events were left out"] += len(m.parts)
+                self.records.update(str(p.get("kind") or "other") for p in m.parts)
             return
         if m.role == "assistant":
             self.assistant(m)
@@ -349,6 +353,13 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
     )
     path = roots(env)[0] / "projects" / encode_cwd(cwd) / f"{native_id}.jsonl"
     lost = [f"{n} {what}" for what, n in sorted(w.lost.items())]
+    if w.records:
+        kinds = ", ".join(f"{k} ×{n}" if n > 1 else k for k, n in sorted(w.records.items()))
+        n = sum(w.records.values())
+        what = "record ... has ... was" if n == 1 else "records ... have ... were"
+        noun, verb, past = what.split(" ... ")
+        lost.append(f"{n} {noun} of {session.agent} ({kinds}) {verb} no place in a Claude transcript "
+                    f"and {past} left out")
     if harness:
         lost.append(f"{harness} message(s) of context {session.agent}'s harness injected (environment, "
                     "permissions, instructions) were left out")
