@@ -356,10 +356,10 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
     if w.records:
         kinds = ", ".join(f"{k} ×{n}" if n > 1 else k for k, n in sorted(w.records.items()))
         n = sum(w.records.values())
-        what = "record ... has ... was" if n == 1 else "records ... have ... were"
-        noun, verb, past = what.split(" ... ")
-        lost.append(f"{n} {noun} of {session.agent} ({kinds}) {verb} no place in a Claude transcript "
-                    f"and {past} left out")
+        one = n == 1
+        lost.append(f"{n} record{'' if one else 's'} of {session.agent} ({kinds}) "
+                    f"{'has' if one else 'have'} no place in a Claude transcript and "
+                    f"{'was' if one else 'were'} left out")
     if harness:
         lost.append(f"{harness} message(s) of context {session.agent}'s harness injected (environment, "
                     "permissions, instructions) were left out")
