@@ -156,3 +156,12 @@ def test_largest_checkpoints_come_first(repo: Path) -> None:
     assert [c["id"] for c in found[:2]] == [big.id, small.id] and found[0]["bytes"] > found[1]["bytes"]
     report = retention.usage_report(make_ctx(repo))
     assert report["largest checkpoints"].startswith(f"{big.id[:12]} (")
+
+
+def test_at_most_five_largest_checkpoints(repo: Path) -> None:
+    import os
+
+    for i in range(6):
+        (repo / f"f{i}.bin").write_bytes(os.urandom(2_000 * (i + 1)))
+        checkpoint(make_ctx(repo, NOW_MS + i), kind="manual", text=f"cp {i}")
+    assert len(retention.usage(make_ctx(repo))["largest checkpoints"]) == 5
