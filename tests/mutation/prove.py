@@ -97,6 +97,10 @@ PROOFS = [
     Proof("an entry after a torn journal line is not glued to it", "oxide_git/journal.py",
           "        torn = False\n        if size:", "        torn = False\n        if False:",
           (T + "test_journal.py::test_an_operation_journaled_after_a_torn_line_is_still_undone",)),
+    Proof("a killed restore's temp files are swept", "oxide_git/restore.py",
+          '                    if stale.name.startswith(".oxide-tmp-") and not stale.name.startswith(mine):',
+          "                    if False:",
+          (T + "test_restore_guards.py::test_temp_files_of_a_killed_restore_are_swept_ours_are_not_left",)),
 ]
 
 
