@@ -10,7 +10,7 @@ import pygit2
 from oxide_git import notes, notesmerge
 from oxide_git.reindex import reindex
 
-from .conftest import git, make_ctx
+from .conftest import NOW_MS, git, make_ctx
 
 CP = "a" * 40
 CP256 = "b" * 64
@@ -124,6 +124,9 @@ def test_write_note_merges_into_the_existing_note(repo: Path) -> None:
     merged = notes.write_note(ctx, head, {"sessions": ["s-second"], "checkpoints": [CP], "branch": "main"})
     assert merged["sessions"] == [SID, "s-second"] and merged["branch"] == "main"
     assert json.loads(git(repo, "notes", "--ref", "oxide", "show", head)) == merged
+    # byte for byte the same note for the same content (a pull compares notes by blob id)
+    assert git(repo, "notes", "--ref", "oxide", "show", head) == json.dumps(merged, sort_keys=True) + "\n"
+    assert git(repo, "log", "-1", "--format=%ct", "refs/notes/oxide").strip() == str(NOW_MS // 1000)
     rows = {tuple(r) for r in make_ctx(repo).index.query("SELECT * FROM links")}
     assert (head, SID, "") in rows and (head, SID, CP) in rows and (head, "s-second", CP) in rows
     # an empty note writes nothing
