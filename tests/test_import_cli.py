@@ -42,3 +42,32 @@ def test_import_refusals_and_nothing_to_import(repo: Path, tmp_path: Path) -> No
     r = oxide(repo, "import", "--agent=claude", str(bad), check=False)
     assert r.returncode == 1 and "warning: " in r.stderr and "1 file(s) failed" in r.stderr
     assert "error: nothing could be imported" in r.stderr and "is --agent right" in r.stderr
+
+
+def test_import_on_a_terminal_goes_through_the_command_and_says_what_it_did(repo: Path, tmp_path: Path) -> None:
+    """With stderr on a terminal the plain form steps aside (a progress bar may be wanted)."""
+    import os
+    import subprocess
+    import sys
+
+    def on_tty(*args: str) -> tuple[int, str]:
+        master, slave = os.openpty()
+        env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"]}
+        p = subprocess.run(["git", "oxide", *args], cwd=repo, stdout=subprocess.PIPE, stderr=slave, env=env,
+                           timeout=60)
+        os.close(slave)
+        out = b""
+        try:
+            while chunk := os.read(master, 65536):
+                out += chunk
+        except OSError:  # the other side is closed and drained
+            pass
+        os.close(master)
+        return p.returncode, out.decode()
+
+    code, err = on_tty("import")
+    assert code == 0 and "Nothing to import" in err
+    src = tmp_path / "s.jsonl"
+    shutil.copy(FIXTURES / "claude" / "split_response.jsonl", src)
+    code, err = on_tty("import", "--agent", "claude", str(src))
+    assert code == 0 and "Imported 8 message(s) in 1 session(s) from 1 file(s)" in err
