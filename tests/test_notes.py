@@ -108,6 +108,7 @@ def test_merge_notes_trees_union_per_commit_whatever_the_fanout(repo: Path) -> N
 def test_rebuild_links_refills_the_index_from_the_notes(repo: Path) -> None:
     ctx = make_ctx(repo)
     head = git(repo, "rev-parse", "HEAD").strip()
+    assert notes.rebuild_links(ctx) == 0  # no notes ref yet
     git(repo, "notes", "--ref", "oxide", "add", "-m", json.dumps({"sessions": [SID], "checkpoints": [CP]}))
     assert notes.rebuild_links(ctx) == 1
     rows = ctx.index.query("SELECT * FROM links")
