@@ -154,9 +154,69 @@ def test_gc_thins_oplog_snapshots_per_worktree_and_keeps_pinned_ones(repo: Path)
     git(repo, "update-ref", retention.pin_ref(made["older"]), made["older"])  # pinned: never thinned
     git(repo, "update-ref", f"{refs.OPLOG}main/not-a-commit", git(repo, "rev-parse", "HEAD^{tree}").strip())
     res = gc(make_ctx(repo, now))
+    assert res.removed == len(res.oplog) == 4
     assert sorted(res.oplog) == sorted(f"{refs.OPLOG}{wt}/{n}" for wt in ("main", "other")
                                       for n in ("same-hour", "old"))
     left = _refs(repo, refs.OPLOG)
     assert sorted(left) == sorted([f"{refs.OPLOG}{wt}/{n}" for wt in ("main", "other") for n in ("new", "older")]
                                   + [f"{refs.OPLOG}main/not-a-commit"])
     fsck_clean(repo)
+
+
+def test_gc_boundaries_counts_and_why_expired_ones_stayed(repo: Path) -> None:
+    import json as _json
+
+    from oxide_git.gc import WEEK
+
+    assert WEEK == 7 * DAY
+    ctx = make_ctx(repo)
+    plain = checkpoint(ctx, kind="manual", text="plain")
+    (repo / "README.md").write_text("pinned state\n")
+    pinned = checkpoint(make_ctx(repo, NOW_MS + 1), kind="manual", text="pinned")
+    retention.pin(make_ctx(repo), pinned.id)
+    (repo / "README.md").write_text("linked state\n")
+    linked = checkpoint(make_ctx(repo, NOW_MS + 2), kind="manual", text="linked")
+    git(repo, "notes", "--ref", "oxide", "add", "-m", _json.dumps({"checkpoints": [linked.id]}))
+    git(repo, "update-ref", f"{refs.TRASH}{NOW_MS}/sessions/x", plain.id)
+    git(repo, "update-ref", f"{refs.TRASH}not-a-time/sessions/y", plain.id)  # never removed: no time
+    # one millisecond before the TTL: nothing goes
+    early = gc(make_ctx(repo, NOW_MS + 14 * DAY - 1), dry_run=True)
+    assert early.removed == 0 and early.trash == [] and early.kept == {}
+    # exactly at the TTLs (trash 14 d, checkpoints 30 d): they go; pinned and linked stay, counted
+    res = gc(make_ctx(repo, NOW_MS + 30 * DAY + 2), dry_run=True)
+    assert [c["id"] for c in res.checkpoints] == [plain.id] and res.trash == [f"{refs.TRASH}{NOW_MS}/sessions/x"]
+    assert res.kept == {"pinned": 1, "linked": 1} and res.removed == 2 and res.dry_run is True
+    exact = gc(make_ctx(repo, NOW_MS + 14 * DAY), dry_run=True)
+    assert exact.trash == [f"{refs.TRASH}{NOW_MS}/sessions/x"] and exact.checkpoints == []
+    assert not gc(make_ctx(repo, NOW_MS + 14 * DAY)).dry_run  # the default is a real run
+    assert f"{refs.TRASH}not-a-time/sessions/y" in _refs(repo, refs.TRASH)
+
+
+def test_thinning_at_exactly_a_day_and_a_week() -> None:
+    now = 100 * DAY
+    # exactly a day old: no longer kept per hour (kept per day); exactly a week old: not kept at all
+    snaps = [("newest", now, None), ("hour-x", now - DAY + 1, None), ("day-a", now - DAY, None),
+             ("six-and-a-half", now - 6 * DAY - 12 * HOUR, None), ("week", now - 7 * DAY, None)]
+    assert thin(snaps, now) == {"week"}
+
+
+def test_expired_at_names_the_removal_by_prefix_only(repo: Path) -> None:
+    from oxide_git.gc import expired_at
+
+    oxide(repo, "init")
+    ctx = make_ctx(repo)
+    assert expired_at(ctx, "abc") is None  # no log yet
+    log = ctx.repo.oxide_dir / "expired-checkpoints"
+    log.write_text("abcdef0123 1234\nbadline\nabc999 notanumber\n")
+    assert expired_at(ctx, "abcd") == ("abcdef0123", 1234)
+    assert expired_at(ctx, "") is None and expired_at(ctx, "abc9") is None and expired_at(ctx, "zz") is None
+
+
+def test_gc_removes_more_than_one_chunk_of_refs(repo: Path) -> None:
+    cp = checkpoint(make_ctx(repo), kind="manual")
+    lines = "".join(f"create {refs.TRASH}{NOW_MS}/sessions/s{i:04d} {cp.id}\n" for i in range(1003))
+    import subprocess
+
+    subprocess.run(["git", "update-ref", "--stdin"], cwd=repo, input=lines, text=True, check=True)
+    res = gc(make_ctx(repo, NOW_MS + 15 * DAY))
+    assert len(res.trash) == 1003 and _refs(repo, refs.TRASH) == []
