@@ -174,6 +174,9 @@ def test_gc_boundaries_counts_and_why_expired_ones_stayed(repo: Path) -> None:
     (repo / "README.md").write_text("pinned state\n")
     pinned = checkpoint(make_ctx(repo, NOW_MS + 1), kind="manual", text="pinned")
     retention.pin(make_ctx(repo), pinned.id)
+    (repo / "README.md").write_text("pinned too\n")
+    retention.pin(make_ctx(repo), checkpoint(make_ctx(repo, NOW_MS + 1), kind="manual", text="pinned 2").id)
+    git(repo, "update-ref", f"{refs.CHECKPOINTS}manual/not-a-commit", git(repo, "rev-parse", "HEAD^{tree}").strip())
     (repo / "README.md").write_text("linked state\n")
     linked = checkpoint(make_ctx(repo, NOW_MS + 2), kind="manual", text="linked")
     git(repo, "notes", "--ref", "oxide", "add", "-m", _json.dumps({"checkpoints": [linked.id]}))
@@ -185,7 +188,7 @@ def test_gc_boundaries_counts_and_why_expired_ones_stayed(repo: Path) -> None:
     # exactly at the TTLs (trash 14 d, checkpoints 30 d): they go; pinned and linked stay, counted
     res = gc(make_ctx(repo, NOW_MS + 30 * DAY + 2), dry_run=True)
     assert [c["id"] for c in res.checkpoints] == [plain.id] and res.trash == [f"{refs.TRASH}{NOW_MS}/sessions/x"]
-    assert res.kept == {"pinned": 1, "linked": 1} and res.removed == 2 and res.dry_run is True
+    assert res.kept == {"pinned": 2, "linked": 1} and res.removed == 2 and res.dry_run is True
     exact = gc(make_ctx(repo, NOW_MS + 14 * DAY), dry_run=True)
     assert exact.trash == [f"{refs.TRASH}{NOW_MS}/sessions/x"] and exact.checkpoints == []
     assert not gc(make_ctx(repo, NOW_MS + 14 * DAY)).dry_run  # the default is a real run
