@@ -190,6 +190,9 @@ def into(ctx: Context, ref: str, agent: str) -> IntoResult:
         return _agent_went_on(agent, path, exp.native_id, known, env)
 
     for path, data in exp.files.items():
+        if back and path in exp.rewritten:  # the file holds the session as it was before the rewind
+            _write(Path(path), exp.rewritten[path], append=False, res=res, rewound=True)
+            continue
         _write(Path(path), data, append=(agent == "aider"), res=res, rewound=back, went_on=went_on)
     db_writer: Any = agent_module(agent)  # an agent whose export has databases defines it
     for path, rows in exp.databases.items():  # rows in the agent's own database (OpenCode 1.18)

@@ -91,3 +91,28 @@ def test_importing_what_oxide_wrote_makes_no_new_session(repo: Path, isolated_en
     assert new[0]["parent_id"] == original
     shown = json.loads(oxide(repo, "show", new[0]["id"], "--json", "--full").stdout)
     assert "codex went on" in json.dumps(shown["messages"])
+
+
+def test_aider_resumes_the_rewound_conversation(repo: Path) -> None:
+    """Aider restores its whole history file: after a rewind, the session's sections in it are
+    replaced by the rewound session (the other sections stay), the longer file set aside."""
+    history = repo / ".aider.chat.history.md"
+    other = "\n# aider chat started at 2026-01-01 09:00:00\n\n> aider\n\n#### another session\n\nits answer\n"
+    first = ("\n# aider chat started at 2026-02-01 10:00:00\n\n> aider --model x\n\n"
+             "#### first prompt\n\nfirst answer\n")
+    history.write_text(other + first)
+    oxide(repo, "import")
+    [row] = [r for r in json.loads(oxide(repo, "list", "--json").stdout) if r["title"] == "first prompt"]
+    cp = oxide(repo, "checkpoint", "--session", row["id"]).stdout.strip()
+    with history.open("a") as f:
+        f.write("\n#### second prompt\n\nsecond answer\n")
+    oxide(repo, "import")
+    longer = history.read_bytes()
+    oxide(repo, "rewind", cp, "--conversation", "--yes")
+    into = json.loads(oxide(repo, "resume", row["id"], "--into", "aider", "--json").stdout)
+    text = history.read_text()
+    assert into["written"] == [str(history)] and Path(into["set_aside"][0]).read_bytes() == longer
+    assert "first answer" in text and "second prompt" not in text
+    assert text.startswith(other)  # the other session is as it was
+    again = json.loads(oxide(repo, "resume", row["id"], "--into", "aider", "--json").stdout)
+    assert history.read_text() == text and again["set_aside"] == []  # nothing more to do

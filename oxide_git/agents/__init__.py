@@ -110,6 +110,9 @@ class Export:
     # database path -> what the agent module's ``write_database(path, rows, rewound=...)`` writes
     # there in one transaction (OpenCode 1.18 keeps sessions in SQLite, not in files)
     databases: Mapping[Path, Any] = field(default_factory=dict)
+    # Files written whole instead of appending ``files`` when the conversation was rewound: the
+    # agent's file with the rewound session in place of the longer one it holds (Aider's history).
+    rewritten: Mapping[Path, bytes] = field(default_factory=dict)
 
 
 class Agent(Protocol):

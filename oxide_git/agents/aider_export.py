@@ -201,6 +201,17 @@ def _goes_on(rest: str) -> bool:
     return f"> {RESTORED}" in [ln.rstrip() for ln in opening]
 
 
+def _session_end(existing: str, pos: int) -> int:
+    """Where the session that reaches ``pos`` ends in the file: after the rest of its section and
+    every restored section that continues it (the blank line before the next header stays)."""
+    end = len(existing)
+    for m in _HEADER.finditer(existing, pos):
+        if not _goes_on(existing[m.start():]):
+            end = m.start()
+            break
+    return end - 1 if end < len(existing) and existing[end - 1:end] == "\n" else end
+
+
 def _ordinal(existing: str, stamp: str, upto: int) -> int:
     return sum(1 for m in _HEADER.finditer(existing, 0, upto) if m.group(1) == stamp)
 
@@ -248,9 +259,15 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
     if exact and native != session.native_id:
         lost.add(f"Sessions in this history file started in the same second: written here, this "
                  f"one's native id is {native} (it was {session.native_id}).")
+    rewritten: dict[Path, bytes] = {}
     if at >= 0 and _goes_on(existing[at + len(text):]):
-        lost.add("The history file holds more of this session than oxide has (aider went on since "
-                 "the last import, or the conversation was rewound here): aider restores all of it.")
+        # After a conversation rewind, resume writes this file instead: the session as oxide
+        # has it now, in place of all of it that the file holds (the rest of the file as it is).
+        end = _session_end(existing, at + len(text))
+        rewritten[history] = (existing[:at] + text + existing[end:]).encode("utf-8")
+        lost.add("The history file holds more of this session than oxide has: aider restores all "
+                 "of it (after a conversation rewind, oxide writes the rewound session in its place "
+                 "and sets the longer file aside).")
     others = len(_HEADER.findall(existing)) - (len(_HEADER.findall(text)) if at >= 0 else 0)
     if others:
         lost.add(f"aider --restore-chat-history restores the whole history file: the model also "
@@ -264,7 +281,7 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
     files = {history: b"" if at >= 0 else text.encode("utf-8"),
              input_path: "".join(missing(prompts, _read(input_path))).encode("utf-8")}
     return Export(files=files, native_id=native, command=list(COMMAND), cwd=cwd,
-                  lost=sorted(lost))
+                  lost=sorted(lost), rewritten=rewritten)
 
 
 def _prompts(session: Session, messages: Sequence[Message], exact: bool) -> list[str]:
