@@ -114,3 +114,44 @@ def test_export_to_claude_writes_only_what_differs(repo: Path, isolated_env: Pat
     (dest / "style.md").write_text("edited in Claude Code\n")
     assert memory.export_claude(make_ctx(repo))["files"] == ["style.md"]
     assert (dest / "style.md").read_text() == "y\n" and (dest / "build.md").read_text() == "x\n"
+
+
+def test_log_limit_writes_after_and_by_session(repo: Path) -> None:
+    from oxide_git import store
+    from oxide_git.model import Message, Part, Session
+
+    from .conftest import git
+
+    memory.add(make_ctx(repo, NOW_MS), "a", "one")  # no current session
+    s = Session("0" * 12 + "7" * 20, "claude")
+    store.append(make_ctx(repo), s, [Message("user", (Part.text("x"),))])
+    store.set_current_session(make_ctx(repo), s.id)
+    memory.add(make_ctx(repo, NOW_MS + 10), "b", "two")
+    assert len(memory.log(make_ctx(repo), 1)) == 1 and len(memory.log(make_ctx(repo))) == 2
+    assert [w.summary for w in memory.writes_after(make_ctx(repo), NOW_MS)] == ["add b"]  # at NOW_MS: not after
+    assert [w.summary for w in memory.writes_after(make_ctx(repo), NOW_MS - 1)] == ["add b", "add a"]
+    assert [w.summary for w in memory.writes_after(make_ctx(repo), NOW_MS - 1, s.id)] == ["add b"]
+    m = memory.context_message(make_ctx(repo))
+    assert m is not None and m["compacted"] is False and m["seq"] is None and m["created_at"] is None
+    # a commit written by hand: a folder in the tree is no memory file, a bare trailer word no field
+    tip = git(repo, "rev-parse", refs_memory()).strip()
+    tree = git(repo, "rev-parse", f"{tip}^{{tree}}").strip()
+    folder = subprocess_mktree(repo, f"040000 tree {tree}\tnested\n" + git(repo, "ls-tree", tree))
+    hand = git(repo, "commit-tree", "-p", tip, "-m", "by hand\n\nOxide-Session\nNote: x", folder).strip()
+    git(repo, "update-ref", refs_memory(), hand)
+    assert set(memory.files(make_ctx(repo))) == {"MEMORY.md", "a.md", "b.md"}
+    w = memory.log(make_ctx(repo))[0]
+    assert w.session_id is None and w.summary == "by hand"
+
+
+def refs_memory() -> str:
+    from oxide_git import refs
+
+    return refs.MEMORY
+
+
+def subprocess_mktree(repo: Path, listing: str) -> str:
+    import subprocess
+
+    return subprocess.run(["git", "mktree"], cwd=repo, input=listing, capture_output=True, text=True,
+                          check=True).stdout.strip()
