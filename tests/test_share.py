@@ -43,7 +43,7 @@ def test_push_then_pull_brings_sessions_and_index(clones: tuple[Path, Path, Path
     a, b, bare = clones
     say(a, "hello", "world")
     out = oxide(a, "push", "--json")
-    assert json.loads(out.stdout)["updated"]
+    assert json.loads(out.stdout)["updated"] == {refs.session_ref(SID): "new"}
     assert git(bare, "for-each-ref", "refs/oxide/sessions/").strip()
     res = json.loads(oxide(b, "pull", "--json").stdout)
     assert res["updated"] == {refs.session_ref(SID): "new"}
@@ -56,7 +56,7 @@ def test_push_then_pull_brings_sessions_and_index(clones: tuple[Path, Path, Path
         f"refs/oxide/remotes/origin/sessions/{SID}"]
     # fast-forward in the other direction
     say(b, "more from b")
-    oxide(b, "push")
+    assert json.loads(oxide(b, "push", "--json").stdout)["updated"] == {refs.session_ref(SID): "pushed"}
     assert json.loads(oxide(a, "pull", "--json").stdout)["updated"] == {refs.session_ref(SID): "fast-forward"}
     assert texts(a) == ["hello", "world", "more from b"]
 
@@ -73,6 +73,8 @@ def test_diverged_session_becomes_local_plus_fork_and_nothing_is_lost(clones: tu
     assert rejected.returncode == 1 and "pull" in rejected.stderr  # never forced
     res = json.loads(oxide(b, "pull", "--json").stdout)
     assert res["updated"][refs.session_ref(SID)] == "merged"
+    merge_time = git(b, "log", "-1", "--format=%ct", refs.session_ref(SID)).strip()
+    assert 1_700_000_000 < int(merge_time) < 10_000_000_000  # seconds, not milliseconds
     [fork] = res["forks"]
     assert texts(b) == ["base 1", "base 2", "b says 3"]  # local kept as it was
     assert texts(b, fork["fork"]) == ["base 1", "base 2", "a says 3", "a says 4"]
