@@ -234,6 +234,7 @@ def test_diverged_memory_keeps_ours_and_takes_their_other_files(clones: tuple[Pa
     oxide(a, "push")
     res = json.loads(oxide(b, "pull", "--json").stdout)
     assert res["updated"][refs.MEMORY] == "merged"
+    assert 1_700_000_000 < int(git(b, "log", "-1", "--format=%ct", refs.MEMORY).strip()) < 10_000_000_000
     assert "memory: build.md changed on both sides, kept ours" in res["problems"]
     files = memory.files(make_ctx(b))
     assert files["build.md"] == "b's rule\n"  # ours
