@@ -307,3 +307,27 @@ def test_push_with_nothing_to_push_and_to_a_remote_that_is_not_there(repo: Path,
     say(repo, "x")
     r = oxide(repo, "push", check=False)
     assert r.returncode == 1 and "error: push to 'origin' failed" in r.stderr and "hint:" in r.stderr
+
+
+def test_independent_logs_where_theirs_has_nothing_new_keep_ours_without_a_fork(
+        clones: tuple[Path, Path, Path]) -> None:
+    a, b, _bare = clones
+    say(a, "m1", "m2", now=NOW_MS)
+    say(b, "m1", now=NOW_MS + 5000)  # the same first message, written on its own (no shared history)
+    oxide(b, "push")
+    res = json.loads(oxide(a, "pull", "--json").stdout)
+    assert res["forks"] == [] and res["updated"][refs.session_ref(SID)] == "merged"
+    assert texts(a) == ["m1", "m2"]
+
+
+def test_the_fork_of_a_pull_is_dated_as_the_other_side_wrote_it(clones: tuple[Path, Path, Path]) -> None:
+    a, b, _bare = clones
+    say(a, "base")
+    oxide(a, "push")
+    oxide(b, "pull")
+    say(a, "a says", now=NOW_MS + 1000)
+    say(b, "b says", now=NOW_MS + 2000)
+    oxide(a, "push")
+    [fork] = json.loads(oxide(b, "pull", "--json").stdout)["forks"]
+    theirs = git(b, "log", "-1", "--format=%ct", fork["from"]).strip()
+    assert git(b, "log", "-1", "--format=%ct", refs.session_ref(fork["fork"])).strip() == theirs
