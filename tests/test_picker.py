@@ -78,6 +78,12 @@ class Screen:
 
     def close(self) -> None:
         subprocess.run([str(TMUX), "-S", self.sock, "kill-server"], capture_output=True)
+        deadline = time.monotonic() + 10  # the server goes away asynchronously: a new session on
+        while time.monotonic() < deadline:  # the same socket would fail while it is still there
+            alive = subprocess.run([str(TMUX), "-S", self.sock, "has-session"], capture_output=True)
+            if alive.returncode != 0:
+                break
+            time.sleep(0.05)
 
 
 @pytest.fixture
