@@ -54,8 +54,11 @@ class Screen:
         self._tmux("new-session", "-d", "-x", "110", "-y", "36", "-s", "pick", shell)
 
     def _tmux(self, *args: str) -> str:
-        return subprocess.run([str(TMUX), "-S", self.sock, "-f", "/dev/null", *args],
-                              capture_output=True, text=True, check=True).stdout
+        r = subprocess.run([str(TMUX), "-S", self.sock, "-f", "/dev/null", *args],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise AssertionError(f"tmux {args[0]} exited {r.returncode}: {r.stderr.strip()}")
+        return r.stdout
 
     def text(self) -> str:
         return self._tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", "pick")
