@@ -130,3 +130,17 @@ def test_format_drift_sums_every_file_and_skips_a_damaged_cursor(repo: Path) -> 
     found = [m for _lvl, m in _messages(diagnose(make_ctx(repo))) if "unknown type" in m]
     assert found == ["5 claude record(s) of unknown type 'hologram' (written by 2.1.9) are kept as other parts",
                      "1 codex record(s) of unknown type 'whisper' are kept as other parts"]
+
+
+def test_an_index_without_the_cursors_table_reports_no_drift_and_no_crash(repo: Path) -> None:
+    import sqlite3
+
+    oxide(repo, "init")
+    store.append(make_ctx(repo), Session(SID, "codex"), [Message("user", (Part.text("x"),))])
+    db = sqlite3.connect(repo / ".git" / "oxide" / "index.db")
+    db.execute("DROP TABLE cursors")  # an index written before there were cursors
+    db.commit()
+    db.close()
+    found = diagnose(make_ctx(repo))["findings"]
+    assert not [f for f in found if "unknown type" in f["message"]]
+    assert all(f["level"] != "error" for f in found)
