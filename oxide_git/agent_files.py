@@ -5,7 +5,7 @@ state: that would wipe the conversation written since. Of the four agents only A
 the worktree (its chat history, its input history, and the LLM log when asked for one); Claude
 Code, Codex and OpenCode keep their sessions outside the repository (``~/.claude/projects``,
 ``$CODEX_HOME/sessions``, OpenCode's data folder), so nothing of theirs is in a worktree.
-The names come from the importers' modules; ``$AIDER_*`` overrides are honoured. Pure.
+The Aider modules take the names from here; ``$AIDER_*`` overrides are honoured. Pure.
 """
 
 from __future__ import annotations
@@ -13,15 +13,16 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Mapping
 
+# Aider's file names, defined here (stdlib only) so that a rewind does not import the importer
+# to learn them; the Aider modules take them from here.
+AIDER_HISTORY = ".aider.chat.history.md"
+AIDER_INPUT_HISTORY = ".aider.input.history"
 AIDER_LLM_HISTORY = ".aider.llm.history"  # `aider --llm-history-file`, the name its docs use
 
 
 def session_files(environ: Mapping[str, str] | None = None) -> set[str]:
     """Worktree-relative paths (any folder) that hold an agent's own session."""
-    from .agents.aider import HISTORY
-    from .agents.aider_input import INPUT_HISTORY
-
-    names = {HISTORY, INPUT_HISTORY, AIDER_LLM_HISTORY}
+    names = {AIDER_HISTORY, AIDER_INPUT_HISTORY, AIDER_LLM_HISTORY}
     env = environ or {}
     for key in ("AIDER_CHAT_HISTORY_FILE", "AIDER_INPUT_HISTORY_FILE", "AIDER_LLM_HISTORY_FILE"):
         value = env.get(key)

@@ -40,12 +40,13 @@ from oxide_git.agents import AgentEnv, Event, Export, Problem, Resumable
 from oxide_git.errors import UnsupportedFormat
 from oxide_git.model import Message, Session
 
+from ..agent_files import AIDER_HISTORY
 from .aider_input import input_history_of, read_entries
 from .aider_read import MARKER, RESTORED, Reader, header_ms, name, unquote
 
 __all__ = ["HISTORY", "MARKER", "discover", "export", "kind_of", "name", "parse"]
 
-HISTORY = ".aider.chat.history.md"
+HISTORY = AIDER_HISTORY
 SNIFF = 8000  # bytes looked at for a NUL, as git does to call a file binary
 
 _ANNOUNCED = re.compile(r"^Aider v\d")

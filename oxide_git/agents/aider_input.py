@@ -13,7 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-INPUT_HISTORY = ".aider.input.history"
+from ..agent_files import AIDER_INPUT_HISTORY
+
+INPUT_HISTORY = AIDER_INPUT_HISTORY
 
 
 @dataclass(frozen=True, slots=True)
