@@ -7,7 +7,7 @@ writes it in that agent's own format into that agent's own store and says how to
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -94,8 +94,8 @@ def _agent_went_on(agent: str, path: Path, native_id: str, known: set[str], env:
         return True  # unreadable to us: never overwrite it
 
 
-def _write(path: Path, data: bytes, append: bool, res: IntoResult, rewound: bool,
-           went_on: Any = None) -> None:
+def _write(path: Path, data: bytes, append: bool, res: IntoResult,
+           went_on: Callable[[Path], bool] | None = None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if append:
         existing = path.read_bytes() if path.exists() else b""
@@ -111,13 +111,18 @@ def _write(path: Path, data: bytes, append: bool, res: IntoResult, rewound: bool
         if existing == data:
             res.kept.append(str(path))
             return
-        if not rewound and went_on is not None and went_on(path):
-            # The agent's own file has more than we know of: it is newer; never overwrite it.
+        if went_on is not None and went_on(path):
+            # The agent's own file has more than we know of (even before a rewind): it is newer;
+            # never overwrite it.
             res.kept.append(str(path))
             return
         # Ours wins (the user rewound the conversation, or the agent's file is older): theirs is
         # kept beside it, where the agent does not look, and the store has every message anyway.
         backup = path.with_name(path.name + ".oxide-bak")
+        n = 1
+        while backup.exists() and backup.read_bytes() != existing:  # an earlier one stays too
+            backup = path.with_name(f"{path.name}.oxide-bak.{n}")
+            n += 1
         backup.write_bytes(existing)
         res.set_aside.append(str(backup))
     tmp = path.with_name(f".{path.name}.oxide-tmp")
@@ -126,21 +131,22 @@ def _write(path: Path, data: bytes, append: bool, res: IntoResult, rewound: bool
     res.written.append(str(path))
 
 
-def rewound(log: sessionlog.Log) -> bool:
-    """The conversation's last change was a rewind the user asked for (only the records of
-    exports written since): then the agent resumes the rewound conversation, not its longer file."""
+EXPORT_SUMMARY = "exported to "
+
+
+def rewound(log: sessionlog.Log) -> Any:
+    """The log commit from before the rewind, when the conversation's last change was a rewind
+    the user asked for (only records of exports written since); else None. Then the agent resumes
+    the rewound conversation, not its longer file."""
     c = log.commit
     for _ in range(64):
         summary = c.message.splitlines()[0] if c.message else ""
         if summary.startswith("rewind to"):
-            return True
+            return c.parents[0] if c.parents else None
         if not summary.startswith(EXPORT_SUMMARY) or not c.parents:
-            return False
+            return None
         c = c.parents[0]
-    return False
-
-
-EXPORT_SUMMARY = "exported to "
+    return None
 
 
 def _record_export(ctx: Context, log: sessionlog.Log, agent: str, exp: Any, env: Any) -> None:
@@ -183,17 +189,20 @@ def into(ctx: Context, ref: str, agent: str) -> IntoResult:
         session = replace(session, cwd=str(ctx.repo.workdir))
     exp = agent_module(agent).export(session, messages, env)
     res = IntoResult(agent, exp.native_id, list(exp.command), exp.cwd, lost=list(exp.lost))
-    back = rewound(log)
+    before = rewound(log)
+    back = before is not None
     known = {m.native_id for m in messages if m.native_id}
+    if back:  # what the rewind dropped is known too: only turns the agent added since count
+        known |= {m.native_id for _, m in sessionlog.iter_messages(git, before.tree) if m.native_id}
 
     def went_on(path: Path) -> bool:
         return _agent_went_on(agent, path, exp.native_id, known, env)
 
     for path, data in exp.files.items():
         if back and path in exp.rewritten:  # the file holds the session as it was before the rewind
-            _write(Path(path), exp.rewritten[path], append=False, res=res, rewound=True)
+            _write(Path(path), exp.rewritten[path], append=False, res=res, went_on=went_on)
             continue
-        _write(Path(path), data, append=(agent == "aider"), res=res, rewound=back, went_on=went_on)
+        _write(Path(path), data, append=(agent == "aider"), res=res, went_on=went_on)
     db_writer: Any = agent_module(agent)  # an agent whose export has databases defines it
     for path, rows in exp.databases.items():  # rows in the agent's own database (OpenCode 1.18)
         outcome = db_writer.write_database(Path(path), rows, rewound=back)

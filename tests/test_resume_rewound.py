@@ -60,6 +60,12 @@ def test_the_agent_resumes_the_rewound_conversation(repo: Path, isolated_env: Pa
     again = json.loads(oxide(repo, "resume", SID, "--into", "claude", "--json").stdout)
     assert again["written"] == [] and again["kept"] == [str(path)]  # same bytes: nothing to do
 
+    with path.open("a") as f:  # the user went on in Claude after the rewind, without an import
+        f.write(_line("u3", "a1", "user", "third prompt", "2026-02-01T10:02:01.000Z") + "\n")
+    went_on = path.read_bytes()
+    third = json.loads(oxide(repo, "resume", SID, "--into", "claude", "--json").stdout)
+    assert third["kept"] == [str(path)] and path.read_bytes() == went_on  # never overwritten
+
 
 def test_importing_what_oxide_wrote_makes_no_new_session(repo: Path, isolated_env: Path) -> None:
     _transcript(repo, isolated_env)
