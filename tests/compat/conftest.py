@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import git
+from ..conftest import new_repo
 from .driver import Driver, driver_class
 from .modelserver import ModelServer
 
@@ -16,13 +16,8 @@ pytestmark = pytest.mark.compat
 
 @pytest.fixture
 def compat_repo(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    (root / "README.md").write_text("compat project\n")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "initial")
-    return root
+    """The suite's usual repository (one commit: README.md, src/app.py), where the agents run."""
+    return new_repo(tmp_path / "project")
 
 
 @pytest.fixture
