@@ -33,15 +33,9 @@ RESCAN_S = 1.0
 
 def store_roots(ctx: Context) -> dict[str, str]:
     """The folders the agents write their sessions into (existing or not) -> agent name."""
-    from .agents import claude
+    from .agents import watch_roots
 
-    env = dict(ctx.environ)
-    out = {str(r / "projects"): "claude" for r in claude.roots(_agent_env(ctx))}
-    codex = Path(env.get("CODEX_HOME") or ctx.home / ".codex")
-    out[str(codex / "sessions")] = "codex"
-    data = Path(env.get("XDG_DATA_HOME") or ctx.home / ".local" / "share")
-    out[str(data / "opencode")] = "opencode"
-    return out
+    return watch_roots(_agent_env(ctx))
 
 
 def _agent_env(ctx: Context) -> Any:
@@ -83,7 +77,9 @@ class Watcher:
         self.heads: dict[str, str | None] = {}
         self.known: dict[str, str] | None = None  # discovered agent files -> agent (None: not yet)
         self.stop = threading.Event()
-        self.plan = Plan(store_roots(ctx), {})
+        from .agents import worktree_files
+
+        self.plan = Plan(store_roots(ctx), {}, worktree_files())
         self.server: Any = None  # watch_server.Server: `git oxide checkpoint` answered from here
         self.serve: Any = None
 

@@ -15,7 +15,8 @@ from tests.test_hooks import SID_NATIVE, claude_line
 
 
 def plan() -> Plan:
-    return Plan({"/h/.claude/projects": "claude"}, {"/r": "main", "/r/wt": "wt"}, debounce=0.1, max_wait=0.5)
+    return Plan({"/h/.claude/projects": "claude"}, {"/r": "main", "/r/wt": "wt"},
+                {".aider.chat.history.md": "aider"}, debounce=0.1, max_wait=0.5)
 
 
 def test_plan_classifies_and_journals() -> None:
