@@ -244,6 +244,13 @@ def test_trees_nested_thousands_deep(team: tuple[Path, Path, Path]) -> None:
     _only_honest_came(b, before, honest)
     _meet(b, "trees 5000 deep", *READERS)
     report.add("hostile_refused", 3)
+    # a store that took them anyway (an older git oxide): readers and rewind refuse, never crash
+    set_ref(b, "refs/notes/oxide", notes)
+    set_ref(b, f"refs/oxide/checkpoints/manual/{cp}", cp)
+    _meet(b, "trees 5000 deep taken", ("reindex",), ("doctor",))
+    r = _meet(b, "trees 5000 deep taken", ("rewind", cp, "--code", "--yes", "--force"))["rewind"]
+    assert r.returncode == 1 and "error: refusing a tree nested more than 256 folders deep" in r.stderr, r.stderr
+    assert not (b / "deep").exists()
 
 
 def test_ref_names_and_targets_that_are_not_ours(team: tuple[Path, Path, Path]) -> None:
