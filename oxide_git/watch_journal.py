@@ -24,10 +24,24 @@ def watcher(repo: Repo) -> dict[str, Any] | None:
     """The running watcher's pid file, if its process is alive."""
     try:
         info = json.loads((repo.oxide_dir / PID_FILE).read_text())
-        os.kill(int(info["pid"]), 0)
+        pid = int(info["pid"])
+        os.kill(pid, 0)
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    if _dead(pid):
+        return None
     return info if isinstance(info, dict) else None
+
+
+def _dead(pid: int) -> bool:
+    """A killed watcher nobody reaped: a zombie still answers ``kill(pid, 0)``. A container's
+    first process often reaps no orphans, so the daemon, once killed, stays one."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False  # no /proc (macOS): kill(pid, 0) is all there is to know
+    return state in (b"Z", b"X")
 
 
 def head_oid(repo: Repo) -> str | None:

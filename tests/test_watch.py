@@ -186,3 +186,24 @@ def test_lost_file_events_rebuild_the_journal(repo: Path) -> None:
         t.join(10)
     assert not t.is_alive()
     assert not [h for h in logging.getLogger("watchdog").handlers if isinstance(h, watch._OverflowFlag)]
+
+
+def test_a_killed_watcher_nobody_reaped_is_not_running(repo: Path) -> None:
+    """A zombie still answers kill(pid, 0); a container's first process often reaps no orphans,
+    so a killed daemon stays one, and `watch --daemon` must not say it is already running."""
+    import subprocess
+    import sys
+
+    from oxide_git import watch_journal as journal
+
+    r = make_ctx(repo).repo
+    r.oxide_dir.mkdir(parents=True, exist_ok=True)
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    wait_for(lambda: Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z")
+    (r.oxide_dir / journal.PID_FILE).write_text(json.dumps({"pid": child.pid, "token": "t"}))
+    try:
+        assert journal.watcher(r) is None
+        (r.oxide_dir / journal.PID_FILE).write_text(json.dumps({"pid": os.getpid(), "token": "t"}))
+        assert journal.watcher(r) is not None  # a live one still counts
+    finally:
+        child.wait()
