@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-all lint demo bench bench-quick reliability fuzz compat mutate mutate-sample clean
+.PHONY: install test test-all lint demo bench bench-quick reliability soak fuzz compat mutate mutate-sample clean
 
 $(STAMP): pyproject.toml docs/git-oxide.1
 	$(PY) -m venv $(VENV)
@@ -40,6 +40,9 @@ bench-quick: $(STAMP)  ## the same, on a small tree: what CI runs
 
 reliability: $(STAMP)  ## crash, concurrency and hostile-input suite (OXIDE_RELIABILITY_QUICK=1: ~1 min)
 	$(BIN)/python -m pytest -q -m slow
+
+soak: $(STAMP)  ## one repository, everything at once, SIGKILLs among it, for SOAK_MINUTES (default 30; CI: 2)
+	PATH="$(CURDIR)/$(BIN):$$PATH" SOAK_MINUTES=$${SOAK_MINUTES:-30} $(BIN)/python -m tests.soak
 
 fuzz: $(STAMP)  ## the importers under hypothesis for minutes each (OXIDE_FUZZ_EXAMPLES per importer)
 	OXIDE_FUZZ_EXAMPLES=$${OXIDE_FUZZ_EXAMPLES:-50000} $(BIN)/python -m pytest -q -m slow -k "fuzz or corpus" --durations=0
