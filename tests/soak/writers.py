@@ -38,6 +38,7 @@ class Writer:
     """An agent appending a transcript; ``step`` writes a little, ``written`` is the truth."""
 
     name = "agent"
+    every = (0.2, 1.5)  # seconds between steps
 
     def __init__(self, world: World) -> None:
         self.world = world
@@ -56,7 +57,7 @@ class Writer:
                     self.step()
             except Exception as e:  # a writer never stops the soak; it is reported
                 w.tally.problem(f"{self.name} writer: {e!r}")
-            w.nap(self.rng.uniform(0.2, 1.5))
+            w.nap(self.rng.uniform(*self.every))
 
 
 class JsonlWriter(Writer):
@@ -181,6 +182,7 @@ class OpenCodeWriter(Writer):
     whose text part is inserted early and updated as the answer streams."""
 
     name = "opencode"
+    every = (2.0, 6.0)  # a turn: its database is read whole on each change (see the README)
     FIXTURE = ROOT / "fixtures" / "opencode" / "db-1.18.33" / "opencode.db"
 
     def __init__(self, world: World) -> None:
@@ -269,6 +271,7 @@ class AiderWriter(Writer):
     """``.aider.chat.history.md``: a chat header, then prompts (``#### ``) and their replies."""
 
     name = "aider"
+    every = (1.0, 4.0)
 
     def __init__(self, world: World) -> None:
         super().__init__(world)
