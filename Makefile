@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-all lint demo bench bench-quick reliability soak fuzz compat mutate mutate-sample clean
+.PHONY: install test test-all lint demo bench bench-quick bench-large reliability soak fuzz compat mutate mutate-sample clean
 
 $(STAMP): pyproject.toml docs/git-oxide.1
 	$(PY) -m venv $(VENV)
@@ -37,6 +37,9 @@ bench: $(STAMP)  ## medians and ratios against git itself (100,000-file tree, ca
 
 bench-quick: $(STAMP)  ## the same, on a small tree: what CI runs
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m bench --quick
+
+bench-large: $(STAMP)  ## issue 17's scale rows (10k/100k/1M files; BENCH_LARGE_SIZES=...), cached in .bench-cache/large-*
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m bench --only large --json .bench-cache/results-large.json
 
 reliability: $(STAMP)  ## crash, concurrency and hostile-input suite (OXIDE_RELIABILITY_QUICK=1: ~1 min)
 	$(BIN)/python -m pytest -q -m slow
