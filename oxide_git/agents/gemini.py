@@ -1,0 +1,83 @@
+"""Gemini CLI sessions (``~/.gemini/tmp/<slug>/chats/session-<ts>-<id8>.jsonl``): discover, parse.
+
+Where they are: ``gemini_store``; how a file replays (a patch log with upserts, ``$set`` and
+``$rewindTo``): ``gemini_log``; one record as a Message: ``gemini_records``; writing a session back
+(``gemini --resume <uuid>``): ``gemini_export``. docs/agents/gemini.md has what 0.61 writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..model import Message, Session
+from . import AgentEnv, Event, Export, jsonline
+from .gemini_store import gemini_dir, project_dirs, session_files
+
+name = "gemini"
+
+FILE_PATTERNS = ("session-*.jsonl", "session-*.json", "*.jsonl")
+
+
+def watch_roots(env: AgentEnv) -> list[Path]:
+    return [gemini_dir(env) / "tmp"]
+
+
+def _resumable_file(path: Path) -> bool:
+    """Does the file hold what the CLI would resume (a prompt or an answer)? The file a resume
+    leaves behind with only the CLI's session context does not."""
+    from .gemini_log import _resumable
+
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    if b'"type":"gemini"' in data:
+        return True
+    for raw in data.splitlines():
+        if b'"user"' not in raw:
+            continue
+        try:
+            obj = jsonline.loads(raw)
+        except (ValueError, RecursionError):
+            continue
+        recs = [obj] if isinstance(obj, dict) and "id" in obj else []
+        if isinstance(obj, dict):
+            for key in ("$set", None):
+                holder = obj.get(key) if key else obj
+                msgs = holder.get("messages") if isinstance(holder, dict) else None
+                recs += [m for m in msgs if isinstance(m, dict)] if isinstance(msgs, list) else []
+        if any(_resumable(r) for r in recs):
+            return True
+    return False
+
+
+def discover(env: AgentEnv) -> list[Path]:
+    """This project's session files (and sub-agents'), those the CLI would list."""
+    out: list[Path] = []
+    for folder in project_dirs(env):
+        out += [p for p in session_files(folder) if p not in out and _resumable_file(p)]
+    return out
+
+
+def parse(path: Path, *, offset: int = 0, state: Mapping[str, Any] | None = None,
+          env: AgentEnv | None = None) -> Iterator[Event]:
+    """Events for the session(s) of one file (see ``agents`` for the contract); a rewind in the
+    file makes a second session (``gemini_log``)."""
+    path = Path(path)
+    if path.suffix == ".json":
+        from .gemini_legacy import parse as legacy
+
+        yield from legacy(path, env)
+        return
+    from .gemini_log import Parser
+
+    yield from Parser(path, state if offset else None, env).run(offset)
+
+
+def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Export:
+    """``session`` as a file ``gemini --resume`` accepts (``gemini_export``)."""
+    from .gemini_export import export as _export
+
+    return _export(session, messages, env)
