@@ -1,0 +1,53 @@
+"""Gemini CLI, driven for real: import, same-agent round trip, what it sends its model, its own
+resume of a file oxide wrote, and what a resume of its own leaves in the file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import checks
+from .conftest import make_driver
+from .driver import PROMPT2, SHELL_TEXT
+
+
+def test_gemini_import_and_round_trip(compat_repo: Path, model_server, tmp_path: Path) -> None:
+    d = make_driver("gemini", compat_repo, model_server)
+    first = d.run().check()
+    sid = first.native_id
+    assert sid
+    assert (compat_repo / "shell.txt").read_text().strip() == SHELL_TEXT
+    assert (compat_repo / "notes.txt").read_text() == "second line\n"
+
+    imported = checks.oxide(compat_repo, "import")
+    assert "unknown" not in imported.stderr, imported.stderr  # every record of this release is known
+    shown = checks.show(compat_repo, sid)
+    checks.assert_conversation(shown, [d.prompt1])
+    assert shown["messages"][0]["extra"].get("harness") is True  # the CLI's <session_context>
+    names = [c["name"] for c in checks.tool_calls(shown)]
+    assert names == ["run_shell_command", "write_file", "replace"], names
+
+    original = d.session_file(sid)
+    rt = checks.round_trip(d, compat_repo, sid, tmp_path, compare=[original])
+    assert rt.result["native_id"] == sid
+    assert rt.written[str(original)] == original_bytes(tmp_path, original)
+    model_server._log.clear()
+    d.resume(sid, PROMPT2).check()
+    checks.assert_request_holds(model_server, [d.prompt1, SHELL_TEXT, "echo from-shell", "second line"])
+    checks.record({"agent": "gemini", "version": d.pin.version, "check": "round_trip",
+                   "lines_same": rt.lines_same, "lines_total": rt.lines_total})
+    assert rt.lines_same == rt.lines_total, f"{rt.lines_same}/{rt.lines_total} lines identical"
+
+    # The CLI's own resume rewrote the history in the file ($set.messages): importing again adds
+    # the second prompt and its answer to the same session, nothing else.
+    again = checks.import_session(compat_repo, sid)
+    assert [m["native_id"] for m in again["messages"][:len(shown["messages"])]] == [
+        m["native_id"] for m in shown["messages"]]
+    assert checks.user_prompts(again)[-1] == PROMPT2
+    assert len(again["messages"]) == len(shown["messages"]) + 2
+    rows = [r for r in checks.oxide_json(compat_repo, "list", "--all") if r["agent"] == "gemini"]
+    assert len(rows) == 1, rows  # the startup file a resume leaves behind is no session
+
+
+def original_bytes(tmp: Path, original: Path) -> bytes:
+    [moved] = list((tmp / "moved-away").iterdir())
+    return (moved / original.relative_to(original.parents[2])).read_bytes()
