@@ -111,7 +111,13 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
     lost: list[str] = []
     if own and _is_uuid(session.native_id) and g.get("file") and session.extra.get("gemini_kind") is None:
         sid = str(session.native_id)
-        lines, name = _native_lines(session, messages, None), str(g["file"])
+        name = str(g["file"])
+        if g.get("legacy"):  # a .json of an older release: written back as it was
+            from .gemini_legacy import dump
+
+            return Export(files={folder / "chats" / name: dump(session, messages)}, native_id=sid,
+                          command=["gemini", "--resume", sid], cwd=cwd)
+        lines = _native_lines(session, messages, None)
     elif own:  # a fork of a Gemini session (oxide's, or a rewind in the CLI): a session of its own
         sid = uuid_for(session)
         lines, name = _native_lines(session, messages, sid), file_name(session.created_at, sid)
