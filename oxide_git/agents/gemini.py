@@ -35,6 +35,12 @@ def _resumable_file(path: Path) -> bool:
         return False
     if b'"type":"gemini"' in data:
         return True
+    if path.suffix == ".json":  # an older release's whole-file JSON
+        try:
+            msgs = jsonline.loads(data).get("messages")
+        except (ValueError, RecursionError, AttributeError):
+            return False
+        return isinstance(msgs, list) and any(isinstance(m, dict) and _resumable(m) for m in msgs)
     for raw in data.splitlines():
         if b'"user"' not in raw:
             continue
@@ -65,7 +71,7 @@ def parse(path: Path, *, offset: int = 0, state: Mapping[str, Any] | None = None
           env: AgentEnv | None = None) -> Iterator[Event]:
     """Events for the session(s) of one file (see ``agents`` for the contract); a rewind in the
     file makes a second session (``gemini_log``)."""
-    path = Path(path)
+    path = Path(path).absolute()
     if path.suffix == ".json":
         from .gemini_legacy import parse as legacy
 

@@ -74,15 +74,20 @@ def _resolve(line: Any, own: dict[str, Any] | None, sid: str | None) -> Any:
 def _native_lines(session: Session, messages: Sequence[Message], sid: str | None) -> list[str]:
     g = session.extra.get(KEY) or {}
     lines = [dumps(_resolve(g.get("header"), None, sid))] if g.get("header") else []
-    lines += [dumps(_resolve(x, None, sid)) for x in g.get("prefix") or []]
+    at = min(int(g.get("prefix_at") or 0), len(messages))  # after a rewind: after the kept messages
     for i, m in enumerate(messages):
+        if i == at:
+            lines += [dumps(_resolve(x, None, sid)) for x in g.get("prefix") or []]
         own = record(m, next_results(messages[i + 1] if i + 1 < len(messages) else None))
         kept = (m.extra.get(KEY) or {}).get("lines", [None])
         lines += [dumps(own if x is None else _resolve(x, own, sid)) for x in kept]
+    if at == len(messages):
+        lines += [dumps(_resolve(x, None, sid)) for x in g.get("prefix") or []]
     return lines
 
 
-def _foreign_lines(session: Session, messages: Sequence[Message], sid: str, cwd: str) -> tuple[list[str], list[str]]:
+def _foreign_lines(session: Session, messages: Sequence[Message], sid: str,
+                   cwd: str) -> tuple[list[str], list[str]]:
     said, lost = turns(messages, cwd, GEMINI_TOOLS)
     start = to_iso(session.created_at or min((m.created_at for m in messages if m.created_at), default=0))
     last = max((m.created_at for m in messages if m.created_at), default=session.created_at)

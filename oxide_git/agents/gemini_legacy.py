@@ -16,8 +16,8 @@ from typing import Any
 
 from ..model import Message, Session, from_iso, session_id_for
 from . import AgentEnv, Event, FoundMessage, FoundSession, Problem, Resumable, Unknown
-from .gemini_log import _resumable
-from .gemini_records import KEY, TYPES, message, next_results, record, result_groups
+from .gemini_log import _known, _resumable
+from .gemini_records import KEY, message, next_results, record, result_groups
 from .gemini_store import cwd_of
 
 name = "gemini"
@@ -45,14 +45,15 @@ def parse(path: Path, env: AgentEnv | None) -> Iterator[Event]:
     sid = session_id_for(name, native, created)
     updated = data.get("lastUpdated")
     yield FoundSession(Session(
-        id=sid, agent=name, native_id=native, title=data.get("summary") if isinstance(data.get("summary"), str) else None,
+        id=sid, agent=name, native_id=native,
+        title=data.get("summary") if isinstance(data.get("summary"), str) else None,
         created_at=created, updated_at=from_iso(updated) if isinstance(updated, str) else None,
         cwd=cwd_of(path, data.get("projectHash") if isinstance(data.get("projectHash"), str) else None, env),
         extra={KEY: {"header": header, "file": path.name, "legacy": ",".join(data)}}))
     for i, rec in enumerate(recs):
         nxt = recs[i + 1] if i + 1 < len(recs) else None
         results = result_groups(nxt.get("content")) if nxt and nxt.get("type") == "user" else {}
-        if rec.get("type") not in TYPES:
+        if not _known(rec):
             yield Unknown(f"message/{rec.get('type')}")
         yield FoundMessage(sid, message(rec, results))
     yield Resumable(0, {})

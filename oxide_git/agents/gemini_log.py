@@ -71,6 +71,11 @@ class _Pending:
         self.next: dict[str, Any] | None = None  # the record that followed (its tool results)
 
 
+def _known(rec: Mapping[str, Any]) -> bool:
+    kind = rec.get("type")
+    return isinstance(kind, str) and kind in TYPES
+
+
 def _resumable(rec: Mapping[str, Any]) -> bool:
     """Would the CLI list a file for this record (``isResumableMessageRecord``)?"""
     from .gemini_records import is_harness_text
@@ -128,17 +133,21 @@ class Parser:
         s = self.sess
         extra: dict[str, Any] = {KEY: {"header": self.header, "file": self.path.name,
                                        "prefix": s.get("prefix", self.prefix)}}
-        if s.get("rewind") is not None:
-            extra[KEY]["rewind"] = s["rewind"]
+        if s.get("rewind") is not None:  # the lines after it follow the kept (copied) messages
+            extra[KEY].update(rewind=s["rewind"], prefix_at=s.get("copies", 0))
         kind = self.meta.get("kind")
         if kind not in (None, "main"):
             extra["gemini_kind"] = kind
         if s.get("parent_native"):
             extra["parent_native_id"] = s["parent_native"]
+        if s.get("parent_call"):
+            extra["parent_call_id"] = s["parent_call"]
         summary = self.meta.get("summary")
-        updated = from_iso(self.meta.get("lastUpdated")) if isinstance(self.meta.get("lastUpdated"), str) else None
+        last = self.meta.get("lastUpdated")
+        updated = from_iso(last) if isinstance(last, str) else None
         return Session(
-            id=s["id"], agent=name, native_id=s["native"], title=summary if isinstance(summary, str) else None,
+            id=s["id"], agent=name, native_id=s["native"],
+            title=summary if isinstance(summary, str) else None,
             created_at=s["created"], updated_at=max(filter(None, (updated, self.last_ts)), default=None),
             parent_id=s.get("parent"), fork_message_id=s.get("fork_message"),
             cwd=cwd_of(self.path, self.meta.get("projectHash"), self.env), model=s.get("model"),
@@ -153,7 +162,8 @@ class Parser:
         more: dict[str, Any] = {"prefix": list(self.prefix)}
         if self.meta.get("kind") == "subagent" and self.path.parent.name != "chats":
             parent = self.path.parent.name
-            more.update(parent_native=parent, parent=_parent_id(self.path.parent.parent, parent))
+            pid, call = _parent_link(self.path.parent.parent, parent, native)
+            more.update(parent_native=parent, parent=pid, parent_call=call)
         self.sess = self._new_session(native, created, **more)
         yield FoundSession(self.session())
 
@@ -208,7 +218,7 @@ class Parser:
         if self.pending is not None:
             self.pending.next = rec
         yield from self.flush()
-        if rec.get("type") in TYPES and _resumable(rec) and not self.real:
+        if _known(rec) and _resumable(rec) and not self.real:
             self.real = True
             yield from self._emit_held_now()
         if restart:
@@ -237,7 +247,7 @@ class Parser:
                 self.view.append(nid)
             self._add_line(obj)
             return
-        if obj.get("type") not in TYPES:
+        if not _known(obj):
             yield Unknown(f"message/{obj.get('type')}", self.version)
         if nid not in self.view:
             self.view.append(nid)
@@ -283,7 +293,7 @@ class Parser:
             if copies and nid == copies[-1].native_id:
                 fork_at = message_id_for(parent["id"], seq, created)
         self.sess = self._new_session(f"{base}/rewind-{self.rewinds}", self.last_ts, parent=parent["id"],
-                                      fork_message=fork_at, rewind=obj, prefix=[])
+                                      fork_message=fork_at, rewind=obj, prefix=[], copies=len(copies))
         self.ids, self.known = [], set()
         yield FoundSession(self.session())
         for m in copies:
@@ -352,15 +362,32 @@ def _messages_of(path: Path, env: AgentEnv | None, sid: str, stop: int) -> list[
             if isinstance(ev, FoundMessage) and ev.session_id == sid]
 
 
-def _parent_id(chats: Path, parent: str) -> str | None:
-    """The oxide id of a sub-agent's parent session, from the parent's own file."""
+def _parent_link(chats: Path, parent: str, agent_id: str) -> tuple[str | None, str | None]:
+    """A sub-agent's parent session (its oxide id, from the parent's own file) and the parent's
+    ``invoke_agent`` call that ran it (the tool call whose ``agentId`` it is)."""
+    needle = f'"agentId":"{agent_id}"'.encode()
     for f in sorted(chats.glob(f"session-*-{parent[:8]}.jsonl")):
         try:
             with f.open("rb") as fh:
                 head = jsonline.loads(fh.readline())
+                call = None
+                for raw in fh:
+                    if needle in raw:
+                        call = _call_of(raw, agent_id) or call
         except (OSError, ValueError, RecursionError):
             continue
         if isinstance(head, dict) and head.get("sessionId") == parent:
             start = head.get("startTime")
-            return session_id_for(name, parent, from_iso(start) if isinstance(start, str) else None)
+            return session_id_for(name, parent, from_iso(start) if isinstance(start, str) else None), call
+    return None, None
+
+
+def _call_of(raw: bytes, agent_id: str) -> str | None:
+    try:
+        obj = jsonline.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    for tc in obj.get("toolCalls") or [] if isinstance(obj, dict) else []:
+        if isinstance(tc, dict) and tc.get("agentId") == agent_id and isinstance(tc.get("id"), str):
+            return str(tc["id"])
     return None

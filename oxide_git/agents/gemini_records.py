@@ -16,11 +16,11 @@ that and keeps the record whole (``raw``) when it would not come back the same.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from ..model import Message, Part, PartType, Role, from_iso
-from .gemini_parts import from_part, from_parts, same, to_part, to_parts
+from .gemini_parts import from_part, from_parts, same, to_parts
 
 KEY = "gemini"  # Message.extra[KEY]: what the record needs besides the parts
 TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
@@ -33,7 +33,7 @@ def is_harness_text(text: str) -> bool:
     return text.lstrip().startswith(HARNESS)
 
 
-def result_groups(parts: Sequence[Any]) -> dict[str, list[Any]]:
+def result_groups(parts: Any) -> dict[str, list[Any]]:
     """A user record's content split per call id: each functionResponse with the parts that follow
     it up to the next one (how Gemini concatenates the tools' response parts)."""
     out: dict[str, list[Any]] = {}

@@ -78,7 +78,8 @@ def session_files(folder: Path) -> list[Path]:
     have = set(names)
     out: list[Path] = []
     for n in names:
-        if n.startswith("session-") and (n.endswith(".jsonl") or (n.endswith(".json") and n + "l" not in have)):
+        newer = n + "l" in have  # a .json the CLI went on with as .jsonl
+        if n.startswith("session-") and (n.endswith(".jsonl") or (n.endswith(".json") and not newer)):
             out.append(chats / n)
     for n in names:
         side = chats / n
