@@ -391,3 +391,19 @@ def _call_of(raw: bytes, agent_id: str) -> str | None:
         if isinstance(tc, dict) and tc.get("agentId") == agent_id and isinstance(tc.get("id"), str):
             return str(tc["id"])
     return None
+
+
+def starting_session(path: Path, env: AgentEnv | None = None) -> Session | None:
+    """The session a file the CLI has just begun will be (its header says which), before it holds
+    anything to import: an agent hook's first prompt is checkpointed on it."""
+    try:
+        with path.open("rb") as f:
+            head = jsonline.loads(f.readline())
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(head, dict) or not isinstance(head.get("sessionId"), str) or head.get("kind") == "subagent":
+        return None
+    parser = Parser(path, None, env)
+    parser.header_line(head)
+    list(parser._ensure_session())
+    return parser.session()

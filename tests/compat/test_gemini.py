@@ -3,6 +3,7 @@ resume of a file oxide wrote, and what a resume of its own leaves in the file.""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from . import checks
@@ -51,3 +52,24 @@ def test_gemini_import_and_round_trip(compat_repo: Path, model_server, tmp_path:
 def original_bytes(tmp: Path, original: Path) -> bytes:
     [moved] = list((tmp / "moved-away").iterdir())
     return (moved / original.relative_to(original.parents[2])).read_bytes()
+
+
+def test_gemini_hooks_capture_without_an_import(compat_repo: Path, model_server) -> None:
+    """`init --agent-hooks gemini`: the CLI's own BeforeAgent/AfterAgent hooks import the session
+    and take a prompt checkpoint, with no `git oxide import` run."""
+    d = make_driver("gemini", compat_repo, model_server)
+    # A folder the user trusted (the CLI asks once, interactively): only there does it load the
+    # project's settings, and so its hooks (--skip-trust comes too late for them).
+    (d.home / ".gemini" / "trustedFolders.json").write_text(json.dumps({str(compat_repo): "TRUST_FOLDER"}))
+    checks.oxide(compat_repo, "init", "--agent-hooks", "gemini")
+    settings = (compat_repo / ".gemini" / "settings.json").read_text()
+    assert "git oxide agent-hook gemini prompt" in settings
+    sid = d.run().check().native_id
+    rows = [r for r in checks.oxide_json(compat_repo, "list", "--all") if r["agent"] == "gemini"]
+    assert [r["native_id"] for r in rows] == [sid]
+    shown = checks.show(compat_repo, sid)
+    checks.assert_conversation(shown, [d.prompt1])  # AfterAgent imported the whole turn
+    cps = checks.oxide_json(compat_repo, "checkpoints", "--session", rows[0]["id"])
+    assert [c["kind"] for c in cps] == ["prompt"], cps
+    status = checks.oxide_json(compat_repo, "status")
+    assert status["session"]["id"] == rows[0]["id"], status
