@@ -31,8 +31,9 @@ def _merge(settings: dict[str, Any], commands: dict[str, str] | None) -> bool:
     for event in EVENTS:
         entries = [e for e in hooks.get(event, []) if not _is_ours(e)]
         if commands:
-            entries.append({"matcher": "*", "hooks": [{"name": f"git-oxide-{EVENTS[event]}", "type": "command",
-                                                       "command": commands[event], "timeout": TIMEOUT_MS}]})
+            hook = {"name": f"git-oxide-{EVENTS[event]}", "type": "command", "command": commands[event],
+                    "timeout": TIMEOUT_MS}
+            entries.append({"matcher": "*", "hooks": [hook]})
         if entries:
             hooks[event] = entries
         else:

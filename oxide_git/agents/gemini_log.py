@@ -401,7 +401,8 @@ def starting_session(path: Path, env: AgentEnv | None = None) -> Session | None:
             head = jsonline.loads(f.readline())
     except (OSError, ValueError, RecursionError):
         return None
-    if not isinstance(head, dict) or not isinstance(head.get("sessionId"), str) or head.get("kind") == "subagent":
+    if not isinstance(head, dict) or not isinstance(head.get("sessionId"), str) or (
+            head.get("kind") == "subagent"):
         return None
     parser = Parser(path, None, env)
     parser.header_line(head)
