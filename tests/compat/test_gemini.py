@@ -73,3 +73,38 @@ def test_gemini_hooks_capture_without_an_import(compat_repo: Path, model_server)
     assert [c["kind"] for c in cps] == ["prompt"], cps
     status = checks.oxide_json(compat_repo, "status")
     assert status["session"]["id"] == rows[0]["id"], status
+
+
+def test_gemini_resumes_the_rewind_it_made(compat_repo: Path, model_server) -> None:
+    """A /rewind made in the CLI (a real 0.61 file, driven interactively in tmux) is a fork in
+    oxide; `resume --into gemini` writes the rewound conversation as a session of its own, the CLI
+    resumes it (its request holds what the rewind kept, not what it dropped), and what it adds
+    then imports as that fork's continuation."""
+    import shutil
+
+    from .modelserver import Turn
+
+    d = make_driver("gemini", compat_repo, model_server)
+    model_server.script["PROMPT-4"] = [Turn.say("Done with four.")]
+    folder = d.home / ".gemini" / "tmp" / "project"
+    (folder / "chats").mkdir(parents=True)
+    (folder / ".project_root").write_text(str(compat_repo))
+    shutil.copy(REWIND_FIXTURE, folder / "chats")
+    checks.oxide(compat_repo, "import")
+    rows = checks.oxide_json(compat_repo, "list", "--all")
+    [first] = [r for r in rows if r["parent_id"] is None]
+    [fork] = [r for r in rows if r["parent_id"] == first["id"]]
+    assert "PROMPT-2: two" in checks.user_prompts(checks.show(compat_repo, first["id"]))
+    res = checks.into(compat_repo, fork["id"], "gemini")
+    model_server._log.clear()
+    d.resume(res["native_id"], "PROMPT-4: four").check()
+    body = checks.request_text(model_server)
+    assert "SAY-1: hello" in body and "PROMPT-3: three" in body
+    assert "PROMPT-2: two" not in body, "the CLI resumed what its own rewind dropped"
+    checks.oxide(compat_repo, "import")
+    new = [r for r in checks.oxide_json(compat_repo, "list", "--all") if r["id"] not in {x["id"] for x in rows}]
+    assert len(new) == 1 and new[0]["parent_id"] == fork["id"], new
+
+
+REWIND_FIXTURE = (Path(__file__).resolve().parents[2] / "fixtures" / "gemini" / "rewind" / "chats"
+                  / "session-2026-12-01T22-31-5b71e34a.jsonl")
