@@ -17,7 +17,15 @@ from .gemini_store import gemini_dir, project_dirs, session_files
 
 name = "gemini"
 
-FILE_PATTERNS = ("session-*.jsonl", "session-*.json", "*.jsonl")
+FILE_PATTERNS = ("*.jsonl", "session-*.json")
+
+
+def expand_dir(path: Path) -> list[Path]:
+    """A folder's session files that hold a session (``import --agent gemini DIR``): the startup
+    file a resume leaves behind, and a ``.json`` the CLI went on with as ``.jsonl``, are not."""
+    found = sorted({*path.rglob("*.jsonl"), *path.rglob("session-*.json")})
+    return [p for p in found if p.is_file() and not (p.suffix == ".json" and p.with_suffix(".jsonl").exists())
+            and _resumable_file(p)]
 
 
 def watch_roots(env: AgentEnv) -> list[Path]:

@@ -27,6 +27,7 @@ answer): the startup file a resume leaves behind, with only the CLI's session co
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -106,7 +107,8 @@ class Parser:
         self.prefix: list[Any] = list(st.get("prefix") or [])
         self.view: list[str] = list(st.get("view") or [])
         self.ids: list[list[Any]] = [list(x) for x in st.get("ids") or []]  # [native id, created_at]
-        self.known: set[str] = {x[0] for x in self.ids}
+        self.known_list: list[str] = list(st.get("known") or [])  # record ids of its messages
+        self.known: set[str] = set(self.known_list)
         self.sess: dict[str, Any] | None = dict(st["sess"]) if st.get("sess") else None
         self.rewinds: int = int(st.get("rewinds", 0))
         self.last_ts: int | None = st.get("last_ts")
@@ -121,7 +123,8 @@ class Parser:
                  "prefix": list(self.prefix),
                  "sess": {**self.sess, "prefix": list(self.sess.get("prefix") or [])} if self.sess else None,
                  "rewinds": self.rewinds, "last_ts": self.last_ts, "real": self.real}
-        return _State(small, {"view": (self.view, len(self.view)), "ids": (self.ids, len(self.ids))})
+        return _State(small, {"view": (self.view, len(self.view)), "ids": (self.ids, len(self.ids)),
+                              "known": (self.known_list, len(self.known_list))})
 
     # ---- the session ----------------------------------------------------------------------
     def _new_session(self, native: str, created: int | None, **more: Any) -> dict[str, Any]:
@@ -183,7 +186,8 @@ class Parser:
         if msg.model:
             self.sess["model"] = msg.model
         self.ids.append([msg.native_id, msg.created_at])
-        self.known.add(str(msg.native_id))
+        self.known.add(record_id(msg))
+        self.known_list.append(record_id(msg))
         yield FoundMessage(self.sess["id"], msg)
 
     def flush(self) -> Iterator[Event]:
@@ -194,7 +198,12 @@ class Parser:
         results = result_groups(nxt.get("content")) if nxt and nxt.get("type") == "user" else {}
         msg = message(p.rec, results)
         lines = [_self_refs(x, p.rec) for x in p.lines]
-        msg = Message(role=msg.role, parts=msg.parts, created_at=msg.created_at, native_id=msg.native_id,
+        native = msg.native_id
+        if msg.is_harness() and not _is_uuid(native):
+            # The CLI's <session_context> has the same id in every session: qualified with the
+            # session's, it names one message (a shared first id would make them all copies).
+            native = f"{str(self.meta.get('sessionId') or '').split('/')[0]}:{native}"
+        msg = Message(role=msg.role, parts=msg.parts, created_at=msg.created_at, native_id=native,
                       model=msg.model, usage=msg.usage, extra={**msg.extra, KEY: {
                           **msg.extra[KEY], "lines": lines}})
         if msg.created_at is not None:
@@ -285,7 +294,7 @@ class Parser:
             return
         parent = self.sess
         keep = set(kept)
-        copies = [m for m in _messages_of(self.path, self.env, parent["id"], start) if m.native_id in keep]
+        copies = [m for m in _messages_of(self.path, self.env, parent["id"], start) if record_id(m) in keep]
         self.rewinds += 1
         base = str(self.meta.get("sessionId") or parent["native"]).split("/")[0]
         fork_at = None
@@ -294,7 +303,7 @@ class Parser:
                 fork_at = message_id_for(parent["id"], seq, created)
         self.sess = self._new_session(f"{base}/rewind-{self.rewinds}", self.last_ts, parent=parent["id"],
                                       fork_message=fork_at, rewind=obj, prefix=[], copies=len(copies))
-        self.ids, self.known = [], set()
+        self.ids, self.known, self.known_list = [], set(), []
         yield FoundSession(self.session())
         for m in copies:
             yield from self._emit_one(m)
@@ -343,6 +352,19 @@ class Parser:
             yield FoundSession(self.session())
         if not tail and self.real:
             yield Resumable(pos, self.state())
+
+
+def _is_uuid(text: str | None) -> bool:
+    try:
+        return str(uuid.UUID(str(text))) == text
+    except ValueError:
+        return False
+
+
+def record_id(msg: Message) -> str:
+    """The id of the record ``msg`` came from (its native id, unless that had to be qualified)."""
+    g = msg.extra.get(KEY) or {}
+    return str((g.get("raw") or g.get("rest") or {}).get("id", msg.native_id))
 
 
 def _self_refs(line: Any, rec: Mapping[str, Any]) -> Any:

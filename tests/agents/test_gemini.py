@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable, Unknown, gemini
+from oxide_git.agents.gemini_log import record_id
 from oxide_git.agents.gemini_store import project_hash
 from oxide_git.model import Message, Part, Session, message_id_for, session_id_for
 
@@ -104,6 +105,8 @@ def test_a_session_with_tools_and_two_resumes_parses_exactly() -> None:
         ("user", ["text"]), ("assistant", ["text"]),
     ]
     assert got[0].is_harness() and got[0].parts[0].get("text").startswith("<session_context>")
+    # its id is the same in every session: qualified, so that no session looks like a copy of another
+    assert got[0].native_id == f"{MAIN_ID}:d04923d38bb0f6017037e74183378ef4"
     assert not any(m.is_harness() for m in got[1:])
     calls = [p for m in got for p in m.parts if p.type == "tool_call"]
     results = [p for m in got for p in m.parts if p.type == "tool_result"]
@@ -253,7 +256,8 @@ def test_the_rewound_session_goes_back_as_the_cli_holds_it(tmp_path: Path) -> No
     again, amsgs = by_session(path)
     [s] = again.values()
     assert s.native_id == exp.native_id
-    assert [m.native_id for m in amsgs[s.id]] == [m.native_id for m in msgs[fork.id]]
+    assert [record_id(m) for m in amsgs[s.id]] == [record_id(m) for m in msgs[fork.id]]
+    assert amsgs[s.id][0].native_id == f"{exp.native_id}:d04923d38bb0f6017037e74183378ef4"
     assert [m.parts for m in amsgs[s.id]] == [m.parts for m in msgs[fork.id]]
 
 
@@ -437,3 +441,21 @@ def test_gemini_parts_come_back_exactly(parts: list[dict[str, Any]]) -> None:
     for p, g in zip(parts, got, strict=True):
         if "functionCall" in p and isinstance(p["functionCall"], dict) and g.type != "other":
             assert g.type == "tool_call" and g.get("name") == p["functionCall"]["name"]
+
+
+def test_importing_every_fixture_links_only_the_fork_and_the_sub_agent(repo: Path) -> None:
+    """Every session starts with the CLI's <session_context>, whose id is the same in all of them:
+    none may look like a copy of another."""
+    from tests.conftest import oxide
+
+    oxide(repo, "init")
+    out = json.loads(oxide(repo, "import", "--agent", "gemini", str(FIX), "--json").stdout)
+    assert not [f for f in out["files"] if f.get("problems")], out
+    rows = json.loads(oxide(repo, "list", "--all", "--json").stdout)
+    assert len(rows) == 6
+    linked = {r["native_id"]: r["parent_id"] for r in rows if r["parent_id"]}
+    ids = {r["native_id"]: r["id"] for r in rows}
+    assert linked == {"5b71e34a-e694-4623-8b6d-a0afa66cdeb4/rewind-1": ids["5b71e34a-e694-4623-8b6d-a0afa66cdeb4"],
+                      "78bbc48c-bd90-4b03-b11f-b53ece61dc52": ids["dcf30305-1e8d-42c3-b064-42193509cbc9"]}
+    titles = {r["native_id"]: r["title"] or r["first_prompt"] for r in rows}
+    assert titles[MAIN_ID].startswith("GEMINI-PROMPT-1")  # not the CLI's context
