@@ -35,33 +35,13 @@ from typing import Any
 from ..model import Message, Session, from_iso, message_id_for, session_id_for
 from . import AgentEnv, Event, FoundMessage, FoundSession, Problem, Resumable, Unknown, jsonline
 from .gemini_parts import same
+from .logstate import State as _State
 from .gemini_records import KEY, TYPES, message, result_groups
 from .gemini_store import cwd_of
 
 name = "gemini"
 STATE_VERSION = 1
 SELF = {"$oxide": "self"}
-
-
-class _State(Mapping[str, Any]):
-    """A restart point's state: small fields copied, the append-only lists (view, ids) by length,
-    so that a Resumable per message costs O(1); materialised when the importer stores it."""
-
-    def __init__(self, small: dict[str, Any], lists: dict[str, tuple[list[Any], int]]) -> None:
-        self._small, self._lists = small, lists
-
-    def __getitem__(self, key: str) -> Any:
-        if key in self._lists:
-            items, n = self._lists[key]
-            return items[:n]
-        return self._small[key]
-
-    def __iter__(self) -> Iterator[str]:
-        yield from self._small
-        yield from self._lists
-
-    def __len__(self) -> int:
-        return len(self._small) + len(self._lists)
 
 
 class _Pending:
