@@ -35,9 +35,9 @@ from typing import Any
 from ..model import Message, Session, from_iso, message_id_for, session_id_for
 from . import AgentEnv, Event, FoundMessage, FoundSession, Problem, Resumable, Unknown, jsonline
 from .gemini_parts import same
-from .logstate import State as _State
 from .gemini_records import KEY, TYPES, message, result_groups
 from .gemini_store import cwd_of
+from .logstate import State as _State
 
 name = "gemini"
 STATE_VERSION = 1
