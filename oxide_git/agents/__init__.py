@@ -146,7 +146,7 @@ class Agent(Protocol):
         ...
 
 
-AGENT_NAMES = ("claude", "codex", "opencode", "aider", "gemini")
+AGENT_NAMES = ("claude", "codex", "opencode", "aider", "gemini", "qwen")
 
 
 def agent(name: str) -> Agent:
