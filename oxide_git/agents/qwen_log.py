@@ -155,7 +155,9 @@ class Parser:
             yield from self._emit(m, list((m.extra.get(KEY) or {}).get("lines") or [None]))
 
     def record(self, obj: dict[str, Any], start: int) -> Iterator[Event]:
-        uid, parent, kind = obj.get("uuid"), obj.get("parentUuid"), obj.get("type")
+        uid, parent, kind = (v if isinstance(v, str) else None for v in (
+            obj.get("uuid"), obj.get("parentUuid"), obj.get("type")))
+        sub = obj.get("subtype") if isinstance(obj.get("subtype"), str) else None
         if self.pending is not None and uid == self.pending.recs[0].get("uuid") and kind in MESSAGE_TYPES:
             self.pending.recs.append(obj)  # a fragment of the pending record
             self.pending.lines.append(None)
@@ -171,16 +173,16 @@ class Parser:
             yield Resumable(start, self.state())
             self.pending = _Pending(obj)
             return
-        if kind != "system" or obj.get("subtype") not in SUBTYPES:
+        if kind != "system" or sub not in SUBTYPES:
             v = obj.get("version")
-            yield Unknown(f"{kind}/{obj.get('subtype')}" if kind == "system" else str(kind),
+            yield Unknown(f"{kind}/{sub}" if kind == "system" else str(kind),
                           f"qwen-code {v}" if isinstance(v, str) else None)
         assert self.sess is not None
         payload = obj.get("systemPayload")
-        if obj.get("subtype") == "custom_title" and isinstance(payload, dict) and isinstance(
+        if sub == "custom_title" and isinstance(payload, dict) and isinstance(
                 payload.get("customTitle"), str):
             self.sess["title"] = payload["customTitle"]
-        if obj.get("subtype") == "parent_session" and isinstance(payload, dict) and isinstance(
+        if sub == "parent_session" and isinstance(payload, dict) and isinstance(
                 payload.get("parentSessionId"), str):
             self.sess["parent_native"] = payload["parentSessionId"]
         self._add(obj)
