@@ -50,7 +50,9 @@ def uuid_for(session: Session, salt: str = "") -> str:
 
 
 def _renamed(line: Any, sid: str | None) -> Any:
-    return {**line, "sessionId": sid} if sid is not None and isinstance(line, dict) and "sessionId" in line else line
+    if sid is not None and isinstance(line, dict) and "sessionId" in line:
+        return {**line, "sessionId": sid}
+    return line
 
 
 def _native_lines(session: Session, messages: Sequence[Message], sid: str | None) -> list[str]:
@@ -68,7 +70,8 @@ def _native_lines(session: Session, messages: Sequence[Message], sid: str | None
     return lines
 
 
-def _foreign_lines(session: Session, messages: Sequence[Message], sid: str, cwd: str) -> tuple[list[str], list[str]]:
+def _foreign_lines(session: Session, messages: Sequence[Message], sid: str,
+                   cwd: str) -> tuple[list[str], list[str]]:
     said, lost = turns(messages, cwd, QWEN_TOOLS)
     lines: list[str] = []
     parent: str | None = None
@@ -84,9 +87,10 @@ def _foreign_lines(session: Session, messages: Sequence[Message], sid: str, cwd:
         for kind, parts in groups:
             rid = uuid_for(session, f"{t.source.id}:{n}")
             n += 1
-            rec: dict[str, Any] = {"uuid": rid, "parentUuid": parent, "sessionId": sid,
-                                   "timestamp": to_iso(t.source.created_at or session.created_at or 0),
-                                   "type": kind, "provenance": _PROVENANCE[kind], "cwd": cwd, "version": VERSION}
+            rec: dict[str, Any] = {
+                "uuid": rid, "parentUuid": parent, "sessionId": sid,
+                "timestamp": to_iso(t.source.created_at or session.created_at or 0),
+                "type": kind, "provenance": _PROVENANCE[kind], "cwd": cwd, "version": VERSION}
             if session.branch:
                 rec["gitBranch"] = session.branch
             if kind == "assistant" and t.source.model:

@@ -120,12 +120,14 @@ class Parser:
             lines = p.lines
         else:  # fragments: the parts joined, every line kept as written
             first = p.recs[0]
-            body = first.get("message") if isinstance(first.get("message"), dict) else {}
-            parts = [x for r in p.recs for x in ((r.get("message") or {}).get("parts") or [])]
+            body = first["message"] if isinstance(first.get("message"), dict) else {}
+            parts = [x for r in p.recs if isinstance(r.get("message"), dict)
+                     for x in (r["message"].get("parts") or [])]
             msg = message({**first, "message": {"role": body.get("role"), "parts": parts}})
             lines = _fill(p)
+        extra = {**msg.extra, KEY: {**msg.extra[KEY], "lines": lines}}
         msg = Message(role=msg.role, parts=msg.parts, created_at=msg.created_at, native_id=msg.native_id,
-                      model=msg.model, usage=msg.usage, extra={**msg.extra, KEY: {**msg.extra[KEY], "lines": lines}})
+                      model=msg.model, usage=msg.usage, extra=extra)
         if msg.created_at is not None:
             self.last_ts = max(self.last_ts or 0, msg.created_at)
         yield from self._emit(msg, lines)
@@ -144,7 +146,7 @@ class Parser:
         assert self.sess is not None
         parent, at = self.sess, self.owner[str(obj.get("parentUuid"))]
         copies = _messages_of(self.path, self.env, parent["id"], start)[:at + 1]
-        fork_at = message_id_for(parent["id"], at, self.ids[at][1]) if at >= 0 and at < len(self.ids) else None
+        fork_at = message_id_for(parent["id"], at, self.ids[at][1]) if 0 <= at < len(self.ids) else None
         self.branches += 1
         base = str(parent["native"]).split("/")[0]
         self.sess = self._new(f"{base}/branch-{self.branches}", self.last_ts, parent=parent["id"],
