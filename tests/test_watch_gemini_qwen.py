@@ -37,3 +37,30 @@ def test_watch_imports_a_gemini_session_as_it_grows(repo: Path) -> None:
     finally:
         out = json.loads(oxide(repo, "watch", "--stop", "--json").stdout)
     assert out["stopped"] and out["pid"] == res["pid"]
+
+
+QWEN = (Path(__file__).resolve().parent.parent / "fixtures" / "qwen" / "projects" / "-tmp-gemini-q1-project"
+        / "chats" / "c753d781-2223-4830-999a-641b7cd106a4.jsonl")
+
+
+def test_watch_imports_a_qwen_session_as_it_grows(repo: Path) -> None:
+    oxide(repo, "init")
+    res = json.loads(oxide(repo, "watch", "--daemon", "--json").stdout)
+    try:
+        chats = Path(os.environ["HOME"]) / ".qwen" / "projects" / "p" / "chats"
+        chats.mkdir(parents=True)
+        lines = QWEN.read_text().replace("/tmp/gemini/q1/project", str(repo)).splitlines(True)
+        path = chats / QWEN.name
+        path.write_text("".join(lines[:4]))  # the prompt and the first call
+
+        def count() -> int:
+            rows = make_ctx(repo).index.query("SELECT message_count FROM sessions WHERE agent='qwen'")
+            return int(rows[0][0]) if rows else 0
+
+        wait_for(lambda: count() == 2)  # the prompt, and the call (the open tail: until the next record)
+        with path.open("a") as f:
+            f.write("".join(lines[4:]))
+        wait_for(lambda: count() == 10)
+    finally:
+        out = json.loads(oxide(repo, "watch", "--stop", "--json").stdout)
+    assert out["stopped"] and out["pid"] == res["pid"]
