@@ -36,7 +36,8 @@ def _is_ours(entry: Any) -> bool:
 
 def _merge(settings: dict[str, Any], commands: dict[str, str] | None) -> bool:
     before = json.dumps(settings, sort_keys=True)
-    hooks = settings.get("hooks") if isinstance(settings.get("hooks"), dict) else {}
+    found = settings.get("hooks")
+    hooks: dict[str, Any] = found if isinstance(found, dict) else {}
     for event in EVENTS:
         entries = [e for e in hooks.get(event, []) if not _is_ours(e)]
         if commands:

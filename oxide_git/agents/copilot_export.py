@@ -186,6 +186,7 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
     if harness:
         lost.append(f"{harness} message(s) of context {session.agent}'s harness injected (system "
                     "prompt, environment, instructions) were left out")
-    lost += [f"{n} {what} were handed over as Copilot's own tool calls" for what, n in sorted(w.handed.items())]
+    lost += [f"{n} {what} were handed over as Copilot's own tool calls"
+             for what, n in sorted(w.handed.items())]
     body = b"".join(ln + b"\n" for ln in w.lines)
     return Export({Path(path): body}, native_id, ["copilot", "--resume", native_id], cwd, lost)

@@ -15,29 +15,33 @@ STATE_VERSION = 1
 
 # The event types Copilot CLI 1.0.102 persists (its session-events.schema.json, every event not
 # marked always-ephemeral); any other type in a file is kept whole and reported as format drift.
-KNOWN = frozenset("""
-abort assistant.fusion_phase_completed assistant.fusion_phase_failed assistant.message
-assistant.reasoning assistant.turn_end assistant.turn_start external_tool.completed
-external_tool.requested hook.end hook.start human_response.recorded mcp.oauth_recovery_completed
-permission.assentDetected permission.carriedForward permission.completed
-permission.contextualAuthorization permission.messageAuthorization
-permission.messageAuthorizationDegraded permission.messageAuthorizationRead permission.requested
-session.auto_mode_resolved session.autopilot_objective_changed session.binary_asset
-session.canvas.recorded session.canvas.removed session.compaction_complete session.compaction_start
-session.completion_receipt session.context_changed session.context_cleared session.error
-session.fusion_change_checkpoint session.fusion_commit_started session.fusion_completed
-session.fusion_handoff session.fusion_resolved session.fusion_route_failed session.handoff
-session.info session.mode_changed session.mode_notice_delivered session.model_change
-session.model_deselected session.permission_recovery session.permissions_changed session.plan_changed
-session.remote_steerable_changed session.request_body_compression_disabled session.resume
-session.schedule_cancelled session.schedule_created session.schedule_rearmed
-session.session_limits_changed session.shutdown session.start session.task_complete
-session.truncation session.usage_checkpoint session.usage_record session.warning
-session.workspace_file_changed skill.context_delivered skill.context_delivered_ref skill.invoked
-skill.invoked_ref subagent.completed subagent.configured subagent.deselected subagent.failed
-subagent.selected subagent.started system.message system.notification tool.execution_complete
-tool.execution_start tool.user_requested tool_search.activated user.message
-""".split())
+KNOWN = frozenset((
+    "abort", "assistant.fusion_phase_completed", "assistant.fusion_phase_failed",
+    "assistant.message", "assistant.reasoning", "assistant.turn_end", "assistant.turn_start",
+    "external_tool.completed", "external_tool.requested", "hook.end", "hook.start",
+    "human_response.recorded", "mcp.oauth_recovery_completed", "permission.assentDetected",
+    "permission.carriedForward", "permission.completed", "permission.contextualAuthorization",
+    "permission.messageAuthorization", "permission.messageAuthorizationDegraded",
+    "permission.messageAuthorizationRead", "permission.requested", "session.auto_mode_resolved",
+    "session.autopilot_objective_changed", "session.binary_asset", "session.canvas.recorded",
+    "session.canvas.removed", "session.compaction_complete", "session.compaction_start",
+    "session.completion_receipt", "session.context_changed", "session.context_cleared",
+    "session.error", "session.fusion_change_checkpoint", "session.fusion_commit_started",
+    "session.fusion_completed", "session.fusion_handoff", "session.fusion_resolved",
+    "session.fusion_route_failed", "session.handoff", "session.info", "session.mode_changed",
+    "session.mode_notice_delivered", "session.model_change", "session.model_deselected",
+    "session.permission_recovery", "session.permissions_changed", "session.plan_changed",
+    "session.remote_steerable_changed", "session.request_body_compression_disabled",
+    "session.resume", "session.schedule_cancelled", "session.schedule_created",
+    "session.schedule_rearmed", "session.session_limits_changed", "session.shutdown",
+    "session.start", "session.task_complete", "session.truncation", "session.usage_checkpoint",
+    "session.usage_record", "session.warning", "session.workspace_file_changed",
+    "skill.context_delivered", "skill.context_delivered_ref", "skill.invoked", "skill.invoked_ref",
+    "subagent.completed", "subagent.configured", "subagent.deselected", "subagent.failed",
+    "subagent.selected", "subagent.started", "system.message", "system.notification",
+    "tool.execution_complete", "tool.execution_start", "tool.user_requested",
+    "tool_search.activated", "user.message",
+))
 _OPENS = {"user.message": "user", "system.message": "system", "assistant.turn_start": "assistant",
           "session.start": "system", "session.resume": "system"}
 _JOINS = {"assistant.message": "assistant", "assistant.reasoning": "assistant",
@@ -47,7 +51,7 @@ _SHOWN = ("sid", "native", "created", "updated", "cwd", "branch", "model", "pare
 
 
 class _Open:
-    __slots__ = ("created", "extra", "model", "native", "parts", "role", "usage", "cost")
+    __slots__ = ("cost", "created", "extra", "model", "native", "parts", "role", "usage")
 
     def __init__(self, role: str, obj: Mapping[str, Any]) -> None:
         self.role = role
@@ -64,6 +68,10 @@ class _Open:
         return Message(role=self.role, parts=tuple(self.parts), created_at=self.created,
                        native_id=self.native, model=self.model, usage=self.usage, cost=self.cost,
                        extra=self.extra)
+
+
+def _dict(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
 
 
 def _ts(obj: Mapping[str, Any]) -> int | None:
@@ -91,12 +99,12 @@ class Parser:
         acc = self.streams.get("main")
         if acc is not None:
             return acc
-        data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+        data = _dict(obj.get("data"))
         start = obj.get("type") == "session.start"
         native = data.get("sessionId") if start else None
         native = native if isinstance(native, str) and native else self.path.parent.name
         created = (from_iso(data.get("startTime")) if start else None) or _ts(obj)
-        ctx = data.get("context") if start and isinstance(data.get("context"), dict) else {}
+        ctx = _dict(data.get("context")) if start else {}
         extra = {k: data[k] for k in ("copilotVersion", "producer") if isinstance(data.get(k), str)}
         extra.update({k: ctx[k] for k in ("gitRoot", "headCommit") if isinstance(ctx.get(k), str)})
         if isinstance(data.get("copilotVersion"), str):
@@ -114,7 +122,7 @@ class Parser:
         if acc is not None:
             return acc
         main = self.streams["main"]
-        data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+        data = _dict(obj.get("data"))
         native = f"{main['native']}/agent-{agent_id}"
         created = _ts(obj)
         extra: dict[str, Any] = {"agent_id": agent_id, "parent_native_id": main["native"]}
@@ -164,7 +172,7 @@ class Parser:
         stream = agent_id if isinstance(agent_id, str) and agent_id else "main"
         acc = self._sub(stream, obj) if stream != "main" else self.streams["main"]
         cur = self.open.get(stream)
-        data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+        data = _dict(obj.get("data"))
         role = _OPENS.get(t)
         if t == "session.compaction_complete" and isinstance(data.get("summaryContent"), str) \
                 and data["summaryContent"]:

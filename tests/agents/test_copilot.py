@@ -142,7 +142,7 @@ def test_reasoning_of_the_responses_api_is_a_reasoning_part():
 
 
 def test_edge_cases_errors_unknown_types_compaction_and_parallel_calls():
-    msgs, sessions, problems, unknown = parse_all("edge_cases.jsonl")
+    msgs, _sessions, problems, unknown = parse_all("edge_cases.jsonl")
     assert [(p.line, p.text) for p in problems] == [(9, "not a JSON object, skipped")]
     assert [u.kind for u in unknown] == ["assistant.intent", "session.future_thing"]
     assert all(u.version == "copilot 1.0.102" for u in unknown)
