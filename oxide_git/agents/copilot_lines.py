@@ -23,6 +23,7 @@ ENV_ORDER = ("type", "data", "agentId", "id", "timestamp", "parentId")
 TEXT_KEY = {"user.message": "content", "system.message": "content", "assistant.message": "content"}
 REASONING_KEY = {"assistant.message": "reasoningText", "assistant.reasoning": "content"}
 _CALL_KEYS = ("toolCallId", "name", "arguments")
+_IN_ORDER = frozenset(tuple(k for k in ENV_ORDER if k != "agentId" or sub) for sub in (False, True))
 
 try:
     import orjson as _orjson
@@ -58,9 +59,9 @@ def parts_of(obj: Mapping[str, Any], raw: bytes | None = None) -> list[Part]:
     t = str(obj.get("type"))
     data = obj.get("data")
     ev: dict[str, Any] = {"type": t, "env": {k: v for k, v in obj.items() if k not in ("type", "data")}}
-    keys = list(obj)
-    if keys != [k for k in ENV_ORDER if k in obj]:
-        ev["keys"] = keys
+    keys = tuple(obj)
+    if keys not in _IN_ORDER and list(keys) != [k for k in ENV_ORDER if k in obj]:
+        ev["keys"] = list(keys)
     if "data" not in obj:
         ev["nodata"] = True
     parts: list[Part] = []

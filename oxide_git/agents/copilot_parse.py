@@ -47,16 +47,17 @@ _OPENS = {"user.message": "user", "system.message": "system", "assistant.turn_st
 _JOINS = {"assistant.message": "assistant", "assistant.reasoning": "assistant",
           "tool.execution_start": "tool", "tool.execution_complete": "tool"}
 _SUB_ENDS = ("subagent.completed", "subagent.failed")
-_SHOWN = ("sid", "native", "created", "updated", "cwd", "branch", "model", "parent", "extra")
+# what a FoundSession shows, its updated time last
+_SHOWN = ("sid", "native", "created", "cwd", "branch", "model", "parent", "extra", "updated")
 
 
 class _Open:
     __slots__ = ("cost", "created", "extra", "model", "native", "parts", "role", "usage")
 
-    def __init__(self, role: str, obj: Mapping[str, Any]) -> None:
+    def __init__(self, role: str, obj: Mapping[str, Any], ts: int | None) -> None:
         self.role = role
         self.native = obj.get("id") if isinstance(obj.get("id"), str) else None
-        self.created = _ts(obj)
+        self.created = ts
         self.parts: list[Part] = []
         self.model: str | None = None
         self.usage: dict[str, Any] | None = None
@@ -140,20 +141,19 @@ class Parser:
 
     def _found(self, acc: dict[str, Any], final: bool = False) -> None:
         """The session anew when what it shows changed since it was last emitted (its updated
-        time counts only ``final``, at the end of the file)."""
-        snap = {k: acc[k] for k in _SHOWN}
+        time counts only ``final``, at the end of the file). Runs for every message: the common
+        "unchanged" answer compares two lists."""
+        shown = [acc[k] for k in _SHOWN]
         old = acc.get("emitted")
-        if old is not None:
-            if all(old[k] == snap[k] for k in _SHOWN if k != "updated") and (
-                    not final or old["updated"] == snap["updated"]):
-                return
-            if not final:
-                snap["updated"] = old["updated"]
-        acc["emitted"] = snap
+        if old is not None and old[:-1] == shown[:-1] and (not final or old[-1] == shown[-1]):
+            return
+        if old is not None and not final:
+            shown[-1] = old[-1]
+        acc["emitted"] = shown
+        sid, native, created, cwd, branch, model, parent, extra, updated = shown
         self.out.append(FoundSession(Session(
-            id=snap["sid"], agent=name, native_id=snap["native"], created_at=snap["created"],
-            updated_at=snap["updated"], parent_id=snap["parent"], cwd=snap["cwd"],
-            branch=snap["branch"], model=snap["model"], extra=dict(snap["extra"]))))
+            id=sid, agent=name, native_id=native, created_at=created, updated_at=updated,
+            parent_id=parent, cwd=cwd, branch=branch, model=model, extra=dict(extra))))
 
     # -- messages -------------------------------------------------------------------------------
     def _close(self, stream: str) -> None:
@@ -173,6 +173,7 @@ class Parser:
         acc = self._sub(stream, obj) if stream != "main" else self.streams["main"]
         cur = self.open.get(stream)
         data = _dict(obj.get("data"))
+        ts = _ts(obj)
         role = _OPENS.get(t)
         if t == "session.compaction_complete" and isinstance(data.get("summaryContent"), str) \
                 and data["summaryContent"]:
@@ -187,21 +188,20 @@ class Parser:
             self._close(stream)
             if not self.open:
                 self.out.append(Resumable(start, self.state()))
-            cur = self.open[stream] = _Open(role, obj)
+            cur = self.open[stream] = _Open(role, obj, ts)
             if role == "user" and (data.get("isAutopilotContinuation") is True
                                    or str(data.get("source") or "").startswith("system")):
                 cur.extra["harness"] = True  # the harness's own turn, not the user's
         assert cur is not None
         cur.parts.extend(parts_of(obj, raw))
-        self._note(acc, cur, t, data, obj)
+        self._note(acc, cur, t, data, ts)
         if t not in KNOWN:
             self.out.append(Unknown(t, f"copilot {self.version}" if self.version else None))
         if stream != "main" and t in _SUB_ENDS:
             self._close(stream)
 
     def _note(self, acc: dict[str, Any], cur: _Open, t: str, data: Mapping[str, Any],
-              obj: Mapping[str, Any]) -> None:
-        ts = _ts(obj)
+              ts: int | None) -> None:
         if ts is not None and (acc["updated"] is None or ts > acc["updated"]):
             acc["updated"] = ts
         model = data.get("model") if t in ("assistant.message", "session.usage_record") else None
