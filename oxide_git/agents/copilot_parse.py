@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,7 @@ _JOINS = {"assistant.message": "assistant", "assistant.reasoning": "assistant",
           "tool.execution_start": "tool", "tool.execution_complete": "tool"}
 _SUB_ENDS = ("subagent.completed", "subagent.failed")
 # what a FoundSession shows, its updated time last
-_SHOWN = ("sid", "native", "created", "cwd", "branch", "model", "parent", "extra", "updated")
+_SHOWN = ("sid", "native", "created", "title", "cwd", "branch", "model", "parent", "extra", "updated")
 
 
 class _Open:
@@ -69,6 +70,27 @@ class _Open:
         return Message(role=self.role, parts=tuple(self.parts), created_at=self.created,
                        native_id=self.native, model=self.model, usage=self.usage, cost=self.cost,
                        extra=self.extra)
+
+
+def user_name(path: Path) -> str | None:
+    """The name the user gave the session (``copilot --name``, ``/rename``): ``workspace.yaml``'s
+    ``name`` when ``user_named: true`` (Copilot writes it nowhere in ``events.jsonl``)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeError):
+        return None
+    fields = dict(ln.split(": ", 1) for ln in text.splitlines() if ": " in ln and not ln.startswith(" "))
+    if fields.get("user_named", "").strip() != "true":
+        return None
+    raw = fields.get("name", "").strip()
+    if len(raw) >= 2 and raw[0] == raw[-1] == "'":
+        raw = raw[1:-1].replace("''", "'")
+    elif len(raw) >= 2 and raw[0] == raw[-1] == '"':
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return None
+    return raw or None
 
 
 def _dict(v: Any) -> dict[str, Any]:
@@ -111,7 +133,8 @@ class Parser:
         if isinstance(data.get("copilotVersion"), str):
             self.version = data["copilotVersion"]
         acc = {"sid": session_id_for(name, native, created), "native": native, "created": created,
-               "updated": created, "cwd": ctx.get("cwd") if isinstance(ctx.get("cwd"), str) else None,
+               "updated": created, "title": user_name(self.path.parent / "workspace.yaml"),
+               "cwd": ctx.get("cwd") if isinstance(ctx.get("cwd"), str) else None,
                "branch": ctx.get("branch") if isinstance(ctx.get("branch"), str) else None,
                "model": data.get("selectedModel") if isinstance(data.get("selectedModel"), str) else None,
                "parent": None, "extra": extra}
@@ -133,7 +156,7 @@ class Parser:
                 if isinstance(data.get(k), str):
                     extra[key] = data[k]
         acc = {"sid": session_id_for(name, native, created), "native": native, "created": created,
-               "updated": created, "cwd": main["cwd"], "branch": main["branch"],
+               "updated": created, "title": None, "cwd": main["cwd"], "branch": main["branch"],
                "model": data.get("model") if isinstance(data.get("model"), str) else None,
                "parent": main["sid"], "extra": extra}
         self.streams[agent_id] = acc
@@ -150,9 +173,9 @@ class Parser:
         if old is not None and not final:
             shown[-1] = old[-1]
         acc["emitted"] = shown
-        sid, native, created, cwd, branch, model, parent, extra, updated = shown
+        sid, native, created, title, cwd, branch, model, parent, extra, updated = shown
         self.out.append(FoundSession(Session(
-            id=sid, agent=name, native_id=native, created_at=created, updated_at=updated,
+            id=sid, agent=name, native_id=native, title=title, created_at=created, updated_at=updated,
             parent_id=parent, cwd=cwd, branch=branch, model=model, extra=dict(extra))))
 
     # -- messages -------------------------------------------------------------------------------
@@ -221,6 +244,8 @@ class Parser:
 
     def run(self, offset: int) -> Iterator[Event]:
         pos = offset
+        if "main" in self.streams:  # the user may have renamed it since
+            self.streams["main"]["title"] = user_name(self.path.parent / "workspace.yaml")
         with self.path.open("rb", buffering=1 << 20) as f:
             f.seek(offset)
             for raw in f:

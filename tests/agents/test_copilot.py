@@ -191,6 +191,21 @@ def test_the_session_id_falls_back_to_the_folder_name(tmp_path):
     assert s.native_id == "a1b2c3d4-0000-4000-8000-000000000000" and s.cwd is None
 
 
+def test_the_name_the_user_gave_is_the_title(tmp_path):
+    path = tmp_path / PLAIN / "events.jsonl"
+    path.parent.mkdir()
+    path.write_bytes((FIX / REAL[0]).read_bytes())
+    yaml = path.parent / "workspace.yaml"
+    yaml.write_text(f"id: {PLAIN}\nname: 'COPILOT-PROMPT-1: the first prompt'\nuser_named: false\n")
+    assert {s.title for s in parse_all(str(path))[1].values()} == {None}  # Copilot's own name: ours is better
+    yaml.write_text(f"id: {PLAIN}\nname: 'It''s my feature'\nuser_named: true\nsummary_count: 0\n")
+    msgs, (offset, state, n), sessions, _p, _u = run(path)
+    assert [s.title for s in sessions.values()] == ["It's my feature"]
+    yaml.write_text("name: \"Renamed \\u00e9\"\nuser_named: true\n")
+    _m, _l, again, _p, _u = run(path, offset, state, msgs[:n])
+    assert [s.title for s in again.values()] == ["Renamed é"]
+
+
 # --- incremental ----------------------------------------------------------------------------------
 
 
