@@ -195,6 +195,17 @@ def _feed(writer: Writer, events: Any, path: Path, size: int, flushed_at: int,
         report.state = "failed"
 
 
+def _fingerprint(path: Path, st: os.stat_result) -> tuple[int, int]:
+    """What says a file changed: its size and mtime, and for a SQLite database its write-ahead
+    log's too (an agent that keeps its database open, OpenCode, commits its turns to ``-wal``; the
+    database file itself changes only when the log is checkpointed)."""
+    try:
+        wal = os.stat(f"{path}-wal")
+    except OSError:
+        return st.st_size, st.st_mtime_ns
+    return st.st_size + wal.st_size, max(st.st_mtime_ns, wal.st_mtime_ns)
+
+
 def import_file(
     ctx: Context, agent: str, path: Path, *, dry_run: bool = False,
     progress: Progress | None = None,
@@ -205,11 +216,12 @@ def import_file(
         st = path.stat()
     except OSError as e:
         return FileReport(agent, str(path), "failed", problems=[f"{path}: {e.strerror}"])
+    size, mtime_ns = _fingerprint(path, st)
     cur = ctx.index.cursor(key)
     offset, state, seqs = 0, None, {}
     if cur is None:
         kind = "new"
-    elif cur["size"] == st.st_size and cur["mtime_ns"] == st.st_mtime_ns:
+    elif cur["size"] == size and cur["mtime_ns"] == mtime_ns:
         return FileReport(agent, str(path), "unchanged")
     elif st.st_size >= cur["size"] and cur["offset"] > 0:
         kind, offset = "grown", cur["offset"]
@@ -256,7 +268,7 @@ def import_file(
         report.state = "failed"
     if not dry_run and report.state != "failed" and resume is not None:
         with ctx.index.write() as conn:
-            ctx.index.put_cursor(conn, key, agent, st.st_size, st.st_mtime_ns, resume[0],
+            ctx.index.put_cursor(conn, key, agent, size, mtime_ns, resume[0],
                                  {"parser": dict(resume[1]), "seqs": resume[2],
                                   **count_unknown(cur if kind == "grown" else None, report)})
     return report
