@@ -139,17 +139,10 @@ def list_checkpoints(ctx: Context, session: str | None = None) -> list[dict[str,
     return [_iso(r) for r in annotate(ctx, ctx.index.checkpoint_rows(sid))]
 
 
-def search(ctx: Context, query: str, limit: int = 50, **filters: Any) -> list[dict[str, Any]]:
-    """Index hits (``Index.search``'s filters: offset, agent, branch, since_ms, until_ms) with their
-    session's title, agent, branch and worktree; times as ISO text."""
-    hits = ctx.index.search(query, limit, **filters)
+def search(ctx: Context, query: str, limit: int = 50) -> list[dict[str, Any]]:
+    hits = ctx.index.search(query, limit)
     from .titles import display
 
-    sessions = {r["id"]: r for r in ctx.index.session_rows(ids={h["session_id"] for h in hits})}
-    out = []
-    for h in hits:
-        s = sessions.get(h["session_id"], {})
-        out.append({**_iso(h), "title": display(s.get("title"), s.get("first_prompt"), h["session_id"])
-                    if s else None, "agent": s.get("agent"), "branch": s.get("branch"),
-                    "worktree": s.get("worktree")})
-    return out
+    titles = {r["id"]: display(r.get("title"), r.get("first_prompt"), r["id"])
+              for r in ctx.index.session_rows(ids={h["session_id"] for h in hits})}
+    return [{**h, "title": titles.get(h["session_id"])} for h in hits]

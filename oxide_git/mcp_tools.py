@@ -169,7 +169,7 @@ def read_cursor(tool: str, args: dict[str, Any]) -> dict[str, Any] | None:
     if not isinstance(d, dict) or d.get("tool") != tool:
         raise BadCursor(f"this cursor was not given by {tool}",
                         hint=f"pass next_cursor of an earlier {tool} result, unchanged")
-    return d
+    return {k: v for k, v in d.items() if k != "tool"}
 
 
 class Page:

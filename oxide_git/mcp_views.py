@@ -8,6 +8,7 @@ sessions); the others read git as `show`, `checkpoints`, `memory` and `blame` do
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +37,6 @@ def _compact(d: dict[str, Any]) -> dict[str, Any]:
 
 
 def search(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    from .browse import search as hits_of
-
     state = read_cursor("search", args) or {
         "query": str(args.get("query") or ""), "offset": 0, "limit": limit_of(args, 10, 50),
         "filters": _compact({"agent": args.get("agent"), "branch": args.get("branch"),
@@ -45,13 +44,16 @@ def search(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
     if not state["query"].strip():
         raise OxideError("search needs words to look for", hint="give query, e.g. \"flaky test\"")
     page = Page(state["limit"])
-    hits = hits_of(ctx, state["query"], state["limit"] + 1, offset=state["offset"], **state["filters"])
+    hits = ctx.index.search(state["query"], state["limit"] + 1, offset=state["offset"], **state["filters"])
+    sessions = {r["id"]: r for r in ctx.index.session_rows(ids={h["session_id"] for h in hits})}
+    red = redact_text(ctx)
     for h in hits:
-        if not page.add(_compact({"session_id": h["session_id"], "message_id": h.get("message_id"),
-                                  "seq": h["seq"], "role": h.get("role"), "agent": h.get("agent"),
-                                  "branch": h.get("branch"), "worktree": h.get("worktree"),
-                                  "title": h.get("title"), "created_at": h.get("created_at"),
-                                  "snippet": h["snippet"]})):
+        s = sessions.get(h["session_id"], {})
+        if not page.add(_compact({
+                "session_id": h["session_id"], "message_id": h["message_id"], "seq": h["seq"],
+                "role": h["role"], "agent": s.get("agent"), "branch": s.get("branch"),
+                "worktree": s.get("worktree"), "title": _title(ctx, s, red),
+                "created_at": to_iso(h["created_at"]), "snippet": _snippet(ctx, h, state["query"], red)})):
             break
     out: dict[str, Any] = {"query": state["query"], "results": page.items}
     if len(hits) > len(page.items):
@@ -62,8 +64,58 @@ def search(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def redact_text(ctx: Context) -> Callable[[str], str]:
+    """The repository's redaction of one string (as export's; identity when it is off). Text is
+    redacted before anything is cut from it, so that no cut leaves part of a secret unseen."""
+    from collections import Counter
+
+    from .redact import redactor_for
+
+    r = redactor_for(ctx)
+    return (lambda s: s) if r is None else (lambda s: r.text(s, Counter()))
+
+
+def _title(ctx: Context, s: dict[str, Any], red: Callable[[str], str]) -> str | None:
+    """``titles.display`` of the session, from its redacted title or whole first prompt (the index
+    keeps the prompt's first 200 characters, which could end inside a secret)."""
+    from .titles import display
+
+    if not s:
+        return None
+    first = s.get("first_prompt")
+    if first and not s.get("title"):
+        rows = ctx.index.query("SELECT text FROM messages WHERE session_id=? AND role='user' AND "
+                               "substr(text, 1, length(?))=? ORDER BY seq LIMIT 1", (s["id"], first, first))
+        first = red(str(rows[0][0])) if rows else red(first)
+    return display(red(s["title"]) if s.get("title") else None, first, s["id"], 100)
+
+
+def _snippet(ctx: Context, hit: dict[str, Any], query: str, red: Callable[[str], str]) -> str:
+    """The index's snippet, or, when the message's text holds something the redactor takes out,
+    one cut from the redacted text around the first word found."""
+    rows = ctx.index.query("SELECT text FROM messages WHERE session_id=? AND seq=?",
+                           (hit["session_id"], hit["seq"]))
+    text = str(rows[0][0] or "") if rows else ""
+    clean = red(text)
+    if clean == text:
+        return str(hit["snippet"])
+    low = clean.lower()
+    words = [w.strip('"').lower() for w in query.split() if w.strip('"')]
+    at = min((i for i in (low.find(w) for w in words) if i >= 0), default=0)
+    a, b = max(at - 60, 0), min(at + 100, len(clean))
+    cut = ("…" if a else "") + clean[a:b] + ("…" if b < len(clean) else "")
+    for w in words:
+        i = cut.lower().find(w)
+        if i >= 0:
+            cut = cut[:i] + "[" + cut[i:i + len(w)] + "]" + cut[i + len(w):]
+    return cut
+
+
 def show_session(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
+    from collections import Counter
+
     from .browse import show
+    from .redact import redactor_for
     from .render_text import conversation
 
     state = read_cursor("show_session", args)
@@ -86,7 +138,12 @@ def show_session(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
     hidden: dict[str, int] = {}
     names: dict[str, str] = {}
     next_seq = None
+    redactions: Counter[str] = Counter()
+    r = redactor_for(ctx)
     for seq, m in shown.messages:
+        if r is not None:  # before rendering, as export does: rendered JSON escapes what rules see
+            m, hits = r.message(m)
+            redactions.update(hits)
         lines = list(conversation([(seq, m)], full=state["full"], hidden=hidden, names=names))
         if not lines:
             continue
@@ -97,6 +154,8 @@ def show_session(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
             next_seq = seq
             break
     out: dict[str, Any] = {"session": head, "start": start, "messages": page.items}
+    if redactions:
+        out["redactions"] = dict(redactions)
     if hidden:
         out["records_not_shown"] = hidden
     if next_seq is not None:
@@ -123,16 +182,14 @@ def repo_path(ctx: Context, given: str) -> str:
 
 def _prompts(ctx: Context, pairs: set[tuple[str, str]]) -> dict[str, dict[str, Any]]:
     """message id -> its session's id, agent and title and the message's text (clipped)."""
-    from .titles import display
-
     out: dict[str, dict[str, Any]] = {}
     sessions = {r["id"]: r for r in ctx.index.session_rows(ids={s for s, _m in pairs})} if pairs else {}
+    red = redact_text(ctx)
     for sid, mid in sorted(pairs):
         rows = ctx.index.query("SELECT text FROM messages WHERE session_id=? AND id=?", (sid, mid))
-        s = sessions.get(sid, {})
-        text = " ".join(str(rows[0][0] or "").split()) if rows else ""
-        out[mid] = _compact({"session_id": sid, "agent": s.get("agent"),
-                             "title": display(s.get("title"), s.get("first_prompt"), sid) if s else None,
+        text = " ".join(red(str(rows[0][0] or "")).split()) if rows else ""
+        out[mid] = _compact({"session_id": sid, "agent": sessions.get(sid, {}).get("agent"),
+                             "title": _title(ctx, sessions.get(sid, {}), red),
                              "prompt": text[:PROMPT_CHARS] + ("…" if len(text) > PROMPT_CHARS else "")})
     return out
 
