@@ -66,15 +66,17 @@ def discover(ctx: Context, agents: list[str] | None = None) -> list[tuple[str, P
 
 def expand(agent: str, paths: list[Path]) -> list[tuple[str, Path]]:
     """Files given on the command line: folders are searched for the agent's files."""
-    patterns = {"claude": ["*.jsonl"], "codex": ["*.jsonl", "*.json"], "aider": [".aider.chat.history.md"],
-                "opencode": ["*.json", "opencode.db"]}[agent]
+    from .agents import agent as agent_module
+    from .agents import file_patterns
+
+    patterns = file_patterns(agent)
+    expand_dir = getattr(agent_module(agent), "expand_dir", None)
     out: list[tuple[str, Path]] = []
     for p in paths:
         if p.is_dir():
-            if agent == "opencode" and (p / "storage" / "session").is_dir():
-                p = p / "storage"
-            if agent == "opencode" and (p / "session").is_dir():
-                out += [(agent, f) for f in sorted((p / "session").glob("*/*.json"))]
+            listed = expand_dir(p) if expand_dir else None
+            if listed is not None:
+                out += [(agent, f) for f in listed]
                 continue
             for pat in patterns:
                 out += [(agent, f) for f in sorted(p.rglob(pat)) if f.is_file()]

@@ -175,6 +175,7 @@ def into(ctx: Context, ref: str, agent: str) -> IntoResult:
     # Imported here: the writing side (store, importers) is not needed to print a context.
     from . import store
     from .agents import agent as agent_module
+    from .agents import appends_export
     from .importing import agent_env
 
     sid = ctx.index.resolve_session(ref)
@@ -198,11 +199,12 @@ def into(ctx: Context, ref: str, agent: str) -> IntoResult:
     def went_on(path: Path) -> bool:
         return _agent_went_on(agent, path, exp.native_id, known, env)
 
+    appends = appends_export(agent)
     for path, data in exp.files.items():
         if back and path in exp.rewritten:  # the file holds the session as it was before the rewind
             _write(Path(path), exp.rewritten[path], append=False, res=res, went_on=went_on)
             continue
-        _write(Path(path), data, append=(agent == "aider"), res=res, went_on=went_on)
+        _write(Path(path), data, append=appends, res=res, went_on=went_on)
     db_writer: Any = agent_module(agent)  # an agent whose export has databases defines it
     for path, rows in exp.databases.items():  # rows in the agent's own database (OpenCode 1.18)
         outcome = db_writer.write_database(Path(path), rows, rewound=back)

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from ..agent_hooks import hooked_agents
 from . import main, make_context
 from .output import ago, cid, clip, emit_json, json_text, short, sid, status, table
 
@@ -14,7 +15,7 @@ from .output import ago, cid, clip, emit_json, json_text, short, sid, status, ta
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--hooks", is_flag=True, help="Also install the git hooks (see `git oxide hooks`).")
-@click.option("--agent-hooks", multiple=True, type=click.Choice(["claude", "codex"]),
+@click.option("--agent-hooks", multiple=True, type=click.Choice(hooked_agents()),
               help="Also configure this agent's own hooks to capture into git oxide.")
 @click.option("--mcp", "mcp_agents", multiple=True, type=click.Choice(["claude", "codex", "opencode"]),
               help="Also register `git oxide mcp` in this agent's own MCP configuration.")
