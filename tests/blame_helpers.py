@@ -4,6 +4,7 @@ taken as the hooks take them: for the blame tests."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -11,15 +12,18 @@ from oxide_git import store
 from oxide_git.checkpoint import checkpoint
 from oxide_git.model import Message, Part, Session
 
-from .conftest import NOW_MS, make_ctx
+from .conftest import make_ctx
 
 
 class Clock:
-    def __init__(self, start: int = NOW_MS) -> None:
-        self.t = start
+    """Milliseconds that only go forward and never fall behind the real clock (the git hooks
+    take their checkpoints at the real time)."""
 
-    def tick(self, ms: int = 1000) -> int:
-        self.t += ms
+    def __init__(self, start: int | None = None) -> None:
+        self.t = start if start is not None else int(time.time() * 1000) - 3_600_000
+
+    def tick(self, ms: int = 1) -> int:
+        self.t = max(self.t + ms, int(time.time() * 1000))
         return self.t
 
 
