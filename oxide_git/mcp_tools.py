@@ -94,7 +94,7 @@ def tools(allow_writes: bool = False) -> list[Tool]:
                       "end_line": {"type": "integer", "minimum": 1},
                       "rev": {"type": "string", "description": "blame the file as of this commit "
                                                               "(default: the worktree)"},
-                      "limit": _limit(200, 500), "cursor": _CURSOR}, ["path"]), v.blame),
+                      "limit": _limit(200, 500), "cursor": _CURSOR}), v.blame),
         Tool("checkpoints", "Checkpoints of a session or a file",
              "The worktree snapshots git oxide took (at every prompt, before rewinds, by hand), "
              "newest first: of one session, or those where one file changed (each with the "

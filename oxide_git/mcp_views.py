@@ -254,28 +254,53 @@ def _changing(ctx: Context, rows: list[dict[str, Any]], path: str) -> list[dict[
 def blame(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
     from .blame import blame_file
 
+    if not args.get("path") and not args.get("cursor"):
+        raise OxideError("blame needs a path", hint="a file of this repository, e.g. src/app.py")
     state = read_cursor("blame", args) or {
         "path": repo_path(ctx, str(args["path"])), "rev": args.get("rev"),
         "start": int(args.get("start_line") or 1), "end": args.get("end_line"),
         "limit": limit_of(args, 200, 500)}
-    start, end = state["start"], state["end"]
-    if end is not None and end < start:
-        raise OxideError(f"end_line {end} is before start_line {start}")
-    last = start + state["limit"] if end is None else min(end, start + state["limit"])  # one more: is there?
-    got = blame_file(ctx, state["path"], rev=state["rev"], lines=(start, last)).to_json()["lines"]
+    total = _line_count(ctx, state["path"], state["rev"])
+    start, end = state["start"], min(int(state["end"] or total), total)
+    if start > max(total, 1) or end < start:
+        raise OxideError(f"{state['path']} has {total} line(s): lines {start}-{state['end'] or 'end'} "
+                         "are not in it")
+    last = min(end, start + state["limit"] - 1)
+    res = blame_file(ctx, state["path"], rev=state["rev"], lines=(start, last)) if total else None
+    rows = res.to_json()["lines"] if res else []
     page = Page(state["limit"])
-    for ln in got[:state["limit"]]:
+    for ln in rows:
         if not page.add(_compact({k: ln.get(k) for k in ("number", "text", "who", "session_id", "message_id",
-                                                         "agent", "model", "commit", "checkpoint")}
-                                 | {"when": to_iso(ln.get("when_ms"))})):
+                                                         "agent", "model", "commit", "checkpoint", "when")})):
             break
-    pairs = {(ln["session_id"], ln["message_id"]) for ln in page.items
-             if ln.get("session_id") and ln.get("message_id")}
+    shown = {d["number"] for d in page.items}
+    pairs = {(ln.session_id, ln.message_id) for ln in (res.lines if res else [])
+             if ln.number in shown and ln.session_id and ln.message_id}
     out: dict[str, Any] = {"path": state["path"], "rev": state["rev"], "lines": page.items,
-                           "prompts": _prompts(ctx, pairs)}
-    if len(got) > len(page.items) and page.items:
+                           "prompts": _prompts(ctx, pairs), "total_lines": total}
+    if page.items and page.items[-1]["number"] < end:
         out["next_cursor"] = make_cursor("blame", **{**state, "start": page.items[-1]["number"] + 1})
     return _compact(out)
+
+
+def _line_count(ctx: Context, rel: str, rev: str | None) -> int:
+    """Lines of the file as git counts them (the last one may lack its newline)."""
+    import subprocess
+
+    from .blame import BadRevision
+    from .repo import clean_git_env
+
+    if rev is None and (ctx.repo.workdir / rel).is_file():
+        data = (ctx.repo.workdir / rel).read_bytes()
+    else:
+        r = subprocess.run(["git", "cat-file", "blob", f"{rev or 'HEAD'}:{rel}"], cwd=ctx.repo.workdir,
+                           capture_output=True, env=clean_git_env())
+        if r.returncode != 0:
+            raise BadRevision(f"cannot blame {rel}{' at ' + rev if rev else ''}: "
+                              + r.stderr.decode("utf-8", "replace").strip().removeprefix("fatal: "),
+                              hint="check the path and the revision (`git log -- PATH`)")
+        data = r.stdout
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
 def memory_read(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:

@@ -198,3 +198,29 @@ def test_a_repository_without_oxide_gets_an_error_not_a_store(tmp_path: Path) ->
     _l, [res] = serve(repo, [("search", {"query": "x"})])
     assert res[0] == "error" and "git oxide init" in res[1]
     assert not (repo / ".git" / "oxide").exists()  # a read-only server creates nothing
+
+
+def test_blame_names_the_session_and_prompt_of_each_line(repo: Path) -> None:
+    from tests.blame_helpers import Clock, FakeAgent, human_edit
+
+    oxide(repo, "init")
+    clock = Clock()
+    sid = "0" * 12 + "c" * 20
+    agent = FakeAgent(repo, clock, sid)
+    p1 = agent.prompt("write the notes file please")
+    agent.write("notes.txt", "alpha\nbeta\n")
+    agent.say("done")
+    human_edit(repo, clock, "notes.txt", "alpha\nbeta\nmine\n")
+    agent.prompt("nothing more")
+    _l, [whole, pages] = serve(repo, [("blame", {"path": "notes.txt"}),
+                                      ("blame", {"path": str(repo / "notes.txt"), "limit": 1, "follow": True})])
+    assert [(ln["number"], ln["text"], ln["who"]) for ln in whole["lines"]] == [
+        (1, "alpha", "agent"), (2, "beta", "agent"), (3, "mine", "human")]
+    first = whole["lines"][0]
+    assert sid.startswith(first["session_id"]) and first["message_id"] == p1 and first["agent"] == "claude"
+    assert whole["prompts"][p1]["prompt"] == "write the notes file please"
+    assert whole["prompts"][p1]["session_id"] == sid and whole["total_lines"] == 3
+    assert "next_cursor" not in whole
+    assert all(isinstance(p, dict) for p in pages), pages
+    assert [[ln["number"] for ln in p["lines"]] for p in pages] == [[1], [2], [3]]
+    assert pages[2]["prompts"] == {} and pages[2]["lines"][0]["who"] == "human"  # no prompt behind it
