@@ -211,7 +211,10 @@ def configure_codex(environ: dict[str, str], home: Path, *, remove: bool = False
     elif block and at < len(kept):
         block.append("")
     new_text = "\n".join(kept[:at] + block + kept[at:]).rstrip("\n") + "\n"
-    after = tomllib.loads(new_text)
+    try:
+        after = tomllib.loads(new_text)
+    except tomllib.TOMLDecodeError:
+        after = None
     expected = {**before, "mcp_servers": {k: v for k, v in (before.get("mcp_servers") or {}).items()
                                           if k != NAME}}
     if want is not None:
