@@ -68,6 +68,21 @@ def one_session(path: Path, query: str) -> tuple[float, float, dict[str, Any]]:
     return started, searched, json.loads(res["content"][0]["text"])
 
 
+def _cpu(args: list[str], path: Path, stdin: bytes = b"") -> float:
+    """CPU seconds (user + system) of one process: what the machine's load does not inflate."""
+    import os
+
+    p = subprocess.Popen(args, cwd=path, env=common.env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL)
+    assert p.stdin is not None and p.stdout is not None
+    p.stdin.write(stdin)
+    p.stdin.close()
+    p.stdout.read()
+    _pid, _status, ru = os.wait4(p.pid, 0)
+    p.returncode = 0
+    return float(ru.ru_utime + ru.ru_stime)
+
+
 def bench_mcp(quick: bool, log: Any = print) -> list[dict[str, Any]]:
     n = 1_000 if quick else 10_000
     reps = 7 if quick else 15
@@ -79,15 +94,23 @@ def bench_mcp(quick: bool, log: Any = print) -> list[dict[str, Any]]:
     if len(res.get("results") or []) != 10 or "next_cursor" not in res:
         raise RuntimeError(f"search over {n:,} sessions gave {res}")
     log(f"  [mcp] git oxide mcp start-up and search over {n:,} sessions, {reps} reps…")
-    starts, searches, floor = [], [], []
+    init = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}})
+    starts, searches, floor, cpu, cpu_floor = [], [], [], [], []
     for i in range(reps + 1):
         floor.append(common.time_steps([common.oxide_cmd("--version")], path))
         s, q, _ = one_session(path, query)
+        cpu.append(_cpu(common.oxide_cmd("mcp"), path, init.encode() + b"\n"))
+        cpu_floor.append(_cpu(common.oxide_cmd("--version"), path))
         if i:  # one warm-up round
             starts.append(s)
             searches.append(q)
     f = median(floor[1:])
-    rows = [row("git oxide --version (process start floor)", f, "info", samples=floor[1:])]
+    rows = [row("git oxide --version (process start floor)", f, "info", samples=floor[1:]),
+            row("CPU of git oxide --version (user + system)", median(cpu_floor[1:]), "info",
+                samples=cpu_floor[1:]),
+            row("CPU of git oxide mcp answering initialize, then exiting (user + system)",
+                median(cpu[1:]), "info", baseline_s=median(cpu_floor[1:]), samples=cpu[1:])]
     for name, xs in ((f"git oxide mcp start-up, spawn to its answer to initialize ({n:,} sessions)", starts),
                      (f"git oxide mcp search, every one of {n:,} sessions matching", searches)):
         m = median(xs)
