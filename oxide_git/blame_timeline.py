@@ -119,13 +119,14 @@ class Timeline:
         return d
 
     def walk(self, rel: str, final: Version, upto: int, t_final: int, lines: list[int],
-             when_final: int | None = None) -> dict[int, Placed]:
+             when_final: int | None = None, final_id: str | None = None) -> dict[int, Placed]:
         """Where each of ``lines`` (0-based, of ``final``) first appeared, going back from the
-        states before index ``upto``; ``final`` is the file as it was at ``t_final``."""
+        states before index ``upto``; ``final`` is the file as it was at ``t_final`` (in the
+        checkpoint ``final_id``, if it is one's)."""
         at = {ln: ln for ln in lines}  # line of final -> its line in the version looked at
         out: dict[int, Placed] = {}
         cur, cur_t = final, t_final
-        nxt_id: str | None = None  # the state holding cur first (None: only final)
+        nxt_id = final_id  # the checkpoint holding cur first (None: only final)
         for i in range(min(upto, len(self.states)) - 1, -1, -1):
             if not at:
                 break
@@ -142,7 +143,7 @@ class Timeline:
                 label = placed.get(pos)
                 if label is not None:
                     if label.when_ms is None or label.who in (HUMAN, EITHER):
-                        label = _with_when(label, when_final if nxt_id is None and when_final else cur_t)
+                        label = _with_when(label, when_final if nxt_id == final_id and when_final else cur_t)
                     out[ln] = Placed(label, nxt_id, self.states[i].id)
                     del at[ln]
                 elif pos in kept:
