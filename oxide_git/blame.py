@@ -72,9 +72,10 @@ class BlameResult:
 
 
 def blame_file(ctx: Context, path: str, *, rev: str | None = None,
-               lines: tuple[int, int] | None = None) -> BlameResult:
+               lines: tuple[int, int] | None = None, commits: set[str] | None = None) -> BlameResult:
     """Blame ``path`` (relative to the worktree's top, or absolute) in the worktree, or at ``rev``
-    (a commit); ``lines`` (first, last), 1-based and inclusive, as `git blame -L` takes them."""
+    (a commit); ``lines`` (first, last), 1-based and inclusive, as `git blame -L` takes them;
+    ``commits``: only lines of these commits are attributed (the others are left unknown)."""
     rel = _relative(ctx, path)
     entries = _git_blame(ctx, rel, rev, lines)
     run = _Run(ctx)
@@ -99,7 +100,8 @@ def blame_file(ctx: Context, path: str, *, rev: str | None = None,
         if e.commit != _ZERO:
             by_commit.setdefault(e.commit, []).append(e)
     for commit, es in by_commit.items():
-        run.commit_lines(commit, es)
+        if commits is None or commit in commits:
+            run.commit_lines(commit, es)
     out = []
     for e in entries:
         key = (e.commit, e.final - 1) if e.commit == _ZERO else (e.commit, e.orig - 1)
@@ -161,7 +163,8 @@ class _Run:
             tl = self.timeline(anchor["worktree"], anchor["worktree_path"] or "")
             version = self._version(commit, entries[0].filename)
             upto = tl.position.get(anchor["id"], len(tl.states))
-            placed = tl.walk(entries[0].filename, version, upto, int(anchor["created_at"] or 0), wanted)
+            placed = tl.walk(entries[0].filename, version, upto, int(anchor["created_at"] or 0), wanted,
+                             final_id=anchor["id"])
         for ln in wanted:
             p = placed.get(ln)
             if (p is None or p.label.who == BEFORE) and sessions and anchor is None:

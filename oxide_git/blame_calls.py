@@ -224,27 +224,56 @@ class WorktreeCalls:
 
     # an interval, explained -----------------------------------------------------------------------
 
-    def explain(self, rel: str, before: str | None, t0: int, t1: int,
-                governing: tuple[str, str | None] | None) -> Explanation:
-        """How the file ``rel`` came to change between states at ``t0`` (its text ``before``) and
-        ``t1``: the replayed steps of the calls that touched it, and who wrote what is left."""
+    def explain(self, rel: str, before: str | None, after: str | None, t0: int, t1: int,
+                governing: tuple[str, str | None] | None, *, unknown: bool = False) -> Explanation:
+        """How the file ``rel`` went from ``before`` (at ``t0``) to ``after`` (at ``t1``): the
+        replayed steps of the calls that touched it, and who wrote what no step explains.
+
+        The calls are replayed forwards from ``before``; when one does not apply (the user
+        changed the file first), the rest are replayed backwards from ``after``, and the gap
+        between the two is the user's. ``unknown``: the interval before the first checkpoint,
+        where only a replayed call says anything (the rest is older than oxide for all we know)."""
         target = canon(posixpath.join(self.path, rel), self.aliases)
         calls = self.between(t0, t1, governing)
         touching = [(c, e) for c in calls for e in [self.touches(c, target)] if e]
+        rest_who, either = (BEFORE, BEFORE) if unknown else (HUMAN, EITHER)
         if not touching:
-            return Explanation(rest=self.label(calls[-1] if calls else None, HUMAN))
+            return Explanation(rest=Label(rest_who))
         last = touching[-1][0]
-        if any(e.kind == "opaque" for _, es in touching for e in es) or any(c.start is None for c, _ in touching):
-            return Explanation(rest=self.label(last, AGENT))
+        opaque = any(e.kind == "opaque" for _, es in touching for e in es) or any(
+            c.start is None for c, _ in touching)
+        if opaque:
+            return Explanation(rest=Label(BEFORE) if unknown else self.label(last, AGENT))
         steps: list[tuple[str | None, Label]] = []
         text = before
-        for c, es in touching:
+        for k, (c, es) in enumerate(touching):
             try:
                 for e in es:
                     text = file_effects.apply(e, text)
             except file_effects.NotReplayable:
                 if c.start is not None and c.start <= t0:
                     continue  # it ran across the first state: its change may be there already
-                return Explanation(steps, self.label(c, EITHER))
+                back = self._backwards(touching[k:], after)
+                if back is None:
+                    return Explanation(steps, Label(BEFORE) if unknown else self.label(c, either))
+                return Explanation([*steps, *back], Label(rest_who))
             steps.append((text, self.label(c, AGENT)))
-        return Explanation(steps, self.label(last, HUMAN))
+        return Explanation(steps, Label(rest_who))
+
+    def _backwards(self, touching: list[tuple[Call, list[file_effects.Effect]]], after: str | None,
+                   ) -> list[tuple[str | None, Label]] | None:
+        """The steps of ``touching`` replayed backwards from ``after``: first the text before the
+        first of them (its step is the user's), then each call's text after it."""
+        texts: list[str | None] = [after]
+        try:
+            for _c, es in reversed(touching):
+                text = texts[-1]
+                for e in reversed(es):
+                    text = file_effects.unapply(e, text)
+                texts.append(text)
+        except file_effects.NotReplayable:
+            return None
+        texts.reverse()  # texts[0]: before the first call; texts[j + 1]: after call j
+        out: list[tuple[str | None, Label]] = [(texts[0], Label(HUMAN))]
+        out += [(texts[j + 1], self.label(c, AGENT)) for j, (c, _) in enumerate(touching)]
+        return out

@@ -65,14 +65,24 @@ class Placed:
     before: str | None = None
 
 
+BASE = "base"  # the kind of the state before the first checkpoint: the commit it was taken on
+
+
 class Timeline:
-    def __init__(self, ctx: Context, worktree: str, path: str) -> None:
+    """The checkpoints of one worktree (its id and path), oldest first, after a ``base`` state:
+    the commit the first checkpoint was taken on (``default_base`` when there is none), whose
+    uncommitted lines at the first checkpoint are older than oxide unless a replayed tool call
+    wrote them."""
+
+    def __init__(self, ctx: Context, worktree: str, path: str, default_base: str | None = None) -> None:
         self.ctx, self.worktree, self.path = ctx, worktree, path
         rows = ctx.index.query(
-            "SELECT id, kind, session_id, message_id, tree, created_at FROM checkpoints "
+            "SELECT id, kind, session_id, message_id, tree, created_at, head FROM checkpoints "
             "WHERE worktree=? AND worktree_path=? ORDER BY created_at, rowid", (worktree, path))
-        self.states = [State(r[0], r[1], r[2], r[3], r[4], int(r[5] or 0)) for r in rows]
-        self.position = {s.id: i for i, s in enumerate(self.states)}
+        real = [State(r[0], r[1], r[2], r[3], r[4], int(r[5] or 0)) for r in rows]
+        base = _base_state(ctx, rows[0][6] if rows else default_base)
+        self.states = ([base] if base else []) + real
+        self.position = {s.id: i for i, s in enumerate(self.states) if s.kind != BASE}
         self._calls: WorktreeCalls | None = None
         self._versions: dict[tuple[str, str], Version] = {}
         self._trees: dict[str, Any] = {}
@@ -119,19 +129,20 @@ class Timeline:
         return d
 
     def walk(self, rel: str, final: Version, upto: int, t_final: int, lines: list[int],
-             when_final: int | None = None) -> dict[int, Placed]:
+             when_final: int | None = None, final_id: str | None = None) -> dict[int, Placed]:
         """Where each of ``lines`` (0-based, of ``final``) first appeared, going back from the
-        states before index ``upto``; ``final`` is the file as it was at ``t_final``."""
+        states before index ``upto``; ``final`` is the file as it was at ``t_final`` (in the
+        checkpoint ``final_id``, if it is one's)."""
         at = {ln: ln for ln in lines}  # line of final -> its line in the version looked at
         out: dict[int, Placed] = {}
         cur, cur_t = final, t_final
-        nxt_id: str | None = None  # the state holding cur first (None: only final)
+        nxt_id = final_id  # the checkpoint holding cur first (None: only final)
         for i in range(min(upto, len(self.states)) - 1, -1, -1):
             if not at:
                 break
             prev = self.version(i, rel)
             if prev.oid is not None and prev.oid == cur.oid:
-                cur_t, nxt_id = self.states[i].created_at, self.states[i].id
+                cur_t, nxt_id = self.states[i].created_at, self.states[i].id or None
                 continue
             kept, added = self.diff(prev, cur).trace(sorted(set(at.values())))
             placed: dict[int, Label] = {}
@@ -142,15 +153,15 @@ class Timeline:
                 label = placed.get(pos)
                 if label is not None:
                     if label.when_ms is None or label.who in (HUMAN, EITHER):
-                        label = _with_when(label, when_final if nxt_id is None and when_final else cur_t)
-                    out[ln] = Placed(label, nxt_id, self.states[i].id)
+                        label = _with_when(label, when_final if nxt_id == final_id and when_final else cur_t)
+                    out[ln] = Placed(label, nxt_id, self.states[i].id or None)
                     del at[ln]
                 elif pos in kept:
                     at[ln] = kept[pos]
                 else:  # cannot happen: a line is kept or added
-                    out[ln] = Placed(Label(EITHER), nxt_id, self.states[i].id)
+                    out[ln] = Placed(Label(EITHER), nxt_id, self.states[i].id or None)
                     del at[ln]
-            cur, cur_t, nxt_id = prev, self.states[i].created_at, self.states[i].id
+            cur, cur_t, nxt_id = prev, self.states[i].created_at, self.states[i].id or None
         for ln in at:
             out[ln] = Placed(Label(BEFORE), nxt_id, None)
         return out
@@ -181,13 +192,23 @@ class Timeline:
         key = (i, rel, cur.oid)
         got = self._explained.get(key)
         if got is None:
-            ex = self.calls.explain(rel, prev.text(), self.states[i].created_at, t1, self.governing[i])
+            ex = self.calls.explain(rel, prev.text(), cur.text(), self.states[i].created_at, t1,
+                                    self.governing[i], unknown=self.states[i].kind == BASE)
             steps = []
             for text, label in ex.steps:
                 steps.append((NONE if text is None else Version.of_bytes(text.encode("utf-8", "surrogateescape")),
                               label))
             got = self._explained[key] = (steps, ex.rest)
         return got
+
+
+def _base_state(ctx: Context, commit: str | None) -> State | None:
+    if not commit:
+        return None
+    obj = ctx.repo.git.get(commit)
+    if not isinstance(obj, pygit2.Commit):
+        return None
+    return State("", BASE, None, None, str(obj.tree_id), obj.commit_time * 1000)
 
 
 def _with_when(label: Label, when: int | None) -> Label:

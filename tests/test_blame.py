@@ -62,16 +62,46 @@ def test_a_file_the_turn_did_not_touch_is_the_users(repo: Path) -> None:
     assert got == [("typed while the agent worked", "human", None, None)]
 
 
-def test_user_and_agent_on_the_same_lines_in_one_turn_is_agent_or_user(repo: Path) -> None:
+def test_the_user_then_the_agent_on_one_line_in_one_turn(repo: Path) -> None:
+    """The agent's edit does not apply to the file as the turn began (the user changed it first):
+    replayed backwards from the end, it still says which line is whose."""
     clock = Clock()
     a = FakeAgent(repo, clock, SID)
-    a.write("notes.txt", "one\ntwo\n")  # before any prompt checkpoint: older than oxide here
-    take(repo, clock, kind="manual")
+    a.prompt("write")
+    a.write("notes.txt", "one\ntwo\n")
     a.prompt("change two")
-    human_edit(repo, clock, "notes.txt", "one\nTWO\n")  # the user, while the agent works
-    a.edit("notes.txt", "TWO", "three")  # the agent saw the user's text: replaying fails
+    human_edit(repo, clock, "notes.txt", "one\nTWO\nmine\n")  # the user, while the agent works
+    a.edit("notes.txt", "TWO", "three")  # the agent saw the user's text
     _, got = who(repo, clock, "notes.txt")
-    assert got == [("one", "before oxide", None, None), ("three", "agent or user", SID, "claude")]
+    assert got == [("one", "agent", SID, "claude"), ("three", "agent", SID, "claude"), ("mine", "human", None, None)]
+
+
+def test_when_no_replay_tells_them_apart_it_is_agent_or_user(repo: Path) -> None:
+    clock = Clock()
+    a = FakeAgent(repo, clock, SID)
+    a.prompt("write")
+    a.write("notes.txt", "one\ntwo\n")
+    a.prompt("change two")
+    human_edit(repo, clock, "notes.txt", "one\nTWO\n")
+    a.edit("notes.txt", "TWO", "three")
+    human_edit(repo, clock, "notes.txt", "one\nfour\n")  # and the user again, on the agent's line
+    _, got = who(repo, clock, "notes.txt")
+    assert got == [("one", "agent", SID, "claude"), ("four", "agent or user", SID, "claude")]
+
+
+def test_uncommitted_work_before_the_first_checkpoint(repo: Path) -> None:
+    """Before the first checkpoint (from the commit it was taken on) only a replayed call of the
+    agent says anything: its lines are its, the rest is older than oxide for all we know."""
+    clock = Clock()
+    a = FakeAgent(repo, clock, SID)
+    a.write("notes.txt", "by the agent\n")
+    human_edit(repo, clock, "mine.txt", "typed before any checkpoint\n")
+    human_edit(repo, clock, "notes.txt", "by the agent\nand by me\n")
+    take(repo, clock, kind="manual")
+    _, got = who(repo, clock, "notes.txt")
+    assert got == [("by the agent", "agent", SID, "claude"), ("and by me", "before oxide", None, None)]
+    _, got = who(repo, clock, "mine.txt")
+    assert got == [("typed before any checkpoint", "before oxide", None, None)]
 
 
 def test_a_shell_command_naming_the_file_makes_its_lines_the_agents(repo: Path) -> None:

@@ -136,6 +136,34 @@ def apply(effect: Effect, text: str | None) -> str | None:
     raise NotReplayable(f"a {effect.kind} change cannot be replayed")
 
 
+def unapply(effect: Effect, text: str | None) -> str | None:
+    """The file's text before ``effect``, from its text after it (replaying backwards, for an
+    edit whose text to replace was not in the file as last seen: someone changed it first).
+    NotReplayable unless exactly one text before it gives ``text`` again."""
+    if effect.kind == "edit" and text is not None and not any(every for _, _, every in effect.edits):
+        before: str | None = text
+        for old, new, _ in reversed(effect.edits):
+            if before is None or not new or before.count(new) != 1:
+                raise NotReplayable("the edit's new text is not in the file exactly once")
+            before = before.replace(new, old, 1)
+    elif effect.kind == "patch" and text is not None:
+        hunks = tuple(Hunk(h.context, h.new, h.old, h.end_of_file) for h in effect.hunks)
+        for h in hunks:
+            if _count(text.split("\n"), h.old) != 1:
+                raise NotReplayable("the patch's new lines are not in the file exactly once")
+        before = _apply_hunks(text, hunks)
+    else:
+        raise NotReplayable(f"a {effect.kind} change cannot be replayed backwards")
+    if apply(effect, before) != text:
+        raise NotReplayable("replaying the edit on the text before it does not give the text after it")
+    return before
+
+
+def _count(lines: list[str], pattern: tuple[str, ...]) -> int:
+    n = len(pattern)
+    return sum(1 for i in range(len(lines) - n + 1) if tuple(lines[i:i + n]) == pattern) if n else 0
+
+
 # Codex's patch format ---------------------------------------------------------------------------
 
 

@@ -59,7 +59,7 @@ def main() -> None:
 
     \b
     Sessions:   import, list, show, search, status, switch, resume, fork, rm
-    Code:       checkpoint, checkpoints, rewind, undo
+    Code:       checkpoint, checkpoints, rewind, undo, blame
     Capture:    hooks, watch
     Share:      push, pull, export
     Store:      init, reindex, doctor, gc, pin, unpin, memory
@@ -91,6 +91,7 @@ COMMANDS = {
     **dict.fromkeys(("hooks", "watch", "hook-impl", "agent-hook"), "capture"),
     **dict.fromkeys(("push", "pull"), "share"),
     "export": "export",
+    "blame": "blame",
     **dict.fromkeys(("gc", "pin", "unpin", "rm"), "store_admin"),
     "memory": "memory",
     "mcp": "mcp_command",
