@@ -157,8 +157,9 @@ def make_cursor(tool: str, **state: Any) -> str:
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
-def read_cursor(tool: str, args: dict[str, Any]) -> dict[str, Any] | None:
-    """The state saved in ``args["cursor"]`` (None without one)."""
+def read_cursor(tool: str, args: dict[str, Any], shape: dict[str, Any]) -> dict[str, Any] | None:
+    """The state saved in ``args["cursor"]`` (None without one), which must hold ``shape``'s keys
+    with values of its types (a cursor is the agent's to pass back, not to make up)."""
     cursor = args.get("cursor")
     if not cursor:
         return None
@@ -166,7 +167,8 @@ def read_cursor(tool: str, args: dict[str, Any]) -> dict[str, Any] | None:
         d = json.loads(base64.urlsafe_b64decode(str(cursor) + "=" * (-len(str(cursor)) % 4)))
     except (ValueError, binascii.Error):
         d = None
-    if not isinstance(d, dict) or d.get("tool") != tool:
+    if not isinstance(d, dict) or d.get("tool") != tool or set(d) != {"tool", *shape} or any(
+            isinstance(d[k], bool) is not (t is bool) or not isinstance(d[k], t) for k, t in shape.items()):
         raise BadCursor(f"this cursor was not given by {tool}",
                         hint=f"pass next_cursor of an earlier {tool} result, unchanged")
     return {k: v for k, v in d.items() if k != "tool"}

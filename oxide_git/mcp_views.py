@@ -37,7 +37,7 @@ def _compact(d: dict[str, Any]) -> dict[str, Any]:
 
 
 def search(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    state = read_cursor("search", args) or {
+    state = read_cursor("search", args, {"query": str, "offset": int, "limit": int, "filters": dict}) or {
         "query": str(args.get("query") or ""), "offset": 0, "limit": limit_of(args, 10, 50),
         "filters": _compact({"agent": args.get("agent"), "branch": args.get("branch"),
                              "since_ms": _time(args, "since"), "until_ms": _time(args, "until")})}
@@ -118,7 +118,8 @@ def show_session(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
     from .redact import redactor_for
     from .render_text import conversation
 
-    state = read_cursor("show_session", args)
+    state = read_cursor("show_session", args,
+                        {"session": str, "start": (int, type(None)), "full": bool, "limit": int})
     if state is None:
         if not args.get("session"):
             raise OxideError("show_session needs a session", hint="search gives session ids")
@@ -167,10 +168,11 @@ def show_session(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def repo_path(ctx: Context, given: str) -> str:
-    """``given`` (absolute, or relative to the server's folder) as a path from the repository's top."""
+    """``given`` (absolute, or relative to the repository's top, as `blame` takes it) as a path from
+    the repository's top."""
     top = ctx.repo.workdir.resolve()
     p = Path(given)
-    full = Path(os.path.normpath(p if p.is_absolute() else Path.cwd() / p))
+    full = Path(os.path.normpath(p if p.is_absolute() else top / p))
     try:
         rel = full.resolve().relative_to(top) if full.exists() else full.relative_to(top)
     except ValueError:
@@ -195,7 +197,8 @@ def _prompts(ctx: Context, pairs: set[tuple[str, str]]) -> dict[str, dict[str, A
 
 
 def checkpoints(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
-    state = read_cursor("checkpoints", args) or {
+    state = read_cursor("checkpoints", args, {"session": (str, type(None)), "path": (str, type(None)),
+                                              "offset": int, "limit": int}) or {
         "session": ctx.index.resolve_session(str(args["session"])) if args.get("session") else None,
         "path": repo_path(ctx, str(args["path"])) if args.get("path") else None,
         "offset": 0, "limit": limit_of(args, 20, 100)}
@@ -256,7 +259,8 @@ def blame(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
 
     if not args.get("path") and not args.get("cursor"):
         raise OxideError("blame needs a path", hint="a file of this repository, e.g. src/app.py")
-    state = read_cursor("blame", args) or {
+    state = read_cursor("blame", args, {"path": str, "rev": (str, type(None)), "start": int,
+                                        "end": (int, type(None)), "limit": int}) or {
         "path": repo_path(ctx, str(args["path"])), "rev": args.get("rev"),
         "start": int(args.get("start_line") or 1), "end": args.get("end_line"),
         "limit": limit_of(args, 200, 500)}
@@ -306,7 +310,8 @@ def _line_count(ctx: Context, rel: str, rev: str | None) -> int:
 def memory_read(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
     from . import memory
 
-    state = read_cursor("memory_read", args) or {"topic": args.get("topic"), "offset": 0}
+    state = read_cursor("memory_read", args, {"topic": (str, type(None)), "offset": int}) or {
+        "topic": args.get("topic"), "offset": 0}
     files = memory.files(ctx)
     name = memory.topic_file(state["topic"]) if state["topic"] else memory.INDEX
     topics = sorted(n[:-3] for n in files if n != memory.INDEX and n.endswith(".md"))

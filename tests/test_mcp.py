@@ -176,9 +176,13 @@ def test_memory_add_only_when_the_user_allows_writes(store: dict[str, Any]) -> N
 
 
 def test_errors_say_what_and_the_server_goes_on(store: dict[str, Any], tmp_path: Path) -> None:
-    _l, (unknown, bad_cursor, bad_date, outside, fine) = serve(store["repo"], [
+    from oxide_git.mcp_tools import make_cursor
+
+    forged = make_cursor("checkpoints", offset="ten", limit=5, session=None, path=None)
+    _l, (unknown, bad_cursor, made_up, bad_date, outside, fine) = serve(store["repo"], [
         ("show_session", {"session": "nosuchsession"}),
         ("show_session", {"cursor": "bm90IGEgY3Vyc29y"}),
+        ("checkpoints", {"cursor": forged}),
         ("search", {"query": "deploy", "since": "last tuesday"}),
         ("checkpoints", {"path": str(tmp_path)}),
         ("search", {"query": "deploy"}),
@@ -186,6 +190,8 @@ def test_errors_say_what_and_the_server_goes_on(store: dict[str, Any], tmp_path:
     assert unknown == ("error", "error: session nosuchsession not found\n"
                                 "hint: run `git oxide list --all` to see sessions")
     assert bad_cursor[0] == "error" and "cursor" in bad_cursor[1]
+    assert made_up == ("error", "error: this cursor was not given by checkpoints\n"
+                                "hint: pass next_cursor of an earlier checkpoints result, unchanged")
     assert bad_date[0] == "error" and "ISO 8601" in bad_date[1]
     assert outside[0] == "error" and "outside this repository" in outside[1]
     assert fine["results"]  # still serving
@@ -224,3 +230,21 @@ def test_blame_names_the_session_and_prompt_of_each_line(repo: Path) -> None:
     assert all(isinstance(p, dict) for p in pages), pages
     assert [[ln["number"] for ln in p["lines"]] for p in pages] == [[1], [2], [3]]
     assert pages[2]["prompts"] == {} and pages[2]["lines"][0]["who"] == "human"  # no prompt behind it
+
+
+def test_the_command_without_the_fast_path_and_its_help(repo: Path) -> None:
+    """`git oxide mcp` runs without click (the console script's fast path); click's command serves
+    the same way, and `-h` goes to click."""
+    import subprocess
+
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    init = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    r = subprocess.run([sys.executable, "-c", "from oxide_git.cli import main; main(['mcp'])"], cwd=repo,
+                       env=env, input=init + "\n", capture_output=True, text=True, timeout=60)
+    assert json.loads(r.stdout.splitlines()[0])["result"]["serverInfo"]["name"] == "git-oxide"
+    h = oxide(repo, "mcp", "-h").stdout
+    assert "--allow-writes" in h and "stdio" in h
+    bad = oxide(repo, "mcp", "--bogus", check=False)
+    assert bad.returncode == 2 and "No such option" in bad.stderr
