@@ -106,7 +106,10 @@ def test_lists_the_tools_and_calls_each(store: dict[str, Any]) -> None:
     ])
     assert set(listed) == READ_TOOLS  # read-only by default: no memory_add
     assert all(t.annotations.readOnlyHint for t in listed.values())
-    assert listed["search"].inputSchema["properties"]["agent"]["enum"] == ["claude", "codex", "opencode", "aider"]
+    from oxide_git.agents import AGENT_NAMES
+
+    assert listed["search"].inputSchema["properties"]["agent"]["enum"] == list(AGENT_NAMES)
+    assert {"claude", "codex", "opencode", "aider"} <= set(AGENT_NAMES)
     assert hits["results"] and {h["session_id"] for h in hits["results"]} == {store["claude"]}
     top = hits["results"][0]
     assert top["agent"] == "claude" and top["branch"] == "main" and "[deploy]" in top["snippet"]
