@@ -64,7 +64,7 @@ def tools(allow_writes: bool = False) -> list[Tool]:
     out = [
         Tool("search", "Search past agent sessions",
              "Full-text search over every AI coding-agent session kept in this repository by git "
-             "oxide (Claude Code, Codex, OpenCode, Aider; every worktree and branch): prompts, "
+             "oxide (whichever agent made it, on every worktree and branch): prompts, "
              "answers, tool calls and their output. Each hit names the session, the message and a "
              "snippet with the matched words in [brackets]; read around it with show_session.",
              _object({"query": {"type": "string", "description": "words that must all occur"},
