@@ -18,8 +18,8 @@ from . import __version__
 
 INSTRUCTIONS = (
     "git oxide keeps every AI coding-agent session of this repository (Claude Code, Codex, OpenCode, "
-    "Aider and more) in its git, with a checkpoint of the worktree at every prompt. Use `search` to find past "
-    "prompts, answers and tool output, `show_session` to read a session, `blame` to learn which "
+    "Aider and more) in its git, with a checkpoint of the worktree at every prompt. Use `search` to "
+    "find past prompts, answers and tool output, `show_session` to read a session, `blame` to learn which "
     "session and prompt wrote lines of a file, `checkpoints` for a session's or a file's snapshots, "
     "and `memory_read` for the project memory.")
 
