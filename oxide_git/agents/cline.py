@@ -151,12 +151,12 @@ def _unknown(doc: Mapping[str, Any]) -> list[list[Any]]:
             counts[f"file/{k}"] = counts.get(f"file/{k}", 0) + 1
     for m in doc["messages"]:
         role = m.get("role") if isinstance(m, dict) else None
-        if isinstance(m, dict) and role not in ("user", "assistant"):
+        if isinstance(m, dict) and (not isinstance(role, str) or role not in ("user", "assistant")):
             counts[f"role/{role}"] = counts.get(f"role/{role}", 0) + 1
         content = m.get("content") if isinstance(m, dict) else None
         for b in content if isinstance(content, list) else []:
             kind = b.get("type") if isinstance(b, dict) else None
-            if kind not in BLOCK_TYPES:
+            if not isinstance(kind, str) or kind not in BLOCK_TYPES:
                 counts[f"block/{kind}"] = counts.get(f"block/{kind}", 0) + 1
     version = _version(doc)
     return [[k, version, n] for k, n in sorted(counts.items())]

@@ -58,7 +58,7 @@ def _keys(obj: Mapping[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
 
 def block_part(block: Any, role: str) -> Part:
     """One native content block as a Part (the exact inverse is ``part_block``)."""
-    if not isinstance(block, dict) or block.get("type") not in _PART_TYPE:
+    if not isinstance(block, dict) or not isinstance(block.get("type"), str) or block["type"] not in _PART_TYPE:
         kind = block.get("type") if isinstance(block, dict) else None
         return Part.other(str(kind or "block"), block)
     kind = block["type"]
