@@ -117,3 +117,29 @@ def test_cline_sub_agent(compat_repo: Path, model_server, tmp_path: Path) -> Non
     assert sub_shown["session"]["extra"]["parent_call_id"] == spawn["call_id"]
     checks.assert_conversation(sub_shown, ["SUBTASK-1"])
     assert not d.hub_pids()
+
+
+def test_cline_runs_oxides_hooks(compat_repo: Path, model_server, tmp_path: Path) -> None:
+    """`git oxide init --agent-hooks cline`: Cline itself runs the scripts, and the session is in
+    the store without an import; its first task got a prompt checkpoint."""
+    import json
+    import time
+
+    d = _driver(compat_repo, model_server)
+    checks.oxide(compat_repo, "init", "--agent-hooks", "cline")
+    assert (compat_repo / ".clinerules" / "hooks" / "TaskComplete.sh").is_file()
+    sid = d.run().check().native_id
+    assert sid
+    deadline = time.monotonic() + 30  # TaskStart's hook runs detached: it may finish after Cline
+    while time.monotonic() < deadline:
+        rows = [r for r in checks.oxide_json(compat_repo, "list", "--all") if r["native_id"] == sid]
+        cps = checks.oxide_json(compat_repo, "checkpoints", "--session", rows[0]["id"]) if rows else []
+        if rows and rows[0]["message_count"] >= 8 and cps:
+            break
+        time.sleep(0.5)
+    assert rows and rows[0]["message_count"] == 8, rows
+    assert [c["kind"] for c in cps] == ["prompt"], json.dumps(cps)[:500]
+    checks.assert_conversation(checks.show(compat_repo, sid), [d.prompt1])
+    log = compat_repo / ".git" / "oxide" / "log"
+    assert "failed" not in (log.read_text() if log.exists() else "")
+    assert not d.hub_pids()
