@@ -82,12 +82,14 @@ def handle(action: str, payload: dict[str, Any]) -> None:
     from .agents import cline
 
     roots = payload.get("workspaceRoots")
-    info = payload.get("workspaceInfo") if isinstance(payload.get("workspaceInfo"), dict) else {}
-    cwd = roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) else info.get("rootPath")
+    info: dict[str, Any] = payload["workspaceInfo"] if isinstance(payload.get("workspaceInfo"), dict) else {}
+    first = roots[0] if isinstance(roots, list) and roots else None
+    cwd = first if isinstance(first, str) else info.get("rootPath")
     ctx = _context(cwd if isinstance(cwd, str) else None)
     if ctx is None:
         return
-    context = payload.get("sessionContext") if isinstance(payload.get("sessionContext"), dict) else {}
+    context: dict[str, Any] = (payload["sessionContext"] if isinstance(payload.get("sessionContext"), dict)
+                               else {})
     native = context.get("rootSessionId")
     if not isinstance(native, str) or not native or "/" in native or native.startswith("."):
         return

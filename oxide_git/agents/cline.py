@@ -88,6 +88,10 @@ def discover(env: AgentEnv) -> list[Path]:
     return out
 
 
+def _dict(x: Any) -> dict[str, Any]:
+    return x if isinstance(x, dict) else {}
+
+
 def _cwd(manifest: Mapping[str, Any]) -> str | None:
     for key in ("cwd", "workspace_root"):
         if isinstance(manifest.get(key), str) and manifest[key]:
@@ -180,7 +184,7 @@ def _session(path: Path, doc: Mapping[str, Any]) -> Session:
     if own:
         extra["manifest"] = manifest
     parent_id = None
-    origin = doc.get("origin") if isinstance(doc.get("origin"), dict) else {}
+    origin = _dict(doc.get("origin"))
     parent_native = origin.get("parentThreadId") if isinstance(origin.get("parentThreadId"), str) else None
     if not own and parent_native:
         parent_id = session_id_for(name, parent_native, created_of(parent_native))
@@ -188,8 +192,8 @@ def _session(path: Path, doc: Mapping[str, Any]) -> Session:
         call = _spawn_call(folder / f"{parent_native}{MESSAGES_SUFFIX}", msgs)
         if call:
             extra["parent_call_id"] = call
-    meta = manifest.get("metadata") if manifest and isinstance(manifest.get("metadata"), dict) else {}
-    git = meta.get("git") if isinstance(meta.get("git"), dict) else {}
+    meta = _dict(manifest.get("metadata")) if manifest else {}
+    git = _dict(meta.get("git"))
     models = [m["modelInfo"]["id"] for m in msgs if m.get("role") == "assistant"
               and isinstance(m.get("modelInfo"), dict) and isinstance(m["modelInfo"].get("id"), str)]
     model = models[-1] if models else (manifest.get("model") if manifest else None)
@@ -206,7 +210,7 @@ def _session(path: Path, doc: Mapping[str, Any]) -> Session:
 def _session_of_manifest(manifest: Mapping[str, Any]) -> Session:
     native = str(manifest["session_id"])
     created = created_of(native) or from_iso(manifest.get("started_at"))
-    meta = manifest.get("metadata") if isinstance(manifest.get("metadata"), dict) else {}
+    meta = _dict(manifest.get("metadata"))
     return Session(id=session_id_for(name, native, created), agent=name, native_id=native,
                    title=meta.get("title") if isinstance(meta.get("title"), str) else None,
                    created_at=created, cwd=_cwd(manifest),

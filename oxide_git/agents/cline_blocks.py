@@ -58,10 +58,9 @@ def _keys(obj: Mapping[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
 
 def block_part(block: Any, role: str) -> Part:
     """One native content block as a Part (the exact inverse is ``part_block``)."""
-    if not isinstance(block, dict) or not isinstance(block.get("type"), str) or block["type"] not in _PART_TYPE:
-        kind = block.get("type") if isinstance(block, dict) else None
+    kind = block.get("type") if isinstance(block, dict) else None
+    if not isinstance(kind, str) or kind not in _PART_TYPE:
         return Part.other(str(kind or "block"), block)
-    kind = block["type"]
     renamed = _RENAMED[kind]
     data: dict[str, Any] = {renamed[k]: v for k, v in block.items() if k in renamed}
     data.update((k, v) for k, v in block.items() if k not in renamed and k != "type")
@@ -83,7 +82,7 @@ def part_block(p: Part) -> dict[str, Any]:
     """A Part that ``block_part`` made, as the block Cline wrote."""
     if p.type == PartType.OTHER:
         raw = p.get("raw")
-        return dict(raw) if isinstance(raw, dict) else raw  # type: ignore[return-value]
+        return dict(raw) if isinstance(raw, dict) else raw
     kind = _native_kind(p)
     back = {v: k for k, v in _RENAMED[kind].items()}
     block: dict[str, Any] = {"type": kind}
@@ -105,8 +104,10 @@ def part_block(p: Part) -> dict[str, Any]:
 def _native_kind(p: Part) -> str:
     if p.type == PartType.REASONING:
         return "redacted_thinking" if p.get("redacted") else "thinking"
-    return {PartType.TEXT: "text", PartType.TOOL_CALL: "tool_use", PartType.TOOL_RESULT: "tool_result",
-            PartType.IMAGE: "image", PartType.FILE: "file"}[p.type]
+    kinds: dict[str, str] = {PartType.TEXT: "text", PartType.TOOL_CALL: "tool_use",
+                             PartType.TOOL_RESULT: "tool_result", PartType.IMAGE: "image",
+                             PartType.FILE: "file"}
+    return kinds[p.type]
 
 
 def message(obj: Mapping[str, Any]) -> Message:

@@ -102,13 +102,13 @@ class _Foreign:
             if b is not None:
                 self.handed[f"{p.type.replace('_', ' ')}s of {self.session.agent}"] += 1
             elif p.type == PartType.TEXT and p.get("text"):
-                text = str(p.get("text"))
-                b = {"type": "text", "text": f'<user_input mode="act">{text}</user_input>'
-                     if m.role == Role.USER else text}
-            elif (text := _text(p)) is not None:
+                said = str(p.get("text"))
+                b = {"type": "text", "text": f'<user_input mode="act">{said}</user_input>'
+                     if m.role == Role.USER else said}
+            elif (shown := _text(p)) is not None:
                 if p.type in (PartType.TOOL_CALL, PartType.TOOL_RESULT):
                     self.lost[f"{p.type.replace('_', ' ')} parts became plain text"] += 1
-                b = {"type": "text", "text": text}
+                b = {"type": "text", "text": shown}
             elif p.type != PartType.TEXT:
                 self.lost[f"{p.type} parts ({p.get('kind') or m.role}) were left out"] += 1
             if b is not None:

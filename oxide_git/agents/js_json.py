@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 _SURROGATE = re.compile("[\ud800-\udfff]")  # in a decoded str, always a lone one
-_escape = json.encoder.py_encode_basestring  # type: ignore[attr-defined]  # "…" with JSON's escapes
+_escape = json.encoder.encode_basestring  # "…" with JSON's escapes, non-ASCII as it is
 
 
 def number(x: float) -> str:

@@ -31,11 +31,11 @@ def opencode_tool(name: Any, inp: Any, cwd: str) -> tuple[str, dict[str, Any]] |
         c = tools.classify(name, args)
         if c is None or c.path is None:
             return None
-        path = tools.absolute(c.path, cwd)
+        target = tools.absolute(c.path, cwd)
         if c.kind == "write":
-            return "write", {"filePath": path, "content": c.content or ""}
+            return "write", {"filePath": target, "content": c.content or ""}
         (old, new), = c.edits
-        return "edit", {"filePath": path, "oldString": old, "newString": new}
+        return "edit", {"filePath": target, "oldString": old, "newString": new}
     if name in tools.SHELL:
         cmd = tools.command(name, args)
         if cmd is None:

@@ -132,9 +132,18 @@ class ClineDriver(Driver):
 
 def _acp(argv: list[str], env: dict[str, str], cwd: Path, sid: str, prompt: str, timeout: int) -> Run:
     """One prompt to session ``sid`` over ACP; stdout is the JSON-RPC transcript."""
-    errors = tempfile.TemporaryFile()  # a pipe nobody reads could fill and stall the agent
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=errors)
+    with tempfile.TemporaryFile() as errors:  # a pipe nobody reads could fill and stall the agent
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=errors)
+        code, transcript = _talk(proc, cwd, sid, prompt, timeout)
+        errors.seek(0)
+        err = errors.read().decode(errors="replace")
+    return Run(argv, code, "\n".join(transcript), err, native_id=sid)
+
+
+def _talk(proc: subprocess.Popen[bytes], cwd: Path, sid: str, prompt: str,
+          timeout: int) -> tuple[int, list[str]]:
+    """initialize, session/load, session/set_model, session/prompt; (0 on end_turn, the lines)."""
     assert proc.stdin is not None and proc.stdout is not None
     transcript: list[str] = []
     deadline = time.monotonic() + timeout
@@ -200,10 +209,7 @@ def _acp(argv: list[str], env: dict[str, str], cwd: Path, sid: str, prompt: str,
         except subprocess.TimeoutExpired:
             proc.terminate()
             proc.wait(timeout=30)
-    errors.seek(0)
-    err = errors.read().decode(errors="replace")
-    errors.close()
-    return Run(argv, code, "\n".join(transcript), err, native_id=sid)
+    return code, transcript
 
 
 DRIVER = ClineDriver
