@@ -146,3 +146,13 @@ def test_watch_imports_a_session_cline_rewrites_whole(repo: Path) -> None:
     finally:
         out = json.loads(oxide(repo, "watch", "--stop", "--json").stdout)
     assert out["stopped"] and out["pid"] == pid
+
+
+def test_import_of_a_folder_finds_the_messages_files(repo: Path) -> None:
+    oxide(repo, "init")
+    path = cline_session(repo)
+    out = json.loads(oxide(repo, "import", "--agent", "cline", str(path.parent.parent), "--json").stdout)
+    assert [Path(f["path"]).name for f in out["files"]] == [path.name]  # not the manifest
+    assert out["files"][0]["messages"] == 12
+    again = json.loads(oxide(repo, "import", "--agent", "cline", str(path), "--json").stdout)
+    assert again["files"][0]["state"] == "unchanged"
