@@ -22,8 +22,9 @@ BLOCK_TYPES = frozenset({"text", "image", "media", "tool_use", "tool_result", "t
 # A message's fields in the order Cline writes them; those with a place of their own in Message.
 _MESSAGE_ORDER = ("id", "role", "content", "ts", "modelInfo", "metrics", "metadata")
 _MESSAGE_OWN = frozenset({"id", "role", "content", "ts", "metrics"})
-# extra keys that are ours, not fields to write back
-INTERNAL = frozenset({"keys", "content_string", "harness", "parent_call_id"})
+# extra keys that are ours, not fields to write back (a native field of one of these names, or of a
+# Part field's name, is kept under "clash")
+INTERNAL = frozenset({"keys", "content_string", "harness", "parent_call_id", "clash"})
 # block type -> (native field -> Part field) for the fields that have a normalized name
 _RENAMED: dict[str, dict[str, str]] = {
     "text": {"text": "text"},
@@ -44,7 +45,7 @@ _ORDER = {  # the key order Cline writes each block in
     "image": ("type", "data", "mediaType"), "file": ("type", "content", "path"),
 }
 _USER_INPUT = re.compile(r'<user_input mode="([A-Za-z_-]+)">(.*)</user_input>', re.DOTALL)
-_OURS = frozenset({"user_input", "keys", "native_is_error", "redacted"})
+_OURS = frozenset({"user_input", "keys", "native_is_error", "redacted", "clash", "is_error"})
 
 
 def _canonical(obj: Mapping[str, Any], order: tuple[str, ...]) -> list[str]:
@@ -63,14 +64,22 @@ def block_part(block: Any, role: str) -> Part:
         return Part.other(str(kind or "block"), block)
     renamed = _RENAMED[kind]
     data: dict[str, Any] = {renamed[k]: v for k, v in block.items() if k in renamed}
-    data.update((k, v) for k, v in block.items() if k not in renamed and k != "type")
+    taken = {*data, *_OURS, "text"}  # "text": a reasoning Part's, whatever the block calls it
+    clash = {k: v for k, v in block.items() if k not in renamed and k != "type" and k in taken
+             and not (kind == "tool_result" and k == "is_error")}
+    data.update((k, v) for k, v in block.items()
+                if k not in renamed and k != "type" and k not in clash and k != "is_error")
+    if clash:
+        data["clash"] = clash
     data.update(_keys(block, _ORDER[kind]))
     if kind == "redacted_thinking":
         data.update(text="", redacted=True)
     elif kind == "tool_result":
         if "is_error" in block:
-            data["native_is_error"] = data.pop("is_error")
+            data["native_is_error"] = block["is_error"]
         data["is_error"] = block.get("is_error") is True
+    elif "is_error" in block:
+        data.setdefault("clash", {})["is_error"] = block["is_error"]
     elif kind == "text" and role == "user" and isinstance(data.get("text"), str):
         m = _USER_INPUT.fullmatch(data["text"])
         if m:
@@ -89,13 +98,15 @@ def part_block(p: Part) -> dict[str, Any]:
     for k, v in p.data.items():
         if k in back:
             block[back[k]] = v
-        elif k not in _OURS and not (kind == "tool_result" and k == "is_error"):
+        elif k not in _OURS:
             block[k] = v
+    if isinstance(p.get("clash"), dict):
+        block.update(p.get("clash"))
     if kind == "text" and "user_input" in p.data:
         block["text"] = f'<user_input mode="{p.get("user_input")}">{p.get("text", "")}</user_input>'
     if kind == "tool_result" and "native_is_error" in p.data:
         block["is_error"] = p.get("native_is_error")
-    if kind == "redacted_thinking":
+    if kind == "redacted_thinking" and "text" not in (p.get("clash") or {}):
         block.pop("text", None)
     order = p.get("keys") or _canonical(block, _ORDER[kind])
     return {k: block[k] for k in order if k in block} | block
@@ -116,9 +127,12 @@ def message(obj: Mapping[str, Any]) -> Message:
     content = obj.get("content")
     ts = obj.get("ts")
     good_ts = isinstance(ts, int) and not isinstance(ts, bool)
-    extra: dict[str, Any] = {k: v for k, v in obj.items() if k not in _MESSAGE_OWN
-                             or (k == "ts" and not good_ts) or (k == "id" and not isinstance(v, str))
-                             or (k == "role" and not isinstance(v, str))}
+    extra: dict[str, Any] = {k: v for k, v in obj.items() if k not in INTERNAL and (
+        k not in _MESSAGE_OWN or (k == "ts" and not good_ts) or (k == "id" and not isinstance(v, str))
+        or (k == "role" and not isinstance(v, str)))}
+    clash = {k: v for k, v in obj.items() if k in INTERNAL}
+    if clash:
+        extra["clash"] = clash
     extra.update(_keys(obj, _MESSAGE_ORDER))
     if isinstance(content, str):
         extra["content_string"] = True
@@ -161,6 +175,8 @@ def native_message(m: Message) -> dict[str, Any]:
     if m.created_at is not None and "ts" not in m.extra:
         out["ts"] = m.created_at
     out.update((k, v) for k, v in m.extra.items() if k not in INTERNAL and k != "content")
+    if isinstance(m.extra.get("clash"), dict):
+        out.update(m.extra["clash"])
     if m.usage is not None and "metrics" not in m.extra:
         out["metrics"] = dict(m.usage)
     order = m.extra.get("keys") or _canonical(out, _MESSAGE_ORDER)

@@ -223,13 +223,16 @@ JSONISH = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(all
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=st.sampled_from(ALL), index=st.integers(0, 20), key=st.sampled_from(
     ["id", "role", "content", "ts", "metrics", "modelInfo", "metadata", "type", "text", "input",
-     "tool_use_id", "is_error", "sessionId", "origin"]), value=JSONISH)
+     "tool_use_id", "is_error", "sessionId", "origin", "thinking", "data", "clash", "keys", "harness",
+     "user_input", "call_id", "output", "redacted"]), value=JSONISH)
 def test_odd_values_never_raise_and_export_back(tmp_path: Path, name: str, index: int, key: str, value: Any) -> None:
     doc = json.loads(messages_file(name).read_text())
     msgs = doc["messages"]
     target = msgs[index % len(msgs)]
     blocks = target.get("content") if isinstance(target.get("content"), list) else []
-    where = blocks[0] if key in ("type", "text", "input", "tool_use_id", "is_error") and blocks else (
+    in_block = ("type", "text", "input", "tool_use_id", "is_error", "thinking", "data", "call_id", "output",
+                "redacted", "user_input", "clash", "keys")
+    where = blocks[index % 2 % len(blocks)] if key in in_block and blocks and index % 3 else (
         doc if key in ("sessionId", "origin") else target)
     where[key] = value
     path = tmp_path / name / f"{name}.messages.json"
