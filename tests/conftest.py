@@ -39,6 +39,8 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
         monkeypatch.setenv(k, v)
     for k in ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_COMMON_DIR", "OXIDE_NOW"):
         monkeypatch.delenv(k, raising=False)
+    for k in ("CLINE_DIR", "CLINE_DATA_DIR", "CLINE_SESSION_DATA_DIR", "CLINE_PROVIDER_SETTINGS_PATH"):
+        monkeypatch.delenv(k, raising=False)  # Cline's store: under the test's HOME
     try:
         import pygit2
 

@@ -300,7 +300,8 @@ def run_app(model: Model) -> Choice | None:
         Window(FormattedTextControl(lambda: [("class:dim", model.filters_line())]), height=1),
         Window(FormattedTextControl(list_text), height=Dimension(min=3)),
         Window(height=1, char="─", style="class:dim"),
-        Window(FormattedTextControl(lower_text), height=Dimension(min=6, max=9)),
+        # the Enter menu whole: its head, a "resume in" per agent, show, fork, export, its hint
+        Window(FormattedTextControl(lower_text), height=Dimension(min=6, max=len(AGENT_NAMES) + 5)),
         Window(FormattedTextControl([("class:dim", "↑↓ move · type to filter (titles and messages) · "
                                       "Enter: actions · Esc: quit")]), height=1),
     ])
