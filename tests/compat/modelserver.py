@@ -299,6 +299,9 @@ class ModelServer:
                         "file_path")
             if turn.kind == "write":
                 return name, {pkey: turn.args["path"], "content": turn.args["content"]}
+            if (props.get("edits") or {}).get("type") == "array":  # pi: {path, edits: [{oldText, newText}]}
+                return name, {pkey: turn.args["path"],
+                              "edits": [{"oldText": turn.args["old"], "newText": turn.args["new"]}]}
             okey = "oldString" if "oldString" in props else "old_string"
             nkey = "newString" if "newString" in props else "new_string"
             return name, {pkey: turn.args["path"], okey: turn.args["old"], nkey: turn.args["new"]}
