@@ -319,6 +319,9 @@ class _Parser:
             acc["model"] = m.model
         if obj is None:
             return
+        if acc["title"] is None and "/" in acc["native"] and m.role == "user" and (
+                not m.is_harness()) and obj.get("type") == "message":
+            acc["title"] = m.text().strip().split("\n")[0][:200] or None  # a branch: its own first prompt
         if obj.get("type") == "model_change" and isinstance(obj.get("modelId"), str):
             acc["model"] = obj["modelId"]
         elif obj.get("type") == "session_info" and "main" in self.streams:
