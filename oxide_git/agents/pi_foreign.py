@@ -106,12 +106,7 @@ class Rebuild:
         blocks: list[dict[str, Any]] = []
         for p in m.parts:
             if p.type == PartType.TOOL_RESULT and str(p.get("call_id")) in self.handover:
-                tool = self.handover[str(p.get("call_id"))][0]
-                out.append(self._message({"role": "toolResult", "toolCallId": str(p.get("call_id")),
-                                          "toolName": tool, "content": [
-                                              {"type": "text", "text": tools.output_text(p.get("output"))}],
-                                          "isError": bool(p.get("is_error"))}))
-                self.handed[f"tool results of {self.session.agent}"] += 1
+                out.append(self._result(p, self.handover[str(p.get("call_id"))][0]))
             elif p.type == PartType.COMPACTION:
                 e = {**self._base("compaction"), "summary": str(p.get("summary") or ""),
                      "firstKeptEntryId": "", "tokensBefore": 0}
@@ -142,11 +137,20 @@ class Rebuild:
             self.left[p.type] += 1
 
     def _assistant(self, m: Message) -> list[dict[str, Any]]:
+        """The assistant's entries; a message that holds its calls' results too (OpenCode's) is
+        split after each answered call: pi's model expects the results as messages of their own."""
+        out: list[dict[str, Any]] = []
         blocks: list[dict[str, Any]] = []
         calls = False
         for p in m.parts:
-            planned = self.handover.get(str(p.get("call_id"))) if p.type == PartType.TOOL_CALL else None
-            if planned is not None:
+            planned = self.handover.get(str(p.get("call_id"))) if p.type in (
+                PartType.TOOL_CALL, PartType.TOOL_RESULT) else None
+            if planned is not None and p.type == PartType.TOOL_RESULT:
+                if blocks:
+                    out.append(self._reply(m, blocks, calls))
+                    blocks, calls = [], False
+                out.append(self._result(p, planned[0]))
+            elif planned is not None:
                 blocks.append({"type": "toolCall", "id": str(p.get("call_id")), "name": planned[0],
                                "arguments": planned[1]})
                 self.handed[f"tool calls of {self.session.agent}"] += 1
@@ -158,14 +162,23 @@ class Rebuild:
                     blocks.append({"type": "thinking", "thinking": str(p.get("text"))})
             else:
                 self._other(p, blocks)
-        if not blocks:
-            return []
+        if blocks:
+            out.append(self._reply(m, blocks, calls))
+        return out
+
+    def _reply(self, m: Message, blocks: list[dict[str, Any]], calls: bool) -> dict[str, Any]:
         agent = self.session.agent
-        return [self._message({
+        return self._message({
             "role": "assistant", "content": blocks, "api": agent, "provider": agent,
             "model": m.model or self.session.model or agent,
             "usage": {**_ZERO, "totalTokens": 0, "cost": {**_ZERO, "total": 0}},
-            "stopReason": "toolUse" if calls else "stop"})]
+            "stopReason": "toolUse" if calls else "stop"})
+
+    def _result(self, p: Part, tool: str) -> dict[str, Any]:
+        self.handed[f"tool results of {self.session.agent}"] += 1
+        return self._message({"role": "toolResult", "toolCallId": str(p.get("call_id")), "toolName": tool,
+                              "content": [{"type": "text", "text": tools.output_text(p.get("output"))}],
+                              "isError": bool(p.get("is_error"))})
 
     def lost(self) -> list[str]:
         agent = self.session.agent

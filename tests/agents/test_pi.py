@@ -444,3 +444,22 @@ def test_fixtures_are_pis_own(tmp_path):
         for line in (FIX / name).read_bytes().splitlines():
             assert stringify(json.loads(line)).encode() == line
     shutil.copy(FIX / "basic.jsonl", tmp_path / "b.jsonl")
+
+
+def test_an_assistant_message_holding_its_results_is_split_after_each(tmp_path):
+    """OpenCode keeps a call's result in the assistant message that made it: pi gets the call, then
+    the toolResult, then what the assistant said after it."""
+    s = Session(id="019c0000000000000000000000000001", agent="opencode", native_id="ses_1", cwd=CWD,
+                created_at=1769940000000)
+    msgs = [Message("user", (Part.text("go"),)),
+            Message("assistant", (Part.text("running"), Part.tool_call("c1", "bash", {"command": "ls"}),
+                                  Part.tool_result("c1", "a.py"), Part.text("ran it"),
+                                  Part.other("step-finish", {"x": 1})))]
+    ex = pi.export(s, msgs, env_for(tmp_path))
+    ((path, body),) = ex.files.items()
+    entries = [json.loads(x) for x in body.splitlines()[1:]]
+    assert [(e["message"]["role"], [b.get("type") for b in e["message"].get("content", [])]) for e in entries] == [
+        ("user", ["text"]), ("assistant", ["text", "toolCall"]), ("toolResult", ["text"]),
+        ("assistant", ["text"])]
+    assert entries[1]["message"]["stopReason"] == "toolUse" and entries[3]["message"]["stopReason"] == "stop"
+    assert "1 tool results of opencode were handed over as pi's own tool calls" in ex.lost
