@@ -125,6 +125,9 @@ def message_html(seq: int, m: Message, names: dict[str, str]) -> str:
     role = escape(m.role)
     when = to_iso(m.created_at) or ""
     mark = " · compacted" if m.compacted else ""
+    if m.is_harness():  # what the agent's harness injected, not a turn anybody typed: folded
+        mark += " · harness context"
+        body = f'<details class="harness"><summary>harness context</summary>{body}</details>'
     return (f'<article class="msg {role}" id="m-{escape(m.id)}"><div class="role">{role} · #{seq}'
             f'{mark} <time>{escape(when)}</time></div>{body}</article>\n')
 

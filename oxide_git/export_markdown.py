@@ -109,6 +109,9 @@ def message_md(seq: int, m: Message, names: dict[str, str]) -> str:
     only_tools = all(p.type in (PartType.TOOL_RESULT, PartType.TOOL_CALL) for p in m.parts)
     heading = "" if only_tools and m.role != "assistant" else f"#### {label} · #{seq}" + (
         " · compacted" if m.compacted else "") + "\n\n"
+    if m.is_harness():  # what the agent's harness injected, not a turn anybody typed: folded
+        folded = _fold("harness context", "\n\n".join(body))
+        return f"#### {label} · #{seq} · harness context\n\n{folded}\n"
     return heading + "\n\n".join(body) + "\n"
 
 
