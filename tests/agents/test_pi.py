@@ -456,7 +456,7 @@ def test_an_assistant_message_holding_its_results_is_split_after_each(tmp_path):
                                   Part.tool_result("c1", "a.py"), Part.text("ran it"),
                                   Part.other("step-finish", {"x": 1})))]
     ex = pi.export(s, msgs, env_for(tmp_path))
-    ((path, body),) = ex.files.items()
+    ((_path, body),) = ex.files.items()
     entries = [json.loads(x) for x in body.splitlines()[1:]]
     assert [(e["message"]["role"], [b.get("type") for b in e["message"].get("content", [])]) for e in entries] == [
         ("user", ["text"]), ("assistant", ["text", "toolCall"]), ("toolResult", ["text"]),
