@@ -15,12 +15,14 @@ from .conftest import FIXTURES, make_ctx, oxide
 
 # How each agent continues a session: the command's first two words.
 RESUMES = {"claude": ["claude", "--resume"], "codex": ["codex", "resume"], "opencode": ["opencode", "--session"],
-           "aider": ["aider", "--restore-chat-history"], "pi": ["pi", "--session"]}
+           "aider": ["aider", "--restore-chat-history"], "copilot": ["copilot", "--resume"],
+           "pi": ["pi", "--session"]}
 CASES = {
     "claude": FIXTURES / "claude" / "split_response.jsonl",
     "codex": FIXTURES / "codex" / "turns.jsonl",
     "opencode": FIXTURES / "opencode" / "export",
     "aider": FIXTURES / "aider" / "tokens.md",
+    "copilot": FIXTURES / "copilot" / "01fbf44d-0f39-4b67-aab1-efc7e7ef9294",
     "pi": FIXTURES / "pi" / "basic.jsonl",
 }
 
@@ -77,7 +79,7 @@ def test_round_trip_through_the_agents_own_store(repo: Path, agent: str) -> None
         assert after.count == before.count
 
 
-@pytest.mark.parametrize("target", ["claude", "codex", "opencode", "aider", "pi"])
+@pytest.mark.parametrize("target", ["claude", "codex", "opencode", "aider", "copilot", "pi"])
 def test_cross_agent_resume_writes_a_readable_session(repo: Path, target: str) -> None:
     ctx = make_ctx(repo)
     sid = _import(ctx, "codex", CASES["codex"])[0]

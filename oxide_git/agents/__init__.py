@@ -146,7 +146,7 @@ class Agent(Protocol):
         ...
 
 
-AGENT_NAMES = ("claude", "codex", "opencode", "aider", "pi")
+AGENT_NAMES = ("claude", "codex", "opencode", "aider", "copilot", "pi")
 
 
 def agent(name: str) -> Agent:
