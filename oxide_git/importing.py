@@ -141,21 +141,22 @@ def summary(s: Session, n: int) -> str:
 
 def _link_copied_history(ctx: Context, s: Session, native_ids: list[str | None]) -> Session:
     """A session whose first messages (their ``native_ids``) are another session's (an agent's
-    resume-by-copy or fork) becomes a fork of it instead of an unrelated session."""
+    resume-by-copy or fork) becomes a fork of it instead of an unrelated session. The session the
+    agent names (``forked_from``, ``parent_native_id``) wins; either way the fork point is the last
+    message they share (a pi branch repeats the path it left, then goes its own way)."""
     first = next((n for n in native_ids if n), None)
     hint = s.extra.get("forked_from") or s.extra.get("parent_native_id")
-    if hint:
-        rows = ctx.index.query("SELECT id FROM sessions WHERE native_id=? AND id!=?", (str(hint), s.id))
-        if rows:
-            return replace(s, parent_id=rows[0][0])
-    if not first:
-        return s
-    rows = ctx.index.query(
-        "SELECT m.session_id FROM messages m JOIN sessions x ON x.id=m.session_id "
-        "WHERE m.native_id=? AND m.session_id!=? AND x.agent=? LIMIT 1", (first, s.id, s.agent))
+    rows = ctx.index.query("SELECT id FROM sessions WHERE native_id=? AND id!=?",
+                           (str(hint), s.id)) if hint else []
+    if not rows and first:
+        rows = ctx.index.query(
+            "SELECT m.session_id FROM messages m JOIN sessions x ON x.id=m.session_id "
+            "WHERE m.native_id=? AND m.session_id!=? AND x.agent=? LIMIT 1", (first, s.id, s.agent))
     if not rows:
         return s
     parent = rows[0][0]
+    if not first:
+        return replace(s, parent_id=parent)
     theirs = ctx.index.query(
         "SELECT id, native_id FROM messages WHERE session_id=? ORDER BY seq", (parent,))
     shared = None

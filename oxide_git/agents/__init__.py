@@ -146,7 +146,7 @@ class Agent(Protocol):
         ...
 
 
-AGENT_NAMES = ("claude", "codex", "opencode", "aider", "copilot", "cline")
+AGENT_NAMES = ("claude", "codex", "opencode", "aider", "copilot", "cline", "pi")
 
 
 def agent(name: str) -> Agent:

@@ -57,6 +57,9 @@ def opencode_tool(name: Any, inp: Any, cwd: str) -> tuple[str, dict[str, Any]] |
     if name in tools.EDIT:
         old = _first(args, "old_string", "oldString", "old_str", "old")
         new = _first(args, "new_string", "newString", "new_str", "new")
+        many = tools.edits_of(args) if "edits" in args else None  # MultiEdit, pi's edit: one of them
+        if many is not None and len(many) == 1:
+            ((old, new),) = many
         if not isinstance(old, str) or not isinstance(new, str):
             return None
         edit: dict[str, Any] = {"filePath": path, "oldString": old, "newString": new}

@@ -83,13 +83,13 @@ def absolute(path: str, cwd: str) -> str:
 
 
 def edits_of(args: Mapping[str, Any]) -> tuple[tuple[str, str], ...] | None:
-    many = args.get("edits")  # MultiEdit
+    many = args.get("edits")  # MultiEdit, pi's edit
     out = []
     for e in many if isinstance(many, list) else [args]:
         if not isinstance(e, Mapping):
             return None
-        old = e.get("old_string", e.get("oldString", e.get("old_str")))
-        new = e.get("new_string", e.get("newString", e.get("new_str")))
+        old = e.get("old_string", e.get("oldString", e.get("old_str", e.get("oldText"))))  # pi: oldText
+        new = e.get("new_string", e.get("newString", e.get("new_str", e.get("newText"))))
         if not isinstance(old, str) or not isinstance(new, str):
             return None
         out.append((old, new))

@@ -303,6 +303,9 @@ class ModelServer:
                     "new_text" if "new_text" in props and "content" not in props else "content")
             if turn.kind == "write":
                 return name, {pkey: turn.args["path"], ckey: turn.args["content"]}
+            if (props.get("edits") or {}).get("type") == "array":  # pi: {path, edits: [{oldText, newText}]}
+                return name, {pkey: turn.args["path"],
+                              "edits": [{"oldText": turn.args["old"], "newText": turn.args["new"]}]}
             okey = next((k for k in ("oldString", "old_str", "old_text") if k in props), "old_string")
             nkey = next((k for k in ("newString", "new_str", "new_text") if k in props), "new_string")
             return name, {pkey: turn.args["path"], okey: turn.args["old"], nkey: turn.args["new"]}
