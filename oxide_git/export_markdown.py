@@ -152,8 +152,10 @@ def _iso(ms: int | None) -> str:
     return to_iso(ms) or "-"
 
 
-def write_markdown(views: Iterator[SessionView], out: IO[str]) -> None:
+def write_markdown(views: Iterator[SessionView], out: IO[str], preface: str = "") -> None:
     out.write("# Agent sessions\n\n")
+    if preface:
+        out.write(preface.rstrip("\n") + "\n\n")
     n = 0
     for v in views:
         n += 1

@@ -56,14 +56,30 @@ def table(results: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-def write_readme(text: str) -> None:
+BLAME_START, BLAME_END = "<!-- blame:start -->", "<!-- blame:end -->"
+
+
+def blame_table(results: list[dict[str, Any]]) -> str:
+    """`git oxide blame` on real runs (tests/compat/test_blame.py): lines attributed right."""
+    got = [r for r in results if r.get("check") == "blame"]
+    if not got:
+        return ""
+    out = ["| agent | version | case | lines | correct |", "|---|---|---|---:|---:|"]
+    for r in got:
+        out.append(f"| {r['agent']} | {r['version']} | {r['case']} | {r['lines']} | {r['correct']} |")
+    lines, correct = sum(r["lines"] for r in got), sum(r["correct"] for r in got)
+    out.append(f"| all | | {len(got)} cases | {lines} | {correct} ({100 * correct // max(lines, 1)}%) |")
+    return "\n".join(out)
+
+
+def write_readme(text: str, start: str = START, end: str = END) -> None:
     readme = ROOT / "README.md"
     s = readme.read_text()
-    if START not in s or END not in s:
-        raise SystemExit(f"README.md has no {START} ... {END} markers")
-    before, rest = s.split(START, 1)
-    _old, after = rest.split(END, 1)
-    readme.write_text(f"{before}{START}\n{text}\n{END}{after}")
+    if start not in s or end not in s:
+        raise SystemExit(f"README.md has no {start} ... {end} markers")
+    before, rest = s.split(start, 1)
+    _old, after = rest.split(end, 1)
+    readme.write_text(f"{before}{start}\n{text}\n{end}{after}")
 
 
 def main(argv: list[str]) -> int:
@@ -73,8 +89,13 @@ def main(argv: list[str]) -> int:
         return 1
     text = table(results)
     print(text)
+    blame = blame_table(results)
+    if blame:
+        print("\n" + blame)
     if "--write" in argv:
         write_readme(text)
+        if blame:
+            write_readme(blame, BLAME_START, BLAME_END)
         print(f"written into {Path('README.md')}", file=sys.stderr)
     return 0
 
