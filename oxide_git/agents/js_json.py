@@ -1,10 +1,11 @@
 """JSON text as JavaScript's ``JSON.stringify`` writes it: byte for byte.
 
 Agents written in JavaScript keep sessions as JSON (Cline whole indented documents, ``dumps``; pi
-compact JSONL lines, ``stringify``); a file written back must equal theirs. Python's ``json.dumps`` differs in three places, fixed here: numbers
-(``1e-07`` where JavaScript writes ``1e-7``, ``1e+16`` where it writes ``10000000000000000``,
-``NaN`` where it writes ``null``), lone UTF-16 surrogates (written raw by Python, escaped by
-JavaScript), and the separators of an indented document. Key order is the dict's. Pure.
+compact JSONL lines, ``stringify``); a file written back must equal theirs. Python's ``json.dumps``
+differs in three places, fixed here: numbers (``1e-07`` where JavaScript writes ``1e-7``,
+``1e+16`` where it writes ``10000000000000000``, ``NaN`` where it writes ``null``), lone UTF-16
+surrogates (written raw by Python, escaped by JavaScript), and the separators of an indented
+document. Key order is the dict's. Pure.
 """
 
 from __future__ import annotations
