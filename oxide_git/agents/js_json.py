@@ -1,10 +1,11 @@
-"""JSON text as JavaScript's ``JSON.stringify(value, null, indent)`` writes it: byte for byte.
+"""JSON text as JavaScript's ``JSON.stringify`` writes it: byte for byte.
 
-Agents written in JavaScript (Cline) keep sessions as whole JSON documents; a file written back
-must equal theirs. Python's ``json.dumps`` differs in three places, fixed here: numbers
-(``1e-07`` where JavaScript writes ``1e-7``, ``1e+16`` where it writes ``10000000000000000``,
-``NaN`` where it writes ``null``), lone UTF-16 surrogates (written raw by Python, escaped by
-JavaScript), and the separators of an indented document. Key order is the dict's. Pure.
+Agents written in JavaScript keep sessions as JSON (Cline whole indented documents, ``dumps``; pi
+compact JSONL lines, ``stringify``); a file written back must equal theirs. Python's ``json.dumps``
+differs in three places, fixed here: numbers (``1e-07`` where JavaScript writes ``1e-7``,
+``1e+16`` where it writes ``10000000000000000``, ``NaN`` where it writes ``null``), lone UTF-16
+surrogates (written raw by Python, escaped by JavaScript), and the separators of an indented
+document. Key order is the dict's. Pure.
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from typing import Any
 
 _SURROGATE = re.compile("[\ud800-\udfff]")  # in a decoded str, always a lone one
 _escape = json.encoder.encode_basestring  # "…" with JSON's escapes, non-ASCII as it is
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_MARK = "\x00jsnum:"  # a float that needs JavaScript's notation travels as this string
+_MARKED = re.compile(r'"\\u0000jsnum:([^"]*)"')
 
 
 def number(x: float) -> str:
@@ -98,3 +102,31 @@ def _write(v: Any, out: list[str], pad: str, step: str) -> None:
         out.append("\n" + pad + "]")
     else:
         raise TypeError(f"not JSON: {type(v).__name__}")
+
+
+def stringify(value: Any) -> str:
+    """``JSON.stringify(value)``: compact, keys in order, JavaScript's numbers. ``json`` writes the
+    same text for everything but floats (an integral float is ``0``, not ``0.0``; exponents only
+    below 1e-6 and from 1e21), so only those are rewritten, and only when there are any: a line
+    without floats costs one ``json`` encode."""
+    prepared, marked = _prepare(value)
+    text = _COMPACT.encode(prepared)
+    return _MARKED.sub(lambda m: m.group(1), text) if marked else text
+
+
+def _prepare(x: Any) -> tuple[Any, bool]:
+    """``x`` with every float that ``json`` would print differently marked; whether any was."""
+    if isinstance(x, float):
+        text = number(x)
+        return (x, False) if text == repr(x) else (_MARK + text, True)
+    if isinstance(x, dict):
+        changed = False
+        out: dict[Any, Any] = {}
+        for k, v in x.items():
+            out[k], c = _prepare(v)
+            changed = changed or c
+        return (out, True) if changed else (x, False)
+    if isinstance(x, list | tuple):
+        items = [_prepare(v) for v in x]
+        return ([v for v, _ in items], True) if any(c for _, c in items) else (x, False)
+    return x, False

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..model import Message, Session, to_iso
 from . import AgentEnv, Export
-from .jsjson import stringify
+from .js_json import stringify
 from .pi import name, session_dir
 from .pi_entries import entry_of
 from .pi_foreign import Rebuild

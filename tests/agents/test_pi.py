@@ -438,7 +438,7 @@ def test_odd_values_never_raise_and_still_export(tmp_path, name, line, key, valu
 
 def test_fixtures_are_pis_own(tmp_path):
     """Every fixture line is JSON pi wrote; a copy of them keeps the JSON pi's stringify gives."""
-    from oxide_git.agents.jsjson import stringify
+    from oxide_git.agents.js_json import stringify
 
     for name in ALL:
         for line in (FIX / name).read_bytes().splitlines():

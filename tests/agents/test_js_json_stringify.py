@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oxide_git.agents.jsjson import number, stringify
+from oxide_git.agents.js_json import number, stringify
 
 NODE = [  # String(x) in node
     (0.1, "0.1"), (1e-7, "1e-7"), (3.5e-7, "3.5e-7"), (0.00001, "0.00001"), (1e21, "1e+21"),
