@@ -12,7 +12,6 @@ records whose content is the model's parts, its shell/write/edit/read calls as G
 from __future__ import annotations
 
 import hashlib
-import json
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -22,6 +21,7 @@ from . import AgentEnv, Export
 from .gemini_foreign import Tools, lost_lines, turns
 from .gemini_records import KEY, next_results, record
 from .gemini_store import PROJECT_ROOT, project_hash, slug_for
+from .js_json import stringify as dumps
 
 GEMINI_TOOLS = Tools(
     shell=lambda cmd: ("run_shell_command", {"command": cmd}),
@@ -30,11 +30,6 @@ GEMINI_TOOLS = Tools(
                                              "instruction": "Replace the text."}),
     read=lambda path: ("read_file", {"file_path": path}),
 )
-
-
-def dumps(obj: Any) -> str:
-    """JSON as ``JSON.stringify`` writes it."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
 def _is_uuid(text: str | None) -> bool:

@@ -19,6 +19,7 @@ from . import AgentEnv, Event, FoundMessage, FoundSession, Problem, Resumable, U
 from .gemini_log import _known, _resumable
 from .gemini_records import KEY, message, next_results, record, result_groups
 from .gemini_store import cwd_of
+from .js_json import dumps as js_dumps
 
 name = "gemini"
 
@@ -67,4 +68,4 @@ def dump(session: Session, messages: Sequence[Message]) -> bytes:
                        for i, m in enumerate(messages)]
     keys = str(g.get("legacy") or "").split(",")
     out = {k: out[k] for k in keys if k in out} | out
-    return json.dumps(out, ensure_ascii=False, indent=2).encode()
+    return js_dumps(out, indent=2).encode()

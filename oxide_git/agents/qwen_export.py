@@ -12,7 +12,6 @@ Qwen's own tools (``gemini_foreign``), answered by ``tool_result`` records.
 from __future__ import annotations
 
 import hashlib
-import json
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 from ..model import Message, Session, to_iso
 from . import AgentEnv, Export
 from .gemini_foreign import Tools, lost_lines, turns
+from .js_json import stringify as dumps
 from .qwen import project_folder, qwen_dir
 from .qwen_records import KEY, record
 
@@ -31,10 +31,6 @@ QWEN_TOOLS = Tools(
     read=lambda path: ("read_file", {"file_path": path}),
 )
 _PROVENANCE = {"user": "real_user", "assistant": "assistant_output", "tool_result": "tool_result"}
-
-
-def dumps(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
 def _is_uuid(text: str | None) -> bool:
