@@ -36,7 +36,7 @@ from ..model import Message, Session, from_iso, message_id_for, session_id_for
 from . import AgentEnv, Event, FoundMessage, FoundSession, Problem, Resumable, Unknown, jsonline
 from .gemini_parts import same
 from .gemini_records import KEY, TYPES, message, result_groups
-from .gemini_store import cwd_of
+from .gemini_store import cwd_of, parent_link
 from .logstate import State as _State
 
 name = "gemini"
@@ -145,7 +145,7 @@ class Parser:
         more: dict[str, Any] = {"prefix": list(self.prefix)}
         if self.meta.get("kind") == "subagent" and self.path.parent.name != "chats":
             parent = self.path.parent.name
-            pid, call = _parent_link(self.path.parent.parent, parent, native)
+            pid, call = parent_link(self.path.parent.parent, parent, native)
             more.update(parent_native=parent, parent=pid, parent_call=call)
         self.sess = self._new_session(native, created, **more)
         yield FoundSession(self.session())
@@ -362,37 +362,6 @@ def _messages_of(path: Path, env: AgentEnv | None, sid: str, stop: int) -> list[
     (a rewind forks the history it keeps; restarting after it, that history is not in memory)."""
     return [ev.message for ev in Parser(path, None, env, stop=stop).run(0)
             if isinstance(ev, FoundMessage) and ev.session_id == sid]
-
-
-def _parent_link(chats: Path, parent: str, agent_id: str) -> tuple[str | None, str | None]:
-    """A sub-agent's parent session (its oxide id, from the parent's own file) and the parent's
-    ``invoke_agent`` call that ran it (the tool call whose ``agentId`` it is)."""
-    needle = f'"agentId":"{agent_id}"'.encode()
-    for f in sorted(chats.glob(f"session-*-{parent[:8]}.jsonl")):
-        try:
-            with f.open("rb") as fh:
-                head = jsonline.loads(fh.readline())
-                call = None
-                for raw in fh:
-                    if needle in raw:
-                        call = _call_of(raw, agent_id) or call
-        except (OSError, ValueError, RecursionError):
-            continue
-        if isinstance(head, dict) and head.get("sessionId") == parent:
-            start = head.get("startTime")
-            return session_id_for(name, parent, from_iso(start) if isinstance(start, str) else None), call
-    return None, None
-
-
-def _call_of(raw: bytes, agent_id: str) -> str | None:
-    try:
-        obj = jsonline.loads(raw)
-    except (ValueError, RecursionError):
-        return None
-    for tc in obj.get("toolCalls") or [] if isinstance(obj, dict) else []:
-        if isinstance(tc, dict) and tc.get("agentId") == agent_id and isinstance(tc.get("id"), str):
-            return str(tc["id"])
-    return None
 
 
 def starting_session(path: Path, env: AgentEnv | None = None) -> Session | None:

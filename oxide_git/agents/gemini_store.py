@@ -14,7 +14,8 @@ import os
 import re
 from pathlib import Path
 
-from . import AgentEnv
+from ..model import from_iso, session_id_for
+from . import AgentEnv, jsonline
 
 PROJECT_ROOT = ".project_root"
 
@@ -127,3 +128,34 @@ def slug_for(env: AgentEnv, cwd: str) -> tuple[Path, bool]:
         if name in taken or (owner(tmp / name) not in (None, cwd)):
             continue
         return tmp / name, owner(tmp / name) is None
+
+
+def parent_link(chats: Path, parent: str, agent_id: str) -> tuple[str | None, str | None]:
+    """A sub-agent's parent session (its oxide id, from the parent's own file) and the parent's
+    ``invoke_agent`` call that ran it (the tool call whose ``agentId`` it is)."""
+    needle = f'"agentId":"{agent_id}"'.encode()
+    for f in sorted(chats.glob(f"session-*-{parent[:8]}.jsonl")):
+        try:
+            with f.open("rb") as fh:
+                head = jsonline.loads(fh.readline())
+                call = None
+                for raw in fh:
+                    if needle in raw:
+                        call = _call_of(raw, agent_id) or call
+        except (OSError, ValueError, RecursionError):
+            continue
+        if isinstance(head, dict) and head.get("sessionId") == parent:
+            start = head.get("startTime")
+            return session_id_for("gemini", parent, from_iso(start) if isinstance(start, str) else None), call
+    return None, None
+
+
+def _call_of(raw: bytes, agent_id: str) -> str | None:
+    try:
+        obj = jsonline.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    for tc in obj.get("toolCalls") or [] if isinstance(obj, dict) else []:
+        if isinstance(tc, dict) and tc.get("agentId") == agent_id and isinstance(tc.get("id"), str):
+            return str(tc["id"])
+    return None
