@@ -47,14 +47,20 @@ def _first_cwd(path: Path) -> str | None:
 
 
 def discover(env: AgentEnv) -> list[Path]:
-    """Session files whose first record's ``cwd`` lies in a worktree (what ``--resume`` checks)."""
+    """Session files whose first record's ``cwd`` lies in a worktree (what ``--resume`` checks),
+    each followed by its sub-agents' files."""
     projects = qwen_dir(env) / "projects"
     try:
         folders = sorted(p for p in projects.iterdir() if p.is_dir())
     except OSError:
         return []
-    return [f for d in folders for f in sorted((d / "chats").glob("*.jsonl"))
-            if _SESSION_FILE.match(f.name) and env.belongs(_first_cwd(f))]
+    out: list[Path] = []
+    for d in folders:
+        for f in sorted((d / "chats").glob("*.jsonl")):
+            if _SESSION_FILE.match(f.name) and env.belongs(_first_cwd(f)):
+                out.append(f)  # then its sub-agents' files: subagents/<id>/agent-<agent id>.jsonl
+                out += sorted((d / "subagents" / f.stem).glob("agent-*.jsonl"))
+    return out
 
 
 def parse(path: Path, *, offset: int = 0, state: Mapping[str, Any] | None = None,

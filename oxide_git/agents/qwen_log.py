@@ -82,6 +82,10 @@ class Parser:
                                        "prefix_at": s.get("copies", 0)}}
         if s.get("parent_native"):
             extra["parent_native_id"] = s["parent_native"]
+        if s.get("parent_call"):
+            extra["parent_call_id"] = s["parent_call"]
+        if s.get("agent"):
+            extra["agent_id"] = s["agent"]
         return Session(
             id=s["id"], agent=name, native_id=s["native"], title=s.get("title"), created_at=s["created"],
             updated_at=self.last_ts, parent_id=s.get("parent"), fork_message_id=s.get("fork_message"),
@@ -95,7 +99,14 @@ class Parser:
         self.head = {k: obj.get(k) for k in ("sessionId", "cwd", "version", "gitBranch")}
         native = str(obj.get("sessionId") or self.path.stem)
         ts = obj.get("timestamp")
-        self.sess = self._new(native, from_iso(ts) if isinstance(ts, str) else None)
+        more: dict[str, Any] = {}
+        if obj.get("isSidechain") is True and isinstance(obj.get("agentId"), str):
+            # a sub-agent's file (subagents/<parent id>/agent-<agent id>.jsonl) names its parent's
+            # session: its own is the parent's and the agent's, hanging on the parent's call
+            more.update(parent=_parent_of(self.path, native), parent_native=native,
+                        parent_call=_call_of(self.path), agent=obj["agentId"])
+            native = f"{native}/agent-{obj['agentId']}"
+        self.sess = self._new(native, from_iso(ts) if isinstance(ts, str) else None, **more)
         yield FoundSession(self.session())
 
     def _emit(self, msg: Message, lines: list[Any]) -> Iterator[Event]:
@@ -234,3 +245,25 @@ def _messages_of(path: Path, env: AgentEnv | None, sid: str, stop: int) -> list[
     (a branch forks the history before it; restarting after it, that is not in memory)."""
     return [ev.message for ev in Parser(path, None, env, stop=stop).run(0)
             if isinstance(ev, FoundMessage) and ev.session_id == sid]
+
+
+def _parent_of(path: Path, parent: str) -> str | None:
+    """The oxide id of a sub-agent's parent session, from the parent's own file's first record."""
+    own = path.parent.parent.parent / "chats" / f"{parent}.jsonl"
+    try:
+        with own.open("rb") as f:
+            first = jsonline.loads(f.readline())
+    except (OSError, ValueError, RecursionError):
+        return None
+    ts = first.get("timestamp") if isinstance(first, dict) else None
+    return session_id_for(name, parent, from_iso(ts) if isinstance(ts, str) else None)
+
+
+def _call_of(path: Path) -> str | None:
+    """The parent's ``agent`` call that ran a sub-agent (``toolUseId`` of its ``.meta.json``)."""
+    try:
+        meta = jsonline.loads(path.with_name(path.name[:-len(".jsonl")] + ".meta.json").read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return None
+    call = meta.get("toolUseId") if isinstance(meta, dict) else None
+    return call if isinstance(call, str) else None

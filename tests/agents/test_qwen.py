@@ -268,3 +268,24 @@ def test_odd_values_never_raise_and_export_gives_them_back(tmp_path: Path, line:
         again = tmp_path / "again.jsonl"
         again.write_bytes(data)
         assert [m.parts for _s, m in run(again)[0]] == [m.parts for m in msgs[s.id]]
+
+
+SUB_PARENT = FIX / "projects" / "-tmp-gemini-q4-project" / "chats" / "4e3c6dc1-09bd-4668-b8e5-738a23334208.jsonl"
+SUB = (FIX / "projects" / "-tmp-gemini-q4-project" / "subagents" / "4e3c6dc1-09bd-4668-b8e5-738a23334208"
+       / "agent-general-purpose-call_9d6bc1da12a64fae9579c681.jsonl")
+
+
+def test_a_sub_agent_hangs_on_the_call_that_ran_it(tmp_path: Path) -> None:
+    parents, pmsgs = by_session(SUB_PARENT)
+    [parent] = parents.values()
+    subs, smsgs = by_session(SUB)
+    [sub] = subs.values()
+    assert sub.native_id == f"{parent.native_id}/agent-general-purpose-call_9d6bc1da12a64fae9579c681"
+    assert sub.parent_id == parent.id
+    call = next(p for m in pmsgs[parent.id] for p in m.parts if p.type == "tool_call")
+    assert call.get("name") == "agent" and sub.extra["parent_call_id"] == call.get("call_id")
+    assert [m.text() for m in smsgs[sub.id] if m.role == "user" and m.text()] == ["SUBTASK-1 list files"]
+    home = tmp_path / "home"
+    shutil.copytree(FIX / "projects", home / ".qwen" / "projects")
+    found = qwen.discover(env_for("/tmp/gemini/q4/project", home=home))
+    assert [p.name for p in found] == [SUB_PARENT.name, SUB.name]  # the sub-agent after its parent
