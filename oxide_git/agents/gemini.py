@@ -34,37 +34,41 @@ def watch_roots(env: AgentEnv) -> list[Path]:
 
 def _resumable_file(path: Path) -> bool:
     """Does the file hold what the CLI would resume (a prompt or an answer)? The file a resume
-    leaves behind with only the CLI's session context does not."""
+    leaves behind with only the CLI's session context does not. Read until the first such line."""
+    from .gemini_log import _resumable
+
+    if path.suffix == ".json":  # an older release's whole-file JSON
+        try:
+            msgs = jsonline.loads(path.read_bytes()).get("messages")
+        except (OSError, ValueError, RecursionError, AttributeError):
+            return False
+        return isinstance(msgs, list) and any(isinstance(m, dict) and _resumable(m) for m in msgs)
+    try:
+        with path.open("rb") as f:
+            for raw in f:
+                if b'"type":"gemini"' in raw:
+                    return True
+                if b'"user"' in raw and _holds_a_prompt(raw):
+                    return True
+    except OSError:
+        return False
+    return False
+
+
+def _holds_a_prompt(raw: bytes) -> bool:
     from .gemini_log import _resumable
 
     try:
-        data = path.read_bytes()
-    except OSError:
+        obj = jsonline.loads(raw)
+    except (ValueError, RecursionError):
         return False
-    if b'"type":"gemini"' in data:
-        return True
-    if path.suffix == ".json":  # an older release's whole-file JSON
-        try:
-            msgs = jsonline.loads(data).get("messages")
-        except (ValueError, RecursionError, AttributeError):
-            return False
-        return isinstance(msgs, list) and any(isinstance(m, dict) and _resumable(m) for m in msgs)
-    for raw in data.splitlines():
-        if b'"user"' not in raw:
-            continue
-        try:
-            obj = jsonline.loads(raw)
-        except (ValueError, RecursionError):
-            continue
-        recs = [obj] if isinstance(obj, dict) and "id" in obj else []
-        if isinstance(obj, dict):
-            for key in ("$set", None):
-                holder = obj.get(key) if key else obj
-                msgs = holder.get("messages") if isinstance(holder, dict) else None
-                recs += [m for m in msgs if isinstance(m, dict)] if isinstance(msgs, list) else []
-        if any(_resumable(r) for r in recs):
-            return True
-    return False
+    if not isinstance(obj, dict):
+        return False
+    recs = [obj] if "id" in obj else []
+    for holder in (obj.get("$set"), obj):
+        msgs = holder.get("messages") if isinstance(holder, dict) else None
+        recs += [m for m in msgs if isinstance(m, dict)] if isinstance(msgs, list) else []
+    return any(_resumable(r) for r in recs)
 
 
 def discover(env: AgentEnv) -> list[Path]:
