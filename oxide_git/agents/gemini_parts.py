@@ -15,6 +15,12 @@ from typing import Any
 
 from ..model import Part, PartType
 
+_orjson: Any
+try:
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - a dependency of the package
+    _orjson = None
+
 OTHER_KIND = "gemini-part"
 _TEXT_KEYS = ("text", "thought", "thoughtSignature")
 _CALL_KEYS = ("id", "name", "args")
@@ -170,7 +176,7 @@ def _same(a: Any, b: Any) -> bool:
 def to_part(p: Any) -> Part:
     """One Gemini part as a Part; anything ``from_part`` would not give back exactly is kept whole."""
     part = _decode(p) if isinstance(p, dict) else None
-    if part is None or not _same(from_part(part), p):
+    if part is None or not same(from_part(part), p):
         return Part.other(OTHER_KIND, p)
     return part
 
@@ -185,5 +191,11 @@ def from_parts(parts: Iterable[Part]) -> list[dict[str, Any]]:
 
 
 def same(a: Any, b: Any) -> bool:
-    """``a == b`` as JSON text would say (key order included)."""
+    """``a == b`` as JSON text would say (key order included): orjson's text of both (insertion
+    order, ``true`` is not ``1``, ``1.0`` is not ``1``), else a walk (what orjson refuses)."""
+    if _orjson is not None:
+        try:
+            return bool(_orjson.dumps(a) == _orjson.dumps(b))
+        except (TypeError, _orjson.JSONEncodeError):
+            pass
     return _same(a, b)
