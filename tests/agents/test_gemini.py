@@ -459,3 +459,26 @@ def test_importing_every_fixture_links_only_the_fork_and_the_sub_agent(repo: Pat
                       "78bbc48c-bd90-4b03-b11f-b53ece61dc52": ids["dcf30305-1e8d-42c3-b064-42193509cbc9"]}
     titles = {r["native_id"]: r["title"] or r["first_prompt"] for r in rows}
     assert titles[MAIN_ID].startswith("GEMINI-PROMPT-1")  # not the CLI's context
+
+
+def test_a_json_that_is_no_session_is_said_and_skipped(tmp_path: Path) -> None:
+    cases = {"not.json": b"{nope", "list.json": b"[]", "bare.json": b'{"messages": []}',
+             "noid.json": json.dumps({"sessionId": "s", "messages": [{"type": "user", "content": "x"}]}).encode(),
+             "empty.json": json.dumps({"sessionId": "s", "messages": [{"id": "a", "type": "info", "content": "x"}]}).encode()}
+    for name, data in cases.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        msgs, _l, sessions, problems = run(path)
+        assert not msgs and not sessions, name
+        assert [p.text for p in problems] == {
+            "not.json": ["not JSON, skipped"], "list.json": [
+                "not a Gemini CLI session (no sessionId and messages), skipped"],
+            "bare.json": ["not a Gemini CLI session (no sessionId and messages), skipped"],
+            "noid.json": ["1 message(s) without an id, skipped"], "empty.json": []}[name], name
+    odd = json.loads(LEGACY.read_bytes())
+    odd["messages"].append({"id": "z", "timestamp": "2026-12-01T22:24:09.000Z", "type": "hologram", "content": "?"})
+    path = tmp_path / LEGACY.name
+    path.write_text(json.dumps(odd))
+    events = list(gemini.parse(path))
+    assert [e.kind for e in events if isinstance(e, Unknown)] == ["message/hologram"]
+    assert [e.message.role for e in events if isinstance(e, FoundMessage)][-1] == "system"
