@@ -16,11 +16,11 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import sessionlog
+from . import codec, sessionlog
 from .agents import file_effects, tools
 from .context import Context
 from .model import Message, PartType
-from .titles import is_real_prompt
+from .titles import is_harness_text
 
 AGENT, HUMAN, EITHER, BEFORE = "agent", "human", "agent or user", "before oxide"
 
@@ -82,7 +82,10 @@ class WorktreeCalls:
         self.calls: list[Call] = []
         self._messages: dict[tuple[str, int], Message | None] = {}
         self._logs: dict[str, Any] = {}
+        self._buckets: dict[tuple[str, int], Any] = {}
         self._prompts: dict[str, list[tuple[int, str]]] = {}
+        self._texts: dict[tuple[str, int], str] = {}
+        self._seqs: dict[str, list[int]] = {}
         if self.sessions:
             self._load()
         self._starts = [c.start if c.start is not None else 0 for c in self.calls]
@@ -153,28 +156,67 @@ class WorktreeCalls:
     def message(self, sid: str, seq: int) -> Message | None:
         key = (sid, seq)
         if key not in self._messages:
-            log = self._logs.get(sid)
-            if log is None and sid not in self._logs:
-                log = self._logs[sid] = sessionlog.load(self.ctx.repo.git, sid)
-            self._messages[key] = sessionlog.message_at(self.ctx.repo.git, log.commit.tree, seq) if log else None
+            self._messages[key] = self._read(sid, seq)
         return self._messages[key]
 
-    def prompts(self, sid: str) -> list[tuple[int, str]]:
-        """The session's real prompts (seq, message id): what a person typed, not tool results or
-        the harness's context."""
+    def _read(self, sid: str, seq: int) -> Message | None:
+        """A message of a session log, its bucket tree kept (a path lookup from the log's root
+        reads the trees on the way again each time)."""
+        git = self.ctx.repo.git
+        if sid not in self._logs:
+            log = sessionlog.load(git, sid)
+            tree = log.commit.tree if log else None
+            self._logs[sid] = git[tree[sessionlog.MESSAGES_DIR].id] if tree and sessionlog.MESSAGES_DIR in tree else None
+        msgs = self._logs[sid]
+        if msgs is None:
+            return None
+        key = (sid, seq // sessionlog.BUCKET)
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            name = sessionlog.bucket_name(seq)
+            bucket = self._buckets[key] = git[msgs[name].id] if name in msgs else None
+        entry = sessionlog.entry_name(seq)
+        if bucket is None or entry not in bucket:
+            return None
+        _kind, data = git.odb.read(bucket[entry].id)
+        return codec.decode_message(data)
+
+    def _candidates(self, sid: str) -> list[tuple[int, str]]:
+        """The session's user messages with text and no tool result (seq, id): its prompts, and
+        the harness's context, which only decoding tells apart."""
         got = self._prompts.get(sid)
         if got is None:
             rows = self.ctx.index.query(
-                "SELECT m.seq, m.id FROM messages m WHERE m.session_id=? AND m.role='user' AND m.text!='' "
-                "AND NOT EXISTS (SELECT 1 FROM parts p WHERE p.session_id=m.session_id AND p.seq=m.seq "
-                "AND p.type='tool_result') ORDER BY m.seq", (sid,))
-            got = []
-            for r in rows:
-                m = self.message(sid, r[0])
-                if m is not None and is_real_prompt(m):
-                    got.append((int(r[0]), str(r[1])))
-            self._prompts[sid] = got
+                "SELECT m.seq, m.id, substr(m.text, 1, 200) FROM messages m WHERE m.session_id=? AND m.role='user' "
+                "AND m.text!='' AND NOT EXISTS (SELECT 1 FROM parts p WHERE p.session_id=m.session_id "
+                "AND p.seq=m.seq AND p.type='tool_result') ORDER BY m.seq", (sid,))
+            got = self._prompts[sid] = [(int(r[0]), str(r[1])) for r in rows]
+            self._texts.update({(sid, int(r[0])): str(r[2]) for r in rows})
         return got
+
+    def _real(self, sid: str, seq: int) -> bool:
+        """Whether a candidate is a real prompt: by its text in the index, as the index finds a
+        session's first prompt (decoding each would tell the harness's flagged context too, at
+        a blob read per turn)."""
+        return not is_harness_text(self._texts.get((sid, seq), ""))
+
+    def prompt_of(self, sid: str, seq: int) -> str | None:
+        """The prompt (message id) of the turn message ``seq`` is in: the last real prompt at or
+        before it."""
+        cands = self._candidates(sid)
+        seqs = self._seqs.get(sid)
+        if seqs is None:
+            seqs = self._seqs[sid] = [q for q, _ in cands]
+        i = bisect_right(seqs, seq) - 1
+        while i >= 0:
+            if self._real(sid, cands[i][0]):
+                return cands[i][1]
+            i -= 1
+        return None
+
+    def prompts(self, sid: str) -> list[tuple[int, str]]:
+        """The session's real prompts (seq, message id): what a person typed."""
+        return [(q, m) for q, m in self._candidates(sid) if self._real(sid, q)]
 
     def label(self, c: Call | None, who: str) -> Label:
         """The label of a line ``c``'s turn wrote (``who`` agent or agent or user); a human line
@@ -182,11 +224,9 @@ class WorktreeCalls:
         wrote it during that turn or after it cannot be known."""
         if c is None or who == HUMAN:
             return Label(who)
-        prompts = self.prompts(c.session_id)
-        i = bisect_right([q for q, _ in prompts], c.seq) - 1
         m = self.message(c.session_id, c.seq)
         s = self.sessions.get(c.session_id, {})
-        return Label(who, c.session_id, prompts[i][1] if i >= 0 else None, s.get("agent"),
+        return Label(who, c.session_id, self.prompt_of(c.session_id, c.seq), s.get("agent"),
                      (m.model if m else None) or s.get("model"), c.end or c.start)
 
     def touches(self, c: Call, target: str) -> list[file_effects.Effect] | None:

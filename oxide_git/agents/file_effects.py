@@ -294,7 +294,7 @@ def shell_names(command: str, path: str, cwd: str) -> bool:
             words = chunk.split()
         for w in words:
             w = w.strip("'\"")
-            if not w or w.startswith("-") and "=" not in w:
+            if not w or (w.startswith("-") and "=" not in w):
                 continue
             w = w.split("=", 1)[1] if w.startswith("-") else w
             target = posixpath.normpath(w if os.path.isabs(w) else posixpath.join(cwd, w)) if cwd else w
