@@ -96,8 +96,8 @@ def blame_file(ctx: Context, path: str, *, rev: str | None = None,
         try:
             data = (ctx.repo.workdir / rel).read_bytes()
             mtime = int(os.stat(ctx.repo.workdir / rel).st_mtime * 1000)
-        except OSError as e:
-            raise NotFound(f"cannot read {rel}: {e.strerror}") from e
+        except OSError as err:
+            raise NotFound(f"cannot read {rel}: {err.strerror}") from err
         final = Version.of_bytes(data)
         head = None if ctx.repo.git.head_is_unborn else str(ctx.repo.git.head.target)
         tl = run.timeline(ctx.repo.worktree_id, str(ctx.repo.workdir), head)
@@ -172,7 +172,8 @@ class _Run:
         note = self.note(commit)
         if self._checkpoints is None:  # every checkpoint once: a query per commit costs more
             rows = [dict(r) for r in self.ctx.index.query(
-                "SELECT id, worktree, worktree_path, created_at, head FROM checkpoints ORDER BY created_at, rowid")]
+                "SELECT id, worktree, worktree_path, created_at, head FROM checkpoints "
+                "ORDER BY created_at, rowid")]
             self._checkpoints = {r["id"]: r for r in rows}
             for r in rows:
                 self._by_head.setdefault(r["head"], []).append(r)
@@ -259,7 +260,8 @@ def _git_blame(ctx: Context, rel: str, rev: str | None, lines: tuple[int, int] |
         code, out, stderr = r.returncode, r.stdout, r.stderr
     if code != 0:
         err = stderr.decode("utf-8", "replace").strip().removeprefix("fatal: ")
-        if rev is None and os.path.isfile(ctx.repo.workdir / rel) and ("no such path" in err or "HEAD" in err):
+        new = "no such path" in err or "HEAD" in err
+        if rev is None and new and os.path.isfile(ctx.repo.workdir / rel):
             return _untracked(ctx, rel, lines)  # not in HEAD (new, or no commit yet): all of it is new
         raise BadRevision(f"cannot blame {rel}{' at ' + rev if rev else ''}: {err}",
                           hint="check the path and the revision (`git log -- PATH`)")

@@ -16,6 +16,8 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
+import pygit2
+
 from . import codec, sessionlog
 from .agents import file_effects, tools
 from .context import Context
@@ -109,9 +111,10 @@ class WorktreeCalls:
             f"ON m.session_id=p.session_id AND m.seq=p.seq WHERE p.type='tool_result' "
             f"AND p.session_id IN ({marks})", ids)}
         for r in self.ctx.index.query(
-                "SELECT p.session_id, p.seq, p.idx, p.name, p.call_id, m.created_at FROM parts p JOIN messages m "
-                f"ON m.session_id=p.session_id AND m.seq=p.seq WHERE p.type IN ('tool_call', 'patch') "
-                f"AND p.session_id IN ({marks}) ORDER BY m.created_at, p.session_id, p.seq, p.idx", ids):
+                "SELECT p.session_id, p.seq, p.idx, p.name, p.call_id, m.created_at FROM parts p "
+                "JOIN messages m ON m.session_id=p.session_id AND m.seq=p.seq "
+                f"WHERE p.type IN ('tool_call', 'patch') AND p.session_id IN ({marks}) "
+                "ORDER BY m.created_at, p.session_id, p.seq, p.idx", ids):
             if r["name"] in file_effects.READ_ONLY:
                 continue
             end, failed = results.get((r["session_id"], r["call_id"]), (None, False))
@@ -144,7 +147,8 @@ class WorktreeCalls:
         prompts = self.prompts(sid)
         at = 0
         if message_id:
-            rows = self.ctx.index.query("SELECT seq FROM messages WHERE session_id=? AND id=?", (sid, message_id))
+            rows = self.ctx.index.query("SELECT seq FROM messages WHERE session_id=? AND id=?",
+                                        (sid, message_id))
             at = int(rows[0][0]) if rows else 0
         seqs = [q for q, _ in prompts]
         i = bisect_left(seqs, at)
@@ -166,9 +170,10 @@ class WorktreeCalls:
         if sid not in self._logs:
             log = sessionlog.load(git, sid)
             tree = log.commit.tree if log else None
-            self._logs[sid] = git[tree[sessionlog.MESSAGES_DIR].id] if tree and sessionlog.MESSAGES_DIR in tree else None
+            has = tree is not None and sessionlog.MESSAGES_DIR in tree
+            self._logs[sid] = git[tree[sessionlog.MESSAGES_DIR].id] if tree is not None and has else None
         msgs = self._logs[sid]
-        if msgs is None:
+        if not isinstance(msgs, pygit2.Tree):
             return None
         key = (sid, seq // sessionlog.BUCKET)
         bucket = self._buckets.get(key)
@@ -176,7 +181,7 @@ class WorktreeCalls:
             name = sessionlog.bucket_name(seq)
             bucket = self._buckets[key] = git[msgs[name].id] if name in msgs else None
         entry = sessionlog.entry_name(seq)
-        if bucket is None or entry not in bucket:
+        if not isinstance(bucket, pygit2.Tree) or entry not in bucket:
             return None
         _kind, data = git.odb.read(bucket[entry].id)
         return codec.decode_message(data)
@@ -187,9 +192,10 @@ class WorktreeCalls:
         got = self._prompts.get(sid)
         if got is None:
             rows = self.ctx.index.query(
-                "SELECT m.seq, m.id, substr(m.text, 1, 200) FROM messages m WHERE m.session_id=? AND m.role='user' "
-                "AND m.text!='' AND NOT EXISTS (SELECT 1 FROM parts p WHERE p.session_id=m.session_id "
-                "AND p.seq=m.seq AND p.type='tool_result') ORDER BY m.seq", (sid,))
+                "SELECT m.seq, m.id, substr(m.text, 1, 200) FROM messages m WHERE m.session_id=? "
+                "AND m.role='user' AND m.text!='' AND NOT EXISTS (SELECT 1 FROM parts p "
+                "WHERE p.session_id=m.session_id AND p.seq=m.seq AND p.type='tool_result') ORDER BY m.seq",
+                (sid,))
             got = self._prompts[sid] = [(int(r[0]), str(r[1])) for r in rows]
             self._texts.update({(sid, int(r[0])): str(r[2]) for r in rows})
         return got

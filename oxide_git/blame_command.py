@@ -61,7 +61,8 @@ def summary_text(s: dict[str, Any]) -> str:
     agents = ", ".join(f"{a} {n}" for a, n in s["by_agent"].items())
     out = [f"{s['path']}: {s['lines']} line(s)",
            f"  agent          {s['agent']:>6}  {pct(s['agent'])}" + (f"  ({agents})" if agents else "")]
-    for key, label in (("human", "human"), ("agent_or_user", "agent or user"), ("before_oxide", "before oxide")):
+    for key, label in (("human", "human"), ("agent_or_user", "agent or user"),
+                       ("before_oxide", "before oxide")):
         out.append(f"  {label:<13}  {s[key]:>6}  {pct(s[key])}")
     out += [f"  session {sid} ({d['agent']}): {d['lines']}" for sid, d in s["by_session"].items()]
     return "\n".join(out) + "\n"

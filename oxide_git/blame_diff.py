@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 import pygit2
 
-_FORCE_TEXT = int(pygit2.enums.DiffOption.FORCE_TEXT)  # as `git blame`, binary files by "line"
+_FORCE_TEXT = pygit2.enums.DiffOption.FORCE_TEXT  # as `git blame`, binary files by "line"
 
 Text = bytes | str | None
 
@@ -38,7 +38,8 @@ class Diff:
             if n_a or n_b:  # only added, or only removed, lines
                 starts, ends, delta = [first], [first + n_b], [0, n_a - n_b]
         else:
-            patch = pygit2.Patch.create_from(mid_a, mid_b, flag=_FORCE_TEXT, context_lines=0, interhunk_lines=0)
+            patch = pygit2.Patch.create_from(mid_a, mid_b, flag=_FORCE_TEXT, context_lines=0,
+                                             interhunk_lines=0)
             for h in patch.hunks:
                 s = first + (h.new_start - 1 if h.new_lines else h.new_start)
                 starts.append(s)

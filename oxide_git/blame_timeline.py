@@ -36,7 +36,8 @@ class Version:
     __slots__ = ("_text", "obj", "oid")
 
     def __init__(self, oid: pygit2.Oid | None, obj: bytes | None) -> None:
-        self.oid, self.obj, self._text = oid, obj, None
+        self.oid, self.obj = oid, obj
+        self._text: str | None = None
 
     @classmethod
     def of_bytes(cls, data: bytes) -> Version:
@@ -132,7 +133,8 @@ class Timeline:
         key = (old.oid, new.oid)
         d = self._diffs.get(key)
         if d is None:
-            d = self._diffs[key] = SAME if old.oid is not None and old.oid == new.oid else Diff(old.obj, new.obj)
+            same = old.oid is not None and old.oid == new.oid
+            d = self._diffs[key] = SAME if same else Diff(old.obj, new.obj)
         return d
 
     def walk(self, rel: str, final: Version, upto: int, t_final: int, lines: list[int],
@@ -197,7 +199,8 @@ class Timeline:
                 break
         return out, pending
 
-    def _steps(self, i: int, rel: str, prev: Version, cur: Version, t1: int) -> tuple[list[tuple[Version, Label]], Label]:
+    def _steps(self, i: int, rel: str, prev: Version, cur: Version, t1: int
+               ) -> tuple[list[tuple[Version, Label]], Label]:
         key = (i, rel, cur.oid)
         got = self._explained.get(key)
         if got is None:

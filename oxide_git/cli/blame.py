@@ -26,7 +26,8 @@ def _line_range(value: str | None) -> tuple[int, int] | None:
 @click.argument("file", required=False)
 @click.option("-L", "lines", metavar="START,END", default=None,
               help="Only these lines (START,END or START,+COUNT), as git blame -L.")
-@click.option("--rev", default=None, metavar="COMMIT", help="The file as it is at COMMIT, not the worktree's.")
+@click.option("--rev", default=None, metavar="COMMIT",
+              help="The file as it is at COMMIT, not the worktree's.")
 @click.option("--porcelain", is_flag=True, help="One block of key-value lines per line, for tools.")
 @click.option("--json", "as_json", is_flag=True, help="The lines (or the summary) as JSON.")
 @click.option("--summary", is_flag=True, help="Lines by agent, by session, yours and unknown.")
