@@ -12,6 +12,7 @@ import logging
 import os
 import queue
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -38,6 +39,15 @@ def store_roots(ctx: Context) -> dict[str, str]:
     return watch_roots(_agent_env(ctx))
 
 
+def _inode(path: str) -> tuple[int, int] | None:
+    """(device, inode) of the folder at ``path``, or None when there is no folder there."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
+
+
 def _agent_env(ctx: Context) -> Any:
     from .importing import agent_env
 
@@ -53,6 +63,8 @@ class Watcher:
         self.ctx, self.token = ctx, token
         self.events: queue.Queue[str] = queue.Queue()
         events = self.events
+        self.deleted: set[str] = set()  # watched folders the kernel said were deleted
+        deleted = self.deleted
 
         class _Forward(FileSystemEventHandler):  # the thin adapter: paths only
             def on_any_event(self, event: Any) -> None:
@@ -60,6 +72,8 @@ class Watcher:
                     return
                 if event.event_type in ("opened", "closed_no_write"):
                     return
+                if event.is_directory and event.event_type == "deleted":
+                    deleted.add(os.fsdecode(event.src_path))  # a root's watch dies with it
                 events.put(os.fsdecode(event.src_path))
                 if getattr(event, "dest_path", ""):
                     events.put(os.fsdecode(event.dest_path))
@@ -73,6 +87,7 @@ class Watcher:
         self.overflowed = threading.Event()  # events were lost: the journals cannot be trusted
         self.observer = Observer()
         self.watches: dict[str, Any] = {}
+        self.inodes: dict[str, tuple[int, int]] = {}  # watched folder -> (st_dev, st_ino) when scheduled
         self.repos: dict[str, Repo] = {}
         self.heads: dict[str, str | None] = {}
         self.known: dict[str, str] | None = None  # discovered agent files -> agent (None: not yet)
@@ -89,20 +104,30 @@ class Watcher:
     # scheduling --------------------------------------------------------------------------
 
     def _schedule(self, path: str) -> bool:
-        """Watch ``path`` if it exists (True when newly watched); forget it when it is gone."""
+        """Watch ``path`` if it exists (True when newly watched); forget it when it is gone.
+
+        A folder deleted and made again between two rescans is another folder: the old watch saw
+        its deletion and nothing since, so it is watched anew (known by the deletion event, as the
+        new folder may get the old one's inode number)."""
+        ino = _inode(path)
         if path in self.watches:
-            if os.path.isdir(path):
+            died = path in self.deleted
+            self.deleted.discard(path)
+            if ino is not None and ino == self.inodes.get(path) and not died:
                 return False
             try:
                 self.observer.unschedule(self.watches.pop(path))
             except Exception:
                 pass
-            self.log(f"{path} is gone; watching for it to come back")
-            return False
-        if os.path.isdir(path):
+            if ino is None:
+                self.log(f"{path} is gone; watching for it to come back")
+                return False
+            self.log(f"{path} was made again; watching the new one")
+        if ino is not None:
             try:
                 self.watches[path] = self.observer.schedule(self.handler, path, recursive=True,
                                                             event_filter=self.event_filter)
+                self.inodes[path] = ino
                 return True
             except Exception as e:
                 self.log(f"cannot watch {path}: {e}")

@@ -32,6 +32,7 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
         "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
         "CLAUDE_CONFIG_DIR": str(home / ".claude"),
         "CODEX_HOME": str(home / ".codex"),
+        "COPILOT_HOME": str(home / ".copilot"),
         "XDG_DATA_HOME": str(home / ".local" / "share"),
         "XDG_CONFIG_HOME": str(home / ".config"),
     }.items():

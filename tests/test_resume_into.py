@@ -15,12 +15,13 @@ from .conftest import FIXTURES, make_ctx, oxide
 
 # How each agent continues a session: the command's first two words.
 RESUMES = {"claude": ["claude", "--resume"], "codex": ["codex", "resume"], "opencode": ["opencode", "--session"],
-           "aider": ["aider", "--restore-chat-history"]}
+           "aider": ["aider", "--restore-chat-history"], "copilot": ["copilot", "--resume"]}
 CASES = {
     "claude": FIXTURES / "claude" / "split_response.jsonl",
     "codex": FIXTURES / "codex" / "turns.jsonl",
     "opencode": FIXTURES / "opencode" / "export",
     "aider": FIXTURES / "aider" / "tokens.md",
+    "copilot": FIXTURES / "copilot" / "01fbf44d-0f39-4b67-aab1-efc7e7ef9294",
 }
 
 
@@ -76,7 +77,7 @@ def test_round_trip_through_the_agents_own_store(repo: Path, agent: str) -> None
         assert after.count == before.count
 
 
-@pytest.mark.parametrize("target", ["claude", "codex", "opencode", "aider"])
+@pytest.mark.parametrize("target", ["claude", "codex", "opencode", "aider", "copilot"])
 def test_cross_agent_resume_writes_a_readable_session(repo: Path, target: str) -> None:
     ctx = make_ctx(repo)
     sid = _import(ctx, "codex", CASES["codex"])[0]

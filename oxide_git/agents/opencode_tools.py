@@ -42,8 +42,9 @@ def opencode_tool(name: Any, inp: Any, cwd: str) -> tuple[str, dict[str, Any]] |
     path = _path(args, cwd)
     if path is None:
         return None
-    if name in tools.WRITE and isinstance(args.get("content"), str):
-        return "write", {"filePath": path, "content": args["content"]}
+    content = _first(args, "content", "file_text")  # file_text: Copilot CLI's create
+    if name in tools.WRITE and isinstance(content, str):
+        return "write", {"filePath": path, "content": content}
     if name in tools.EDIT:
         old = _first(args, "old_string", "oldString", "old_str", "old")
         new = _first(args, "new_string", "newString", "new_str", "new")

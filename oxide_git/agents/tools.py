@@ -1,10 +1,10 @@
 """What another agent's tool call *is*, so a receiving agent can replay it as its own tool.
 
 Each agent names the same few tools its own way (a shell command is Claude's ``Bash``, Codex's
-``exec_command``, OpenCode's ``bash``, Gemini's ``run_shell_command``...). ``classify`` turns a
-tool call into one of a few kinds with plain arguments; each exporter maps the kinds it has an
-equivalent for onto its own tool (Claude: ``claude_export``; Codex: ``codex_foreign``), and keeps
-the rest as text. Pure: no I/O.
+``exec_command``, OpenCode's and Copilot's ``bash``, Gemini's ``run_shell_command``...).
+``classify`` turns a tool call into one of a few kinds with plain arguments; each exporter maps the
+kinds it has an equivalent for onto its own tool (Claude: ``claude_export``; Codex:
+``codex_foreign``), and keeps the rest as text. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from ..model import Message
 
 SHELL = frozenset({"Bash", "bash", "shell", "run_shell_command", "exec_command", "shell_command",
                    "local_shell", "run_commands", "execute_command"})
-WRITE = frozenset({"Write", "write", "write_file", "create_file"})
+WRITE = frozenset({"Write", "write", "write_file", "create_file", "create"})
 EDIT = frozenset({"Edit", "edit", "replace", "str_replace", "str_replace_based_edit_tool", "MultiEdit"})
 READ = frozenset({"Read", "read", "read_file", "view"})
 
@@ -144,8 +144,9 @@ def classify(name: str, args: Any) -> Call | None:
     path = path_arg(args)
     if path is None:
         return None
-    if name in WRITE and isinstance(args.get("content"), str):
-        return Call("write", path=path, content=args["content"])
+    content = args.get("content", args.get("file_text"))  # file_text: Copilot CLI's create
+    if name in WRITE and isinstance(content, str):
+        return Call("write", path=path, content=content)
     if name in EDIT:
         edits = edits_of(args)
         return Call("edit", path=path, edits=edits) if edits else None

@@ -34,7 +34,7 @@ from typing import Any
 # The tool each agent declares for a shell command, an edit, a whole-file write (first found wins).
 SHELL_TOOLS = ("Bash", "exec_command", "shell", "bash", "run_shell_command", "run_commands")
 EDIT_TOOLS = ("Edit", "edit", "replace", "str_replace_based_edit_tool")
-WRITE_TOOLS = ("Write", "write", "write_file", "create_file")
+WRITE_TOOLS = ("Write", "write", "write_file", "create_file", "create")  # create: Copilot CLI
 PATCH_TOOLS = ("apply_patch",)
 
 
@@ -298,9 +298,10 @@ class ModelServer:
             pkey = next((k for k in ("file_path", "filePath", "path", "absolute_path") if k in props),
                         "file_path")
             if turn.kind == "write":
-                return name, {pkey: turn.args["path"], "content": turn.args["content"]}
-            okey = "oldString" if "oldString" in props else "old_string"
-            nkey = "newString" if "newString" in props else "new_string"
+                ckey = "file_text" if "file_text" in props else "content"  # Copilot's create
+                return name, {pkey: turn.args["path"], ckey: turn.args["content"]}
+            okey = next((k for k in ("oldString", "old_str") if k in props), "old_string")
+            nkey = next((k for k in ("newString", "new_str") if k in props), "new_string")
             return name, {pkey: turn.args["path"], okey: turn.args["old"], nkey: turn.args["new"]}
         raise ValueError(turn.kind)
 
