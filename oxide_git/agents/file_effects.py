@@ -75,7 +75,8 @@ def effects(name: str, args: Any) -> list[Effect] | None:
     args = tools.args_of(args)
     if not isinstance(args, Mapping):
         return None
-    path = tools.path_arg(args)
+    notebook = args.get("notebook_path")  # Claude Code's NotebookEdit
+    path = tools.path_arg(args) or (notebook if isinstance(notebook, str) else None)
     if path is None:
         return None
     if name == "str_replace_based_edit_tool":
