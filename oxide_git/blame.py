@@ -356,3 +356,11 @@ def summary(result: BlameResult) -> dict[str, Any]:
         "human": counts[HUMAN], "agent_or_user": counts[EITHER], "before_oxide": counts[BEFORE],
         "unknown": counts[EITHER] + counts[BEFORE],
     }
+
+
+def blame_range(ctx: Context, rng: str) -> Any:
+    """``blame_range.blame_range``: who wrote the lines the commits of ``rng`` (A..B) added, a
+    ``RangeSummary`` (``.markdown()``, ``.to_json()``)."""
+    from .blame_range import blame_range as of_range
+
+    return of_range(ctx, rng)
