@@ -81,7 +81,10 @@ class WorktreeCalls:
         inside = [r for r in rows if not r["cwd"] or not path or self._inside(r["cwd"])]
         self.sessions: dict[str, Any] = {r["id"]: dict(r) for r in inside}
         self.timed: set[str] = set()
-        self.calls: list[Call] = []
+        self._span: dict[str, tuple[int, int]] = {}  # session -> its first and last message time
+        self._calls: dict[str, list[Call]] = {}  # a session's calls, read when a window needs them
+        self._starts: dict[str, list[int]] = {}
+        self._longest: dict[str, int] = {}
         self._messages: dict[tuple[str, int], Message | None] = {}
         self._logs: dict[str, Any] = {}
         self._buckets: dict[tuple[str, int], Any] = {}
@@ -89,58 +92,67 @@ class WorktreeCalls:
         self._texts: dict[tuple[str, int], str] = {}
         self._seqs: dict[str, list[int]] = {}
         if self.sessions:
-            self._load()
-        self._starts = [c.start if c.start is not None else 0 for c in self.calls]
-        self._longest = max((c.end - c.start for c in self.calls
-                             if c.start is not None and c.end is not None), default=0) + 1
+            ids = list(self.sessions)
+            marks = ",".join("?" * len(ids))
+            for r in self.ctx.index.query(
+                    "SELECT session_id, count(DISTINCT created_at), min(created_at), max(created_at) "
+                    f"FROM messages WHERE session_id IN ({marks}) GROUP BY session_id", ids):
+                if r[1] > 1:  # one time for every message (Aider's): no order in time to go by
+                    self.timed.add(r[0])
+                    self._span[r[0]] = (int(r[2]), int(r[3]))
 
     def _inside(self, cwd: str) -> bool:
         c, top = canon(cwd, self.aliases), canon(self.path, self.aliases)
         return c == top or c.startswith(top.rstrip("/") + "/")
 
-    def _load(self) -> None:
-        ids = list(self.sessions)
-        marks = ",".join("?" * len(ids))
+    def calls_of(self, sid: str) -> list[Call]:
+        """The calls of one session that may write files, in order (its results' times and errors
+        with them)."""
+        got = self._calls.get(sid)
+        if got is not None:
+            return got
+        results = {r[0]: (r[1], bool(r[2])) for r in self.ctx.index.query(
+            "SELECT p.call_id, m.created_at, p.is_error FROM parts p JOIN messages m "
+            "ON m.session_id=p.session_id AND m.seq=p.seq WHERE p.type='tool_result' AND p.session_id=?",
+            (sid,))}
+        timed = sid in self.timed
+        got = []
         for r in self.ctx.index.query(
-                f"SELECT session_id, count(DISTINCT created_at) FROM messages WHERE session_id IN ({marks}) "
-                "GROUP BY session_id", ids):
-            if r[1] > 1:  # one time for every message (Aider's): no order in time to go by
-                self.timed.add(r[0])
-        results = {(r[0], r[1]): (r[2], bool(r[3])) for r in self.ctx.index.query(
-            "SELECT p.session_id, p.call_id, m.created_at, p.is_error FROM parts p JOIN messages m "
-            f"ON m.session_id=p.session_id AND m.seq=p.seq WHERE p.type='tool_result' "
-            f"AND p.session_id IN ({marks})", ids)}
-        for r in self.ctx.index.query(
-                "SELECT p.session_id, p.seq, p.idx, p.name, p.call_id, m.created_at FROM parts p "
-                "JOIN messages m ON m.session_id=p.session_id AND m.seq=p.seq "
-                f"WHERE p.type IN ('tool_call', 'patch') AND p.session_id IN ({marks}) "
-                "ORDER BY m.created_at, p.session_id, p.seq, p.idx", ids):
+                "SELECT p.seq, p.idx, p.name, p.call_id, m.created_at FROM parts p JOIN messages m "
+                "ON m.session_id=p.session_id AND m.seq=p.seq WHERE p.type IN ('tool_call', 'patch') "
+                "AND p.session_id=? ORDER BY p.seq, p.idx", (sid,)):
             if r["name"] in file_effects.READ_ONLY:
                 continue
-            end, failed = results.get((r["session_id"], r["call_id"]), (None, False))
-            timed = r["session_id"] in self.timed
-            self.calls.append(Call(r["session_id"], r["seq"], r["idx"], r["name"] or "",
-                                   r["created_at"] if timed else None, end if timed else None, failed))
-        self.calls.sort(key=lambda c: (c.start is not None, c.start or 0, c.session_id, c.seq, c.idx))
+            end, failed = results.get(r["call_id"], (None, False))
+            got.append(Call(sid, r["seq"], r["idx"], r["name"] or "", r["created_at"] if timed else None,
+                            end if timed else None, failed))
+        got.sort(key=lambda c: (c.start or 0, c.seq, c.idx))
+        self._calls[sid] = got
+        self._starts[sid] = [c.start or 0 for c in got]
+        self._longest[sid] = max((c.end - c.start for c in got if c.start is not None and c.end is not None),
+                                 default=0) + 1
+        return got
 
     # calls in an interval -------------------------------------------------------------------------
 
     def between(self, t0: int, t1: int, governing: tuple[str, str | None] | None) -> list[Call]:
         """Calls whose work overlaps (t0, t1], in order; calls of sessions without times count when
-        they belong to the governing prompt's turn (the prompt checkpoint the interval starts in)."""
-        # Calls are sorted by start; one that started before t0 - (the longest call) ended before t0.
-        lo = bisect_right(self._starts, t0 - self._longest)
+        they belong to the governing prompt's turn (the prompt checkpoint the interval starts in).
+        Only the sessions whose messages span the window are read."""
         out = []
-        hi = bisect_right(self._starts, t1)
-        for c in self.calls[lo:hi]:
-            if c.start is None or c.failed:
+        for sid, (first, last) in self._span.items():
+            if first > t1 or last < t0:  # a call's result comes after it: the session ended before
                 continue
-            if (c.end if c.end is not None else c.start) > t0:
-                out.append(c)
+            calls = self.calls_of(sid)
+            starts = self._starts[sid]
+            # sorted by start: one that started before t0 - (the longest call) ended before t0
+            for c in calls[bisect_right(starts, t0 - self._longest[sid]):bisect_right(starts, t1)]:
+                if not c.failed and (c.end if c.end is not None else c.start or 0) > t0:
+                    out.append(c)
+        out.sort(key=lambda c: (c.start or 0, c.session_id, c.seq, c.idx))
         if governing is not None and governing[0] in self.sessions and governing[0] not in self.timed:
-            first, stop = self._turn_span(governing[0], governing[1])
-            out += [c for c in self.calls if c.start is None and not c.failed and c.session_id == governing[0]
-                    and first <= c.seq < stop]
+            first_seq, stop = self._turn_span(governing[0], governing[1])
+            out += [c for c in self.calls_of(governing[0]) if not c.failed and first_seq <= c.seq < stop]
         return out
 
     def _turn_span(self, sid: str, message_id: str | None) -> tuple[int, int]:
