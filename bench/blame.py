@@ -106,7 +106,8 @@ def run(quick: bool) -> list[dict[str, Any]]:
             rows += [row(f"git blame ({label}, {turns} commits)", median(t["git"]), "baseline",
                          met=None, samples=t["git"]),
                      row(f"blame, committed ({label}: {turns} commits, {2 * turns} checkpoints)",
-                         median(t["oxide"]), target, baseline_s=median(t["git"]), samples=t["oxide"])]
+                         median(t["oxide"]), target, baseline_s=median(t["git"]), samples=t["oxide"],
+                         met=median(t["oxide"]) <= 2 * median(t["git"]))]
         except Exception as e:
             rows.append(error_row(f"blame, committed ({label})", target, e))
         try:
@@ -114,7 +115,8 @@ def run(quick: bool) -> list[dict[str, Any]]:
                              Contender("git", [git_blame_committed])], loose, reps)
             rows.append(row(f"blame, uncommitted ({label}: {turns} checkpoints; baseline: git blame "
                             f"of the same {turns} versions as commits)", median(t["oxide"]), target,
-                            baseline_s=median(t["git"]), samples=t["oxide"]))
+                            baseline_s=median(t["git"]), samples=t["oxide"],
+                            met=median(t["oxide"]) <= 2 * median(t["git"])))
         except Exception as e:
             rows.append(error_row(f"blame, uncommitted ({label})", target, e))
     finally:
