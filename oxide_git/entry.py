@@ -1,6 +1,6 @@
 """The console script. `checkpoint` is first offered to a running `git oxide watch` (``fastpath``);
-the plain form of `import` runs without click (``import_command.plain``); `blame` starts `git
-blame` first (``blame_prefetch``).
+the plain form of `import` runs without click (``import_command.plain``), and so does `mcp`;
+`blame` starts `git blame` first (``blame_prefetch``) and runs its plain form without click.
 For the commands that snapshot the worktree first (checkpoint, rewind,
 undo) it starts `git status` before anything heavy is imported, so the one unavoidable pass over
 the worktree overlaps Python's own start-up."""
@@ -34,6 +34,12 @@ def main() -> None:
         from .blame_command import plain as plain_blame
 
         rc = plain_blame(argv[1:])  # FILE with its usual options, without click
+        if rc is not None:
+            _exit_now(rc)
+    if argv[:1] == ["mcp"]:
+        from .mcp_server import main as mcp_main
+
+        rc = mcp_main(argv[1:])  # a server an agent starts: its start-up is the agent's wait
         if rc is not None:
             _exit_now(rc)
     quiet = not {"-h", "--help", "-n", "--dry-run"} & set(argv)
@@ -82,7 +88,7 @@ def _exit_now(code: object) -> None:
     try:
         sys.stdout.flush()
         sys.stderr.flush()
-    except OSError:  # a closed pipe: the reader is gone
+    except (OSError, ValueError):  # a closed pipe (the reader is gone), or file (the MCP SDK's stdout)
         pass
     os._exit(code or 0)
 

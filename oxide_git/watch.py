@@ -48,6 +48,29 @@ def _inode(path: str) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
 
 
+_SQLITE_SIDECARS = ("-wal", "-shm", "-journal")
+
+
+def _database_of(path: str) -> str:
+    """A SQLite database's own path for a change to its write-ahead log or journal: a database an
+    agent keeps open (OpenCode's) writes its turns to ``-wal``, not to the file discover names."""
+    for suffix in _SQLITE_SIDECARS:
+        if path.endswith(suffix):
+            return path[: -len(suffix)]
+    return path
+
+
+def _may_hold_sessions(agent: str, path: str) -> bool:
+    """Is ``path`` named like the agent's session files (so a new one is worth a discover)? Lock
+    files, caches and metadata under a store do not make the daemon list every session again."""
+    from fnmatch import fnmatch
+
+    from .agents import file_patterns
+
+    name = os.path.basename(path)
+    return any(fnmatch(name, pat) for pat in file_patterns(agent))
+
+
 def _agent_env(ctx: Context) -> Any:
     from .importing import agent_env
 
@@ -170,10 +193,11 @@ class Watcher:
     # work --------------------------------------------------------------------------------
 
     def import_due(self, paths: list[tuple[str, str]], prompts: bool) -> None:
+        paths = [(a, _database_of(p)) for a, p in paths]
         known = self.known or {}
-        if any(p not in known for _a, p in paths):
+        if any(p not in known and _may_hold_sessions(a, p) for a, p in paths):
             known = self.known = {str(p): a for a, p in _safe_discover(self)}
-        for _agent, path in paths:
+        for path in dict.fromkeys(p for _a, p in paths):
             if path in known:
                 self.import_one(known[path], path, prompts)
 

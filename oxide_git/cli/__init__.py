@@ -63,6 +63,7 @@ def main() -> None:
     Capture:    hooks, watch
     Share:      push, pull, export
     Store:      init, reindex, doctor, gc, pin, unpin, memory
+    Agents:     mcp (this history as tools for any agent)
 
     Run `git oxide COMMAND -h` for a command's help (`git oxide --help` is
     turned into `git help oxide` by git, which shows the man page if installed).
@@ -93,6 +94,7 @@ COMMANDS = {
     "blame": "blame",
     **dict.fromkeys(("gc", "pin", "unpin", "rm"), "store_admin"),
     "memory": "memory",
+    "mcp": "mcp_command",
 }
 
 

@@ -33,25 +33,26 @@ def table(results: list[dict[str, Any]]) -> str:
             a, b = trips.get(r["agent"], (0, 0))
             trips[r["agent"]] = (a + int(same), b + int(total))
     cross = {(r["source"], r["target"]): r for r in results if r.get("check") == "cross"}
-    head = ["agent", "version", "import", "round trip (identical)"] + [f"into {a}" for a in agents]
-    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out = ["| agent | version | import | round trip: lines identical |", "|---|---|---|---|"]
     for a in agents:
         imported = any(s == a and r.get("request_holds") for (s, _t), r in cross.items())
         same, total = trips.get(a, (0, 0))
-        cells = [a, pins()[a].version, "yes" if imported else "no",
-                 f"yes, {same}/{total} ({100 * same // total}%)" if total else "not run"]
+        trip = f"{same}/{total} ({100 * same // total}%)" if total else "not run"
+        out.append(f"| {a} | {pins()[a].version} | {'yes' if imported else 'no'} | {trip} |")
+    out += ["", "| from \\ into | " + " | ".join(agents) + " |", "|---|" + "---|" * len(agents)]
+    for a in agents:
+        cells = [a]
         for b in agents:
+            r = cross.get((a, b))
             if a == b:
                 cells.append("-")
-                continue
-            r = cross.get((a, b))
-            if r is None:
+            elif r is None:
                 cells.append("not run")
             elif r.get("accepted") and r.get("request_holds") and r.get("duplicates") == 0:
                 n = r.get("tool_calls_handed_over", 0)
-                cells.append("yes" + (f", {n} tool calls as its own" if n else ", as text"))
+                cells.append(f"{n} tools" if n else "text")
             else:
-                cells.append("no")
+                cells.append("**no**")
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out)
 
