@@ -178,6 +178,24 @@ def to_iso(ms: int | None) -> str | None:
         return datetime.fromtimestamp(0, UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
+def ago(iso: str | int | None, now_ms: int) -> str:
+    """How long ago: an ISO time or milliseconds since the epoch."""
+    if iso is None or iso == "":
+        return "-"
+    if isinstance(iso, int):
+        secs = max(0, (now_ms - iso) / 1000)
+    else:
+        try:
+            t = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+        except ValueError:
+            return iso
+        secs = max(0, now_ms / 1000 - t.replace(tzinfo=t.tzinfo or UTC).timestamp())
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if secs >= size:
+            return f"{int(secs // size)}{unit} ago"
+    return "just now"
+
+
 def from_iso(text: str | None) -> int | None:
     """Parse ISO 8601 (``Z`` or offset; naive taken as UTC) to epoch milliseconds; None if unparsable."""
     if not text or not isinstance(text, str):
