@@ -171,7 +171,7 @@ def slot(cwd: str, file: str, rev: str | None, lines: tuple[int, int] | None, fo
         return None
     if found is None or found[1] is None:
         return None
-    top, git_dir = found
+    top, git_dir = found[0], found[1]
     common = gitdirs.common_dir(git_dir)
     full = os.path.normpath(file if os.path.isabs(file) else os.path.join(cwd, file))
     real_full, real_top = os.path.realpath(full), os.path.realpath(top)
@@ -205,7 +205,7 @@ def slot(cwd: str, file: str, rev: str | None, lines: tuple[int, int] | None, fo
     stats = [_stat(os.path.join(oxide, "index.db" + s)) for s in ("", "-wal")]
     stats.append(_stat(os.path.join(common, "objects", "pack")))
     envs = sorted((k, v) for k, v in os.environ.items()
-                  if (k.startswith(("GIT_", "OXIDE_")) and k != "OXIDE_NOW") or k in ("HOME", "XDG_CONFIG_HOME"))
+                  if k.startswith(("GIT_", "OXIDE_", "HOME", "XDG_CONFIG_HOME")) and k != "OXIDE_NOW")
     code = _code()
     newest = max([s[1] for s in stats if s] + [c[2] for c in code])
     key = (FORMAT, top, git_dir, rel, lines, form, st.st_mtime_ns, _digest(data), tuple(refs),

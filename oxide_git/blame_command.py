@@ -95,9 +95,10 @@ def plain(argv: list[str]) -> int | None:
         before = blame_cache.slot(cwd, path, rev, lines, form) if cacheable else None
         ctx = for_process()
         result = blame_file(ctx, os.path.abspath(path), rev=rev, lines=lines)
+        payload: Any
         if form == "text":
-            rows = text_rows(result)
-            out, payload = format_text(rows, ctx.now_ms), rows
+            payload = text_rows(result)
+            out = format_text(payload, ctx.now_ms)
         else:
             out = payload = render(result, form, ctx.now_ms)
         sys.stdout.write(out)
