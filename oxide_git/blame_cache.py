@@ -28,8 +28,11 @@ from .fastpath import REPO_ENV
 
 FORMAT = 1
 RACY_NS = 100_000_000  # 0.1 s: more than any file system's timestamp tick
-_MOVERS = (*REPO_ENV, "GIT_CONFIG", "GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_GLOBAL",
-           "GIT_CONFIG_SYSTEM", "GIT_REPLACE_REF_BASE", "GIT_GRAFT_FILE", "GIT_SHALLOW_FILE")
+# Variables naming other files than the key reads (GIT_CEILING_DIRECTORIES only decides whether
+# the repository is found at all, and every GIT_* value is in the key).
+_MOVERS = (*(k for k in REPO_ENV if k != "GIT_CEILING_DIRECTORIES"), "GIT_CONFIG",
+           "GIT_REPLACE_REF_BASE", "GIT_GRAFT_FILE", "GIT_SHALLOW_FILE")
+_UNKEYED = ("OXIDE_NOW", "GIT_EXEC_PATH", "GIT_PREFIX")  # the clock; what `git oxide` adds for us
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -148,11 +151,16 @@ def _code() -> list[tuple[str, int, int]]:
 
 
 def _configs(git_dir: str, common: str) -> list[bytes | None] | None:
-    home = os.environ.get("HOME", "")
-    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    env = os.environ
+    home = env.get("HOME", "")
+    xdg = env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    user = ([env["GIT_CONFIG_GLOBAL"]] if "GIT_CONFIG_GLOBAL" in env
+            else [os.path.join(home, ".gitconfig"), os.path.join(xdg, "git", "config")])
+    system = env.get("GIT_CONFIG_SYSTEM", "/etc/gitconfig")
     got = [_read(p) for p in (os.path.join(common, "config"), os.path.join(git_dir, "config.worktree"),
-                              os.path.join(home, ".gitconfig"), os.path.join(xdg, "git", "config"),
-                              "/etc/gitconfig")]
+                              *user, system)]
+    got.append("\0".join(v for k, v in sorted(env.items()) if k.startswith("GIT_CONFIG_")).encode(
+        "utf-8", "surrogateescape"))  # GIT_CONFIG_COUNT, _KEY_n, _VALUE_n, _PARAMETERS
     for data in got:
         low = (data or b"").lower()
         if b"include" in low or b"ignorerevs" in low:
@@ -205,7 +213,7 @@ def slot(cwd: str, file: str, rev: str | None, lines: tuple[int, int] | None, fo
     stats = [_stat(os.path.join(oxide, "index.db" + s)) for s in ("", "-wal")]
     stats.append(_stat(os.path.join(common, "objects", "pack")))
     envs = sorted((k, v) for k, v in os.environ.items()
-                  if k.startswith(("GIT_", "OXIDE_", "HOME", "XDG_CONFIG_HOME")) and k != "OXIDE_NOW")
+                  if k.startswith(("GIT_", "OXIDE_", "HOME", "XDG_CONFIG_HOME")) and k not in _UNKEYED)
     code = _code()
     newest = max([s[1] for s in stats if s] + [c[2] for c in code])
     key = (FORMAT, top, git_dir, rel, lines, form, st.st_mtime_ns, _digest(data), tuple(refs),
