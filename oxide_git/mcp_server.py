@@ -106,6 +106,7 @@ def _server_half_of_sdk() -> None:
     if not all((root / "server" / f).is_file() for f in ("lowlevel/server.py", "stdio.py")):
         return
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    _defer_pydantic_builds()
     for lazy in DEFERRED:
         if lazy not in sys.modules:
             sys.modules[lazy] = _Deferred(lazy)
@@ -116,6 +117,21 @@ def _server_half_of_sdk() -> None:
         pkg.__path__ = [str(folder)]
         pkg.__package__ = name
         sys.modules[name] = pkg
+
+
+def _defer_pydantic_builds() -> None:
+    """Let pydantic build each of the SDK's ~200 models when it is first used, not when its class
+    is made (``defer_build``, pydantic's own option, as the default of every model): the models a
+    run never validates or dumps (the client's side of the protocol, tasks, sampling, elicitation)
+    are never built, ~20 ms of CPU at every start. The default lives in a private table of
+    pydantic's; where it is not (another pydantic), the models are built as before."""
+    try:
+        from pydantic._internal import _config
+    except ImportError:
+        return
+    defaults = getattr(_config, "config_defaults", None)
+    if isinstance(defaults, dict) and defaults.get("defer_build") is False:
+        defaults["defer_build"] = True
 
 
 def _sdk() -> tuple[Any, Any, Any]:
