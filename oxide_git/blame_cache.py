@@ -210,7 +210,10 @@ def slot(cwd: str, file: str, rev: str | None, lines: tuple[int, int] | None, fo
             os.path.isdir(os.path.join(common, "refs", "replace"))
             and sorted(os.listdir(os.path.join(common, "refs", "replace")))]
     oxide = os.path.join(common, "oxide")
-    stats = [_stat(os.path.join(oxide, "index.db" + s)) for s in ("", "-wal")]
+    wal = _stat(os.path.join(oxide, "index.db-wal"))
+    # An empty WAL holds nothing (SQLite makes one when the index is opened and removes it when
+    # the last connection closes): only one with frames in it is part of what the index says.
+    stats = [_stat(os.path.join(oxide, "index.db")), wal if wal and wal[0] else None]
     stats.append(_stat(os.path.join(common, "objects", "pack")))
     envs = sorted((k, v) for k, v in os.environ.items()
                   if k.startswith(("GIT_", "OXIDE_", "HOME", "XDG_CONFIG_HOME")) and k not in _UNKEYED)

@@ -129,3 +129,14 @@ def test_what_the_key_cannot_see_is_not_cached(history: tuple[Path, Clock, FakeA
     with open(repo / ".git" / "config", "a") as f:
         f.write("[blame]\n\tignoreRevsFile = .git-blame-ignore-revs\n")
     assert blame_cache.slot(str(repo), "app.txt", None, None, "text") is None
+
+
+def test_kept_after_a_command_that_closed_the_index(history: tuple[Path, Clock, FakeAgent]) -> None:
+    """SQLite removes the empty WAL when the last connection closes and makes it again at the
+    next open: that is no change to what the index says."""
+    repo, _, _ = history
+    oxide(repo, "list")  # closes the index: no WAL left
+    _settle()
+    cold = _blame(repo, "app.txt")
+    assert _kept(repo, "app.txt") is not None
+    assert _blame(repo, "app.txt") == cold
