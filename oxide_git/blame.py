@@ -56,6 +56,7 @@ class BlameResult:
     lines: list[LineBlame]
     short: dict[str, str] = field(default_factory=dict)  # full id -> as people type it
     _commit_short: Any = field(default=None, repr=False, compare=False)
+    after_now: bool = field(default=False, repr=False, compare=False)  # a call it read is dated after now
 
     def id(self, full: str | None) -> str | None:
         """``full`` as people type it: a session's or checkpoint's shortest unique prefix, a
@@ -122,6 +123,7 @@ def blame_file(ctx: Context, path: str, *, rev: str | None = None,
             lb.when_ms if lb.when_ms is not None else (e.time * 1000 if e.time else None),
             p.before))
     res = BlameResult(rel, rev, out, _short_ids(ctx, out), _commit_abbrev(ctx))
+    res.after_now = any(tl.latest_message() > ctx.now_ms for tl in run.timelines.values())
     return res
 
 

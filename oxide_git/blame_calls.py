@@ -91,12 +91,14 @@ class WorktreeCalls:
         self._prompts: dict[str, list[tuple[int, str]]] = {}
         self._texts: dict[tuple[str, int], str] = {}
         self._seqs: dict[str, list[int]] = {}
+        self.latest = 0  # the newest message time of these sessions (the cache's clock check)
         if self.sessions:
             ids = list(self.sessions)
             marks = ",".join("?" * len(ids))
             for r in self.ctx.index.query(
                     "SELECT session_id, count(DISTINCT created_at), min(created_at), max(created_at) "
                     f"FROM messages WHERE session_id IN ({marks}) GROUP BY session_id", ids):
+                self.latest = max(self.latest, int(r[3] or 0))
                 if r[1] > 1:  # one time for every message (Aider's): no order in time to go by
                     self.timed.add(r[0])
                     self._span[r[0]] = (int(r[2]), int(r[3]))

@@ -10,33 +10,24 @@ import os
 import sys
 from typing import Any
 
-from .model import ago
+from .blame_cache import form_of, format_text, line_range
 
+__all__ = ["form_of", "line_range", "plain", "render"]
 _SHOWN = {"human": "human", "agent or user": "agent or user", "before oxide": "before oxide"}
 
 
-def line_range(value: str) -> tuple[int, int] | None:
-    """``START,END``, ``START,+COUNT`` or ``START`` (to the end) as (first, last); None if not."""
-    first, sep, last = value.partition(",")
-    try:
-        start = int(first)
-        end = (1 << 31) if not sep or not last else (start + int(last[1:]) - 1 if last.startswith("+")
-                                                     else int(last))
-    except ValueError:
-        return None
-    return (start, end) if 1 <= start <= end else None
-
-
-def text(result: Any, now_ms: int) -> str:
+def text_rows(result: Any) -> list[tuple[str, str, int | None, str, str]]:
+    """The text form's rows: (id, who, when, line number, line); ages are worked out as printed."""
     rows = []
     for ln in result.lines:
         ident = result.id(ln.session_id) or (result.id(ln.commit) if ln.commit else None) or "-"
         shown = (ln.agent or "agent") if ln.who == "agent" else _SHOWN.get(ln.who, ln.who)
-        rows.append((ident, shown, ago(ln.when_ms, now_ms) if ln.when_ms else "-", str(ln.number), ln.text))
-    if not rows:
-        return ""
-    w = [max(len(r[i]) for r in rows) for i in range(4)]
-    return "".join(f"{a:<{w[0]}} ({b:<{w[1]}} {c:>{w[2]}} {d:>{w[3]}}) {t}\n" for a, b, c, d, t in rows)
+        rows.append((ident, shown, ln.when_ms, str(ln.number), ln.text))
+    return rows
+
+
+def text(result: Any, now_ms: int) -> str:
+    return format_text(text_rows(result), now_ms)
 
 
 def porcelain(result: Any) -> str:
@@ -84,50 +75,36 @@ def render(result: Any, form: str, now_ms: int) -> str:
     return porcelain(result) if form == "porcelain" else text(result, now_ms)
 
 
-def form_of(porcelain: bool, as_json: bool, summary: bool) -> str | None:
-    """The output form the flags ask for; None when they clash."""
-    if porcelain and (as_json or summary):
-        return None
-    if summary:
-        return "summary-json" if as_json else "summary"
-    return "json" if as_json else "porcelain" if porcelain else "text"
-
-
 def plain(argv: list[str]) -> int | None:
     """The exit status of ``blame ARGV`` run here, or None when ARGV is not the plain form
-    (FILE with -L, --rev, --porcelain, --json, --summary): the click command runs it then."""
-    path = rev = None
-    lines = None
-    flags: set[str] = set()
-    args = iter(argv)
-    for a in args:
-        if a in ("--porcelain", "--json", "--summary"):
-            flags.add(a)
-        elif a in ("-L", "--rev"):
-            value = next(args, None)
-            if value is None:
-                return None
-            if a == "-L":
-                lines = line_range(value)
-                if lines is None:
-                    return None  # click says what is wrong
-            else:
-                rev = value
-        elif a.startswith("-") or path is not None:
-            return None
-        else:
-            path = a
-    form = form_of("--porcelain" in flags, "--json" in flags, "--summary" in flags)
-    if path is None or form is None:
+    (FILE with -L, --rev, --porcelain, --json, --summary): the click command runs it then.
+    Its answer is kept for the next same question (``blame_cache``)."""
+    from . import blame_cache
+
+    got = blame_cache.parse(argv)
+    if got is None:
         return None
+    path, rev, lines, form = got
 
     def work() -> None:
         from .blame import blame_file
         from .context import for_process
 
+        cwd = os.getcwd()
+        cacheable = os.environ.get("OXIDE_BLAME_CACHE") != "0"
+        before = blame_cache.slot(cwd, path, rev, lines, form) if cacheable else None
         ctx = for_process()
-        out = render(blame_file(ctx, os.path.abspath(path), rev=rev, lines=lines), form, ctx.now_ms)
+        result = blame_file(ctx, os.path.abspath(path), rev=rev, lines=lines)
+        payload: Any
+        if form == "text":
+            payload = text_rows(result)
+            out = format_text(payload, ctx.now_ms)
+        else:
+            out = payload = render(result, form, ctx.now_ms)
         sys.stdout.write(out)
+        if before is not None and not result.after_now:
+            commits = sorted({ln.commit for ln in result.lines if ln.commit})
+            blame_cache.store(before, blame_cache.slot(cwd, path, rev, lines, form), commits, (form, payload))
 
     from . import failure
 

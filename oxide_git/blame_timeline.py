@@ -99,6 +99,10 @@ class Timeline:
             self._calls = WorktreeCalls(self.ctx, self.worktree, self.path)
         return self._calls
 
+    def latest_message(self) -> int:
+        """The newest message time of the sessions whose calls were read (0: none read)."""
+        return self._calls.latest if self._calls is not None else 0
+
     def version(self, i: int, rel: str) -> Version:
         tree_id = self.states[i].tree
         key = (tree_id, rel)

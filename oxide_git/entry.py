@@ -28,6 +28,11 @@ def main() -> None:
         if rc is not None:
             _exit_now(rc)
     if argv[:1] == ["blame"]:
+        from .blame_cache import serve
+
+        rc = serve(argv[1:])  # the answer kept from the same question, when nothing it depends on moved
+        if rc is not None:
+            _exit_now(rc)
         from . import blame_prefetch
 
         blame_prefetch.start(argv[1:])  # `git blame` runs while Python imports the rest

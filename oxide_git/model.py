@@ -19,6 +19,8 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from .ago import ago_secs
+
 SCHEMA_VERSION = 1
 
 
@@ -190,10 +192,7 @@ def ago(iso: str | int | None, now_ms: int) -> str:
         except ValueError:
             return iso
         secs = max(0, now_ms / 1000 - t.replace(tzinfo=t.tzinfo or UTC).timestamp())
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if secs >= size:
-            return f"{int(secs // size)}{unit} ago"
-    return "just now"
+    return ago_secs(secs)
 
 
 def from_iso(text: str | None) -> int | None:
