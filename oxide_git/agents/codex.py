@@ -60,7 +60,7 @@ def discover(env: AgentEnv) -> list[Path]:
     return _discover(env)
 
 
-FILE_PATTERNS = ("*.jsonl", "*.json")
+FILE_PATTERNS = ("*.jsonl", "*.json", "*.jsonl.zst")
 
 
 def watch_roots(env: AgentEnv) -> list[Path]:

@@ -49,7 +49,7 @@ def data_home(env: AgentEnv) -> Path:
     return (Path(xdg) if xdg else env.home / ".local" / "share") / "opencode"
 
 
-FILE_PATTERNS = ("*.json", "opencode.db")
+FILE_PATTERNS = ("*.json", "opencode*.db")
 
 
 def watch_roots(env: AgentEnv) -> list[Path]:

@@ -1,0 +1,368 @@
+"""`git oxide blame`: for each line of a file, the session, prompt, agent and model whose turn
+wrote it, or ``human``, or ``agent or user`` (both changed it and nothing says which), or
+``before oxide`` (older than the first checkpoint that covers it).
+
+Committed lines go through `git blame` to their commit, and through its note on refs/notes/oxide
+(which rebases and amends carry, see ``hook_impl.job_rewrite``) to the checkpoint taken as it was
+made; from there, and for lines not committed yet, the worktree's checkpoints are walked back
+(``blame_timeline``) to the interval in which the line first appeared, and the tool calls that
+ran in that interval say whose it is (``blame_calls``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import pygit2
+
+from . import notes, refs
+from .blame_calls import AGENT, BEFORE, EITHER, HUMAN, Label
+from .blame_timeline import Placed, Timeline, Version
+from .context import Context
+from .errors import NotFound, OxideError
+from .model import to_iso
+from .repo import clean_git_env
+
+WHO = (AGENT, HUMAN, EITHER, BEFORE)
+_ZERO = "0" * 40
+
+
+class BadRevision(OxideError):
+    """A revision or path git cannot blame."""
+
+
+@dataclass
+class LineBlame:
+    number: int  # 1-based, in the blamed version
+    text: str
+    who: str  # agent | human | agent or user | before oxide
+    session_id: str | None = None
+    message_id: str | None = None  # the prompt of the turn that wrote it
+    agent: str | None = None
+    model: str | None = None
+    commit: str | None = None  # the commit that brought it (None: not committed)
+    checkpoint: str | None = None  # the first checkpoint holding it (None: none yet)
+    when_ms: int | None = None
+    before_checkpoint: str | None = None  # the last checkpoint without it (rewind there to undo it)
+
+
+@dataclass
+class BlameResult:
+    path: str
+    rev: str | None
+    lines: list[LineBlame]
+    short: dict[str, str] = field(default_factory=dict)  # full id -> as people type it
+    _commit_short: Any = field(default=None, repr=False, compare=False)
+    after_now: bool = field(default=False, repr=False, compare=False)  # a call it read is dated after now
+
+    def id(self, full: str | None) -> str | None:
+        """``full`` as people type it: a session's or checkpoint's shortest unique prefix, a
+        commit's abbreviation as git makes it (worked out when first asked for)."""
+        if full is None:
+            return None
+        got = self.short.get(full)
+        if got is None and self._commit_short is not None:  # not a session's or checkpoint's: a commit
+            got = self.short[full] = self._commit_short(full)
+        return got or full
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON: ids as `list` and `show` print them (shortest unique prefixes), times ISO."""
+        rows = []
+        for ln in self.lines:
+            d = asdict(ln)
+            for k in ("session_id", "checkpoint", "before_checkpoint", "commit"):
+                d[k] = self.id(d[k])
+            d["when"] = to_iso(ln.when_ms)
+            rows.append(d)
+        return {"path": self.path, "rev": self.rev, "lines": rows, "summary": summary(self)}
+
+
+def blame_file(ctx: Context, path: str, *, rev: str | None = None,
+               lines: tuple[int, int] | None = None, commits: set[str] | None = None) -> BlameResult:
+    """Blame ``path`` (relative to the worktree's top, or absolute) in the worktree, or at ``rev``
+    (a commit); ``lines`` (first, last), 1-based and inclusive, as `git blame -L` takes them;
+    ``commits``: only lines of these commits are attributed (the others are left unknown)."""
+    rel = _relative(ctx, path)
+    entries = _git_blame(ctx, rel, rev, lines)
+    run = _Run(ctx)
+    final: Version | None = None
+    pending: list[int] = []
+    for e in entries:
+        if e.commit == _ZERO:
+            pending.append(e.final - 1)
+    if pending:  # not committed: this worktree's own checkpoints, up to now
+        try:
+            data = (ctx.repo.workdir / rel).read_bytes()
+            mtime = int(os.stat(ctx.repo.workdir / rel).st_mtime * 1000)
+        except OSError as err:
+            raise NotFound(f"cannot read {rel}: {err.strerror}") from err
+        final = Version.of_bytes(data)
+        head = None if ctx.repo.git.head_is_unborn else str(ctx.repo.git.head.target)
+        tl = run.timeline(ctx.repo.worktree_id, str(ctx.repo.workdir), head)
+        placed = tl.walk(rel, final, len(tl.states), max(ctx.now_ms, mtime), pending, when_final=mtime)
+        for ln, p in placed.items():
+            run.placed[(_ZERO, ln)] = p
+    by_commit: dict[str, list[Any]] = {}
+    for e in entries:
+        if e.commit != _ZERO:
+            by_commit.setdefault(e.commit, []).append(e)
+    for commit, es in by_commit.items():
+        if commits is None or commit in commits:
+            run.commit_lines(commit, es)
+    out = []
+    for e in entries:
+        key = (e.commit, e.final - 1) if e.commit == _ZERO else (e.commit, e.orig - 1)
+        p = run.placed.get(key) or Placed(Label(BEFORE))
+        lb = p.label
+        out.append(LineBlame(
+            e.final, e.text, lb.who, lb.session_id, lb.message_id, lb.agent, lb.model,
+            None if e.commit == _ZERO else e.commit, p.checkpoint,
+            lb.when_ms if lb.when_ms is not None else (e.time * 1000 if e.time else None),
+            p.before))
+    res = BlameResult(rel, rev, out, _short_ids(ctx, out), _commit_abbrev(ctx))
+    res.after_now = any(tl.latest_message() > ctx.now_ms for tl in run.timelines.values())
+    return res
+
+
+# committed lines -------------------------------------------------------------------------------
+
+
+class _Run:
+    """What one blame learns once: timelines, notes, anchors."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.git = ctx.repo.git
+        self.timelines: dict[tuple[str, str], Timeline] = {}
+        self.placed: dict[tuple[str, int], Placed] = {}
+        self.blobs: dict[Any, Version] = {}
+        self._notes: Any = False
+        self._checkpoints: dict[str, dict[str, Any]] | None = None
+        self._by_head: dict[str, list[dict[str, Any]]] = {}
+
+    def timeline(self, worktree: str, path: str, default_base: str | None = None) -> Timeline:
+        key = (worktree, path)
+        if key not in self.timelines:
+            self.timelines[key] = Timeline(self.ctx, worktree, path, default_base, self.blobs)
+        return self.timelines[key]
+
+    def note(self, commit: str) -> dict[str, Any]:
+        """The commit's note, by path in the notes tree read once (a lookup per commit through
+        libgit2 reads the notes commit and tree again each time)."""
+        if self._notes is False:
+            oid = refs.read(self.git, notes.NOTES_REF)
+            obj = self.git.get(oid) if oid is not None else None
+            self._notes = obj.peel(pygit2.Tree) if obj is not None else None
+        tree = self._notes
+        if tree is None:
+            return {}
+        for path in (commit, f"{commit[:2]}/{commit[2:]}", f"{commit[:2]}/{commit[2:4]}/{commit[4:]}"):
+            try:
+                entry = tree[path]
+            except KeyError:
+                continue
+            _kind, data = self.git.odb.read(entry.id)
+            return notes.parse_note(data.decode("utf-8", "replace"))
+        return {}
+
+    def anchor(self, commit: str) -> tuple[dict[str, Any] | None, list[str]]:
+        """The checkpoint taken as ``commit`` was made (its note's, else the last one on its
+        parent before it), and the sessions its note names."""
+        note = self.note(commit)
+        if self._checkpoints is None:  # every checkpoint once: a query per commit costs more
+            rows = [dict(r) for r in self.ctx.index.query(
+                "SELECT id, worktree, worktree_path, created_at, head FROM checkpoints "
+                "ORDER BY created_at, rowid")]
+            self._checkpoints = {r["id"]: r for r in rows}
+            for r in rows:
+                self._by_head.setdefault(r["head"], []).append(r)
+        named = [self._checkpoints[c] for c in note.get("checkpoints", []) if c in self._checkpoints]
+        anchor = max(named, key=lambda r: int(r["created_at"] or 0)) if named else None
+        if anchor is None:
+            obj = self.git.get(commit)
+            if isinstance(obj, pygit2.Commit) and obj.parent_ids:
+                limit = obj.commit_time * 1000 + 999
+                before = [r for r in self._by_head.get(str(obj.parent_ids[0]), [])
+                          if int(r["created_at"] or 0) <= limit]
+                anchor = before[-1] if before else None
+        return anchor, [s for s in note.get("sessions", []) if isinstance(s, str)]
+
+    def commit_lines(self, commit: str, entries: list[Any]) -> None:
+        anchor, sessions = self.anchor(commit)
+        wanted = sorted({e.orig - 1 for e in entries})
+        placed: dict[int, Placed] = {}
+        if anchor is not None:
+            tl = self.timeline(anchor["worktree"], anchor["worktree_path"] or "")
+            version = self._version(commit, entries[0].filename)
+            upto = tl.position.get(anchor["id"], len(tl.states))
+            placed = tl.walk(entries[0].filename, version, upto, int(anchor["created_at"] or 0), wanted,
+                             final_id=anchor["id"])
+        for ln in wanted:
+            p = placed.get(ln)
+            if (p is None or p.label.who == BEFORE) and sessions and anchor is None:
+                # the note names sessions but no checkpoint to tell their lines from yours
+                p = Placed(Label(EITHER, self._session(sessions[0])))
+            if p is not None:
+                self.placed[(commit, ln)] = p
+
+    def _session(self, ref: str) -> str | None:
+        try:
+            return self.ctx.index.resolve_session(ref)
+        except OxideError:
+            return ref
+
+    def _version(self, commit: str, path: str) -> Version:
+        oid = self.git[commit].peel(pygit2.Commit).tree[path].id
+        got = self.blobs.get(oid)
+        if got is None:
+            _kind, data = self.git.odb.read(oid)
+            got = self.blobs[oid] = Version(oid, data)
+        return got
+
+
+# git blame -------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Entry:
+    commit: str
+    orig: int
+    final: int
+    filename: str
+    text: str
+    time: int | None
+
+
+def _relative(ctx: Context, path: str) -> str:
+    top = str(ctx.repo.workdir)
+    full = os.path.normpath(path if os.path.isabs(path) else os.path.join(top, path))
+    real_full, real_top = os.path.realpath(full), os.path.realpath(top)
+    for f, t in ((full, top), (real_full, real_top)):
+        if f == t or f.startswith(t.rstrip("/") + "/"):
+            return os.path.relpath(f, t).replace(os.sep, "/")
+    raise NotFound(f"{path} is outside the repository at {top}")
+
+
+def _git_blame(ctx: Context, rel: str, rev: str | None, lines: tuple[int, int] | None) -> list[_Entry]:
+    from . import blame_prefetch
+
+    early = blame_prefetch.take(os.path.join(ctx.repo.workdir, rel), rev, lines)
+    if early is not None:
+        code, out, stderr = early
+    else:
+        args = ["git", "blame", "--porcelain"]
+        if lines:
+            args += ["-L", f"{lines[0]},{lines[1]}"]
+        if rev:
+            args.append(rev)
+        r = subprocess.run([*args, "--", rel], cwd=ctx.repo.workdir, capture_output=True, env=clean_git_env())
+        code, out, stderr = r.returncode, r.stdout, r.stderr
+    if code != 0:
+        err = stderr.decode("utf-8", "replace").strip().removeprefix("fatal: ")
+        new = "no such path" in err or "HEAD" in err
+        if rev is None and new and os.path.isfile(ctx.repo.workdir / rel):
+            return _untracked(ctx, rel, lines)  # not in HEAD (new, or no commit yet): all of it is new
+        raise BadRevision(f"cannot blame {rel}{' at ' + rev if rev else ''}: {err}",
+                          hint="check the path and the revision (`git log -- PATH`)")
+    return parse_porcelain(out)
+
+
+def _untracked(ctx: Context, rel: str, lines: tuple[int, int] | None) -> list[_Entry]:
+    data = (ctx.repo.workdir / rel).read_bytes()
+    texts = data.decode("utf-8", "replace").splitlines()
+    first, last = (lines if lines else (1, len(texts)))
+    if lines and (first < 1 or first > max(len(texts), 1)):
+        raise BadRevision(f"file {rel} has only {len(texts)} lines")
+    return [_Entry(_ZERO, n, n, rel, texts[n - 1], None) for n in range(first, min(last, len(texts)) + 1)]
+
+
+def parse_porcelain(out: bytes) -> list[_Entry]:
+    """`git blame --porcelain` output as one entry per line: each line's header (commit, line
+    in it, line now), the commit's fields the first time it comes, then TAB and the line."""
+    entries: list[_Entry] = []
+    names: dict[str, str] = {}
+    times: dict[str, int] = {}
+    head: list[str] | None = None
+    for raw in out.split(b"\n"):
+        if head is None:
+            if raw:
+                head = raw.decode("ascii", "replace").split(" ")
+            continue
+        if raw[:1] == b"\t":
+            sha = head[0]
+            entries.append(_Entry(sha, int(head[1]), int(head[2]), names.get(sha, ""),
+                                  raw[1:].decode("utf-8", "replace"), times.get(sha)))
+            head = None
+        elif raw.startswith(b"filename "):
+            names[head[0]] = _unquote(raw[9:].decode("utf-8", "surrogateescape"))
+        elif raw.startswith(b"author-time "):
+            times[head[0]] = int(raw[12:] or 0)
+    return entries
+
+
+def _unquote(name: str) -> str:
+    if len(name) >= 2 and name[0] == '"' and name[-1] == '"':
+        return name[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape").encode(
+            "latin-1").decode("utf-8", "surrogateescape")
+    return name
+
+
+def _short_ids(ctx: Context, lines: list[LineBlame]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    sessions = {ln.session_id for ln in lines if ln.session_id}
+    cps = {c for ln in lines for c in (ln.checkpoint, ln.before_checkpoint) if c}
+    if sessions:
+        ab = ctx.index.session_abbrev()
+        out.update({s: ab.of(s) for s in sessions})
+    if cps:
+        ab = ctx.index.checkpoint_abbrev()
+        out.update({c: ab.of(c) for c in cps})
+    return out
+
+
+def _commit_abbrev(ctx: Context) -> Any:
+    git = ctx.repo.git
+
+    def short(c: str) -> str:
+        try:
+            return str(git[c].short_id)
+        except (KeyError, ValueError):
+            return c[:12]
+    return short
+
+
+# summary ---------------------------------------------------------------------------------------
+
+
+def summary(result: BlameResult) -> dict[str, Any]:
+    """Lines by agent, by session, written by you (human), and unknown (agent or user, before
+    oxide)."""
+    by_agent: dict[str, int] = {}
+    by_session: dict[str, dict[str, Any]] = {}
+    counts = dict.fromkeys(WHO, 0)
+    for ln in result.lines:
+        counts[ln.who] = counts.get(ln.who, 0) + 1
+        if ln.who == AGENT:
+            name = ln.agent or "?"
+            by_agent[name] = by_agent.get(name, 0) + 1
+            if ln.session_id:
+                s = by_session.setdefault(result.id(ln.session_id) or "", {"agent": name, "lines": 0})
+                s["lines"] += 1
+    return {
+        "path": result.path, "lines": len(result.lines),
+        "agent": counts[AGENT], "by_agent": dict(sorted(by_agent.items(), key=lambda kv: -kv[1])),
+        "by_session": dict(sorted(by_session.items(), key=lambda kv: -kv[1]["lines"])),
+        "human": counts[HUMAN], "agent_or_user": counts[EITHER], "before_oxide": counts[BEFORE],
+        "unknown": counts[EITHER] + counts[BEFORE],
+    }
+
+
+def blame_range(ctx: Context, rng: str) -> Any:
+    """``blame_range.blame_range``: who wrote the lines the commits of ``rng`` (A..B) added, a
+    ``RangeSummary`` (``.markdown()``, ``.to_json()``)."""
+    from .blame_range import blame_range as of_range
+
+    return of_range(ctx, rng)
