@@ -41,7 +41,7 @@ HERE = Path(__file__).resolve().parent
 T = "tests/"
 # module -> the tests that guard it (the first ones kill most mutants fastest)
 MODULES: dict[str, tuple[str, ...]] = {
-    "redact": (T + "test_redact.py", T + "test_secretgate.py", T + "test_secretgate_clearing.py"),
+    "redact": (T + "test_redact_walk.py", T + "test_redact.py", T + "test_secretgate_clearing.py", T + "test_secretgate.py"),
     "secretgate": (T + "test_secretgate_clearing.py", T + "test_secretgate.py", T + "test_redact.py"),
     "share": (T + "test_share.py",),
     "notes": (T + "test_notes.py", T + "test_hooks.py", T + "test_share.py", T + "test_export.py"),
