@@ -60,7 +60,7 @@ MODULES: dict[str, tuple[str, ...]] = {
                 T + "test_history.py"),
     "rewind": (T + "test_rewind_edges.py", T + "test_history.py", T + "test_memory.py", T + "test_gc.py"),
     "resume": (T + "test_resume_into.py", T + "test_history.py", T + "test_memory.py"),
-    "doctor": (T + "test_doctor.py", T + "test_cli.py", T + "test_gc.py"),
+    "doctor": (T + "test_doctor.py", T + "test_doctor_damage.py", T + "test_cli.py", T + "test_gc.py"),
     "agent_hooks": (T + "test_agent_hooks.py", T + "test_agent_hooks_config.py"),
     "hook_impl": (T + "test_hook_impl.py", T + "test_hooks.py"),
     "hooks": (T + "test_hooks_install.py", T + "test_hooks.py"),
@@ -254,6 +254,8 @@ def run_module(tree: Path, module: str, sample: int | None, seed: int, explained
 
     for m in chosen:
         picked = order(reached.tests_for(rel, (m.line, m.statement), selection))
+        mutated = mutated_line(tree, m)
+        why = next((explained[k] for k in m.names(mutated) if k in explained), None)
         if not picked:
             outcome = "not reached"
         else:
@@ -264,9 +266,10 @@ def run_module(tree: Path, module: str, sample: int | None, seed: int, explained
                 budget = 20 + 2 * sum(reached.seconds[t] for t in picked)  # a mutant that loops: killed
                 passed, output = sandbox.run_tests(tree, picked, timeout=budget)
                 rest = [t for t in order(selection) if t not in set(picked)]
-                if passed and rest:
+                if passed and rest and why is None:
                     # A test can depend on the line without reaching it while measured: a cache
-                    # or an object another test built first. A survivor faces the whole list.
+                    # or an object another test built first. A survivor faces the whole list
+                    # (one survivors.txt explains has faced it when its entry was written).
                     budget = 20 + 2 * sum(reached.seconds[t] for t in rest)
                     passed, output = sandbox.run_tests(tree, rest, timeout=budget)
                     late += not passed
@@ -277,8 +280,6 @@ def run_module(tree: Path, module: str, sample: int | None, seed: int, explained
             for t in _failed(output):
                 kills[t] += 1
         if outcome in ("survived", "not reached"):
-            mutated = mutated_line(tree, m)
-            why = next((explained[k] for k in m.names(mutated) if k in explained), None)
             if why is not None:
                 counts["explained"] += 1
                 continue
