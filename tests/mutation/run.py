@@ -253,7 +253,9 @@ def run_module(tree: Path, module: str, sample: int | None, seed: int, explained
     def order(tests: list[str]) -> list[str]:
         return sorted(tests, key=lambda t: (-kills[t], reached.seconds[t]))
 
-    for m in chosen:
+    for i, m in enumerate(chosen):
+        if i and i % 25 == 0:
+            log(f"  {module}: {i}/{len(chosen)} ({time.monotonic() - t0:.0f} s)")
         picked = order(reached.tests_for(rel, (m.line, m.statement), selection))
         mutated = mutated_line(tree, m)
         why = next((explained[k] for k in m.names(mutated) if k in explained), None)
