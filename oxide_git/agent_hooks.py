@@ -164,12 +164,32 @@ def configure_codex(environ: dict[str, str], home: Path, *, remove: bool = False
     return [f"{verb} Codex notify in {path}{chain}"]
 
 
+def hooked_agents() -> tuple[str, ...]:
+    """The agents whose own hooks we configure: Claude's and Codex's here, any other agent's in
+    its module ``agent_hooks_<name>`` (``configure(workdir, *, remove=False) -> list[str]`` and
+    ``handle(action, payload)``)."""
+    from importlib.util import find_spec
+
+    from .agents import AGENT_NAMES
+
+    own = ("claude", "codex")
+    return (*own, *(n for n in AGENT_NAMES if n not in own and find_spec(f"{__package__}.agent_hooks_{n}")))
+
+
+def _hooks_module(agent: str) -> Any:
+    import importlib
+
+    return importlib.import_module(f"{__package__}.agent_hooks_{agent}")
+
+
 def configure(ctx: Any, agent: str, *, remove: bool = False) -> list[str]:
     if agent == "claude":
         return configure_claude(ctx.repo.workdir, remove=remove)
     if agent == "codex":
         return configure_codex(dict(ctx.environ), ctx.home, remove=remove)
-    raise OxideError(f"no agent hooks for {agent}", hint="agents with hooks: claude, codex")
+    if agent in hooked_agents():
+        return list(_hooks_module(agent).configure(ctx.repo.workdir, remove=remove))
+    raise OxideError(f"no agent hooks for {agent}", hint=f"agents with hooks: {', '.join(hooked_agents())}")
 
 
 # what the hooks run ---------------------------------------------------------------------------
@@ -248,6 +268,9 @@ def main(argv: list[str]) -> int:
                 subprocess.Popen([*chained, raw], stdin=subprocess.DEVNULL, start_new_session=True)
             if payload.get("type", "agent-turn-complete") == "agent-turn-complete":
                 codex(payload)
+        elif argv and argv[0] in hooked_agents():
+            payload = json.loads(sys.stdin.read() or "{}")
+            _hooks_module(argv[0]).handle(argv[1] if len(argv) > 1 else "", payload)
     except Exception:
         _log(payload.get("cwd"), f"agent hook {argv!r} failed:\n{traceback.format_exc()}")
     return 0

@@ -63,10 +63,13 @@ class Shown:
     messages: Iterator[tuple[int, Message]]
     checkpoints: list[dict[str, Any]]
     json: Iterator[dict[str, Any]]  # the same messages, JSON-ready (use one or the other)
+    last_compaction: int = -1  # seq of the last compaction message (-1: none)
+    start: int = 0  # the first seq the messages stream from
 
 
-def show(ctx: Context, ref: str) -> Shown:
-    """One session from git (the truth): header, then its messages streamed in order."""
+def show(ctx: Context, ref: str, start: int | None = 0) -> Shown:
+    """One session from git (the truth): header, then its messages streamed in order (from seq
+    ``start``; None: from the last compaction, whose summary stands for what came before)."""
     from . import sessionlog
 
     sid = ctx.index.resolve_session(ref)
@@ -75,17 +78,18 @@ def show(ctx: Context, ref: str) -> Shown:
     rows = ctx.index.query(
         "SELECT max(seq) FROM messages WHERE session_id=? AND is_compaction=1", (sid,))
     last_compaction = rows[0][0] if rows and rows[0][0] is not None else -1
+    first = max(last_compaction, 0) if start is None else start
     children = [r[0] for r in ctx.index.query("SELECT id FROM sessions WHERE parent_id=?", (sid,))]
 
     def messages() -> Iterator[tuple[int, Message]]:
         from dataclasses import replace
 
-        for seq, m in sessionlog.iter_messages(git, log.commit.tree):
+        for seq, m in sessionlog.iter_messages(git, log.commit.tree, first):
             yield seq, (replace(m, compacted=True) if seq < last_compaction else m)
 
     return Shown(log.session, log.count, children, messages(),
                  [_iso(c) for c in ctx.index.checkpoint_rows(sid)],
-                 json_messages(git, log.commit.tree, 0, last_compaction))
+                 json_messages(git, log.commit.tree, first, last_compaction), last_compaction, first)
 
 
 def session_json(s: Session, count: int | None = None, children: list[str] | None = None) -> dict[str, Any]:

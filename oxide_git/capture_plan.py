@@ -11,8 +11,6 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-AIDER_FILE = ".aider.chat.history.md"
-
 
 @dataclass(frozen=True)
 class Import:
@@ -30,6 +28,7 @@ class Journal:
 class Plan:
     stores: Mapping[str, str]  # absolute store root -> agent
     worktrees: Mapping[str, str]  # absolute worktree top -> worktree id
+    agent_files: Mapping[str, str] = field(default_factory=dict)  # file name in a worktree -> agent
     debounce: float = 0.15
     max_wait: float = 0.6
     pending: dict[str, tuple[str, float, float]] = field(default_factory=dict)  # path -> agent, first, last
@@ -54,8 +53,9 @@ class Plan:
         rel = os.path.relpath(path, top).replace(os.sep, "/")
         if rel == ".git" or rel.startswith(".git/"):
             return None
-        if rel.rsplit("/", 1)[-1] == AIDER_FILE:
-            return ("agent", "aider", path)
+        owner = self.agent_files.get(rel.rsplit("/", 1)[-1])
+        if owner is not None:  # an agent's file kept in the worktree (Aider's history)
+            return ("agent", owner, path)
         return ("worktree", self.worktrees[top], rel)
 
     def feed(self, paths: Iterable[str], now: float) -> list[Journal]:

@@ -1,5 +1,5 @@
 """The console script. `checkpoint` is first offered to a running `git oxide watch` (``fastpath``);
-the plain form of `import` runs without click (``import_command.plain``).
+the plain form of `import` runs without click (``import_command.plain``), and so does `mcp`.
 For the commands that snapshot the worktree first (checkpoint, rewind,
 undo) it starts `git status` before anything heavy is imported, so the one unavoidable pass over
 the worktree overlaps Python's own start-up."""
@@ -24,6 +24,12 @@ def main() -> None:
         from .import_command import plain
 
         rc = plain(argv[1:])  # the form hooks and scripts run, without click
+        if rc is not None:
+            _exit_now(rc)
+    if argv[:1] == ["mcp"]:
+        from .mcp_server import main as mcp_main
+
+        rc = mcp_main(argv[1:])  # a server an agent starts: its start-up is the agent's wait
         if rc is not None:
             _exit_now(rc)
     quiet = not {"-h", "--help", "-n", "--dry-run"} & set(argv)
@@ -72,7 +78,7 @@ def _exit_now(code: object) -> None:
     try:
         sys.stdout.flush()
         sys.stderr.flush()
-    except OSError:  # a closed pipe: the reader is gone
+    except (OSError, ValueError):  # a closed pipe (the reader is gone), or file (the MCP SDK's stdout)
         pass
     os._exit(code or 0)
 

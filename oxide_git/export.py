@@ -251,8 +251,9 @@ def _session_head(v: SessionView) -> dict[str, Any]:
     return d
 
 
-def write_json(views: Iterator[SessionView], out: IO[str]) -> None:
-    out.write(f'{{"format": "{FORMAT}", "version": {VERSION}, "sessions": [')
+def write_json(views: Iterator[SessionView], out: IO[str], blame: dict[str, Any] | None = None) -> None:
+    head = f', "blame": {_dumps(blame)}' if blame is not None else ""
+    out.write(f'{{"format": "{FORMAT}", "version": {VERSION}{head}, "sessions": [')
     for i, v in enumerate(views):
         msgs = [_dumps(message_json(seq, m)) for seq, m in v.messages()]
         out.write(("," if i else "") + '\n{"session": ' + _dumps(_session_head(v)))
@@ -262,8 +263,10 @@ def write_json(views: Iterator[SessionView], out: IO[str]) -> None:
     out.write("\n]}\n")
 
 
-def write_jsonl(views: Iterator[SessionView], out: IO[str]) -> None:
+def write_jsonl(views: Iterator[SessionView], out: IO[str], blame: dict[str, Any] | None = None) -> None:
     out.write(_dumps({"type": "export", "format": FORMAT, "version": VERSION}) + "\n")
+    if blame is not None:
+        out.write(_dumps({"type": "blame", **blame}) + "\n")
     for v in views:
         sid = v.session.id
         msgs = [_dumps({"type": "message", "session_id": sid, **message_json(seq, m)})
@@ -284,8 +287,9 @@ class ExportResult:
     redactions: dict[str, int]
 
 
-def export(ctx: Context, ids: list[str], fmt: str, out: IO[str]) -> ExportResult:
-    """Write the sessions ``ids`` to ``out`` in ``fmt``."""
+def export(ctx: Context, ids: list[str], fmt: str, out: IO[str], *, blame: Any = None) -> ExportResult:
+    """Write the sessions ``ids`` to ``out`` in ``fmt``; ``blame`` (a ``blame_range.RangeSummary``
+    of the range exported) goes first: who wrote the range's lines."""
     if fmt not in FORMATS:
         raise OxideError(f"unknown format {fmt!r}", hint="one of: " + ", ".join(FORMATS))
     total: Counter[str] = Counter()
@@ -297,18 +301,19 @@ def export(ctx: Context, ids: list[str], fmt: str, out: IO[str]) -> ExportResult
             loaded.append(v)
             yield v
 
+    data = blame.to_json() if blame is not None else None
     if fmt == "json":
-        write_json(views(), out)
+        write_json(views(), out, data)
     elif fmt == "jsonl":
-        write_jsonl(views(), out)
+        write_jsonl(views(), out, data)
     elif fmt == "markdown":
         from .export_markdown import write_markdown
 
-        write_markdown(views(), out)
+        write_markdown(views(), out, blame.markdown() if blame is not None else "")
     else:
         from .export_html import write_html
 
-        write_html(views(), out)
+        write_html(views(), out, data)
     for v in loaded:
         total.update(v.redactions)
     return ExportResult(ids, [], dict(sorted(total.items())))

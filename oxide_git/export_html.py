@@ -125,6 +125,9 @@ def message_html(seq: int, m: Message, names: dict[str, str]) -> str:
     role = escape(m.role)
     when = to_iso(m.created_at) or ""
     mark = " · compacted" if m.compacted else ""
+    if m.is_harness():  # what the agent's harness injected, not a turn anybody typed: folded
+        mark += " · harness context"
+        body = f'<details class="harness"><summary>harness context</summary>{body}</details>'
     return (f'<article class="msg {role}" id="m-{escape(m.id)}"><div class="role">{role} · #{seq}'
             f'{mark} <time>{escape(when)}</time></div>{body}</article>\n')
 
@@ -196,7 +199,20 @@ def _title(v: SessionView) -> str:
     return display(v.session.title, v.first_prompt, v.session.id, 120)
 
 
-def write_html(views: Iterator[SessionView], out: IO[str]) -> None:
+def blame_html(b: dict[str, Any]) -> str:
+    """The range's lines by who wrote them (``blame_range.RangeSummary.to_json``) as a table."""
+    total = b["lines"] or 1
+    rows = [(f"{a} (agent)", n) for a, n in b["by_agent"].items()]
+    rows += [(label, b[k]) for k, label in (("human", "human"), ("agent_or_user", "agent or user"),
+                                            ("before_oxide", "unknown")) if b[k]]
+    body = "".join(f"<tr><td>{escape(str(w))}</td><td>{n}</td><td>{100 * n / total:.1f}%</td></tr>"
+                   for w, n in rows)
+    return (f'<section class="blame"><h2>Who wrote the lines of {escape(b["range"])}</h2>'
+            f'<p>{b["lines"]} line(s) added by {b["commits"]} commit(s).</p>'
+            f"<table><tr><th>written by</th><th>lines</th><th>share</th></tr>{body}</table></section>\n")
+
+
+def write_html(views: Iterator[SessionView], out: IO[str], blame: dict[str, Any] | None = None) -> None:
     sections: list[str] = []
     toc: list[str] = []
     titles: list[str] = []
@@ -216,6 +232,8 @@ def write_html(views: Iterator[SessionView], out: IO[str]) -> None:
               f'<header><h1>{heading}</h1><input id="q" type="search" '
               'placeholder="Search messages…" aria-label="Search messages" autocomplete="off">'
               '<span id="count" aria-live="polite"></span></header>\n<main>\n')
+    if blame is not None:
+        out.write(blame_html(blame))
     if len(toc) > 1:
         out.write("<nav><ul>" + "".join(toc) + "</ul></nav>\n")
     if not toc:

@@ -109,6 +109,9 @@ def message_md(seq: int, m: Message, names: dict[str, str]) -> str:
     only_tools = all(p.type in (PartType.TOOL_RESULT, PartType.TOOL_CALL) for p in m.parts)
     heading = "" if only_tools and m.role != "assistant" else f"#### {label} · #{seq}" + (
         " · compacted" if m.compacted else "") + "\n\n"
+    if m.is_harness():  # what the agent's harness injected, not a turn anybody typed: folded
+        folded = _fold("harness context", "\n\n".join(body))
+        return f"#### {label} · #{seq} · harness context\n\n{folded}\n"
     return heading + "\n\n".join(body) + "\n"
 
 
@@ -149,8 +152,10 @@ def _iso(ms: int | None) -> str:
     return to_iso(ms) or "-"
 
 
-def write_markdown(views: Iterator[SessionView], out: IO[str]) -> None:
+def write_markdown(views: Iterator[SessionView], out: IO[str], preface: str = "") -> None:
     out.write("# Agent sessions\n\n")
+    if preface:
+        out.write(preface.rstrip("\n") + "\n\n")
     n = 0
     for v in views:
         n += 1

@@ -66,15 +66,17 @@ def discover(ctx: Context, agents: list[str] | None = None) -> list[tuple[str, P
 
 def expand(agent: str, paths: list[Path]) -> list[tuple[str, Path]]:
     """Files given on the command line: folders are searched for the agent's files."""
-    patterns = {"claude": ["*.jsonl"], "codex": ["*.jsonl", "*.json"], "aider": [".aider.chat.history.md"],
-                "opencode": ["*.json", "opencode.db"]}[agent]
+    from .agents import agent as agent_module
+    from .agents import file_patterns
+
+    patterns = file_patterns(agent)
+    expand_dir = getattr(agent_module(agent), "expand_dir", None)
     out: list[tuple[str, Path]] = []
     for p in paths:
         if p.is_dir():
-            if agent == "opencode" and (p / "storage" / "session").is_dir():
-                p = p / "storage"
-            if agent == "opencode" and (p / "session").is_dir():
-                out += [(agent, f) for f in sorted((p / "session").glob("*/*.json"))]
+            listed = expand_dir(p) if expand_dir else None
+            if listed is not None:
+                out += [(agent, f) for f in listed]
                 continue
             for pat in patterns:
                 out += [(agent, f) for f in sorted(p.rglob(pat)) if f.is_file()]
@@ -139,21 +141,22 @@ def summary(s: Session, n: int) -> str:
 
 def _link_copied_history(ctx: Context, s: Session, native_ids: list[str | None]) -> Session:
     """A session whose first messages (their ``native_ids``) are another session's (an agent's
-    resume-by-copy or fork) becomes a fork of it instead of an unrelated session."""
+    resume-by-copy or fork) becomes a fork of it instead of an unrelated session. The session the
+    agent names (``forked_from``, ``parent_native_id``) wins; either way the fork point is the last
+    message they share (a pi branch repeats the path it left, then goes its own way)."""
     first = next((n for n in native_ids if n), None)
     hint = s.extra.get("forked_from") or s.extra.get("parent_native_id")
-    if hint:
-        rows = ctx.index.query("SELECT id FROM sessions WHERE native_id=? AND id!=?", (str(hint), s.id))
-        if rows:
-            return replace(s, parent_id=rows[0][0])
-    if not first:
-        return s
-    rows = ctx.index.query(
-        "SELECT m.session_id FROM messages m JOIN sessions x ON x.id=m.session_id "
-        "WHERE m.native_id=? AND m.session_id!=? AND x.agent=? LIMIT 1", (first, s.id, s.agent))
+    rows = ctx.index.query("SELECT id FROM sessions WHERE native_id=? AND id!=?",
+                           (str(hint), s.id)) if hint else []
+    if not rows and first:
+        rows = ctx.index.query(
+            "SELECT m.session_id FROM messages m JOIN sessions x ON x.id=m.session_id "
+            "WHERE m.native_id=? AND m.session_id!=? AND x.agent=? LIMIT 1", (first, s.id, s.agent))
     if not rows:
         return s
     parent = rows[0][0]
+    if not first:
+        return replace(s, parent_id=parent)
     theirs = ctx.index.query(
         "SELECT id, native_id FROM messages WHERE session_id=? ORDER BY seq", (parent,))
     shared = None
@@ -193,6 +196,17 @@ def _feed(writer: Writer, events: Any, path: Path, size: int, flushed_at: int,
         report.state = "failed"
 
 
+def _fingerprint(path: Path, st: os.stat_result) -> tuple[int, int]:
+    """What says a file changed: its size and mtime, and for a SQLite database its write-ahead
+    log's too (an agent that keeps its database open, OpenCode, commits its turns to ``-wal``; the
+    database file itself changes only when the log is checkpointed)."""
+    try:
+        wal = os.stat(f"{path}-wal")
+    except OSError:
+        return st.st_size, st.st_mtime_ns
+    return st.st_size + wal.st_size, max(st.st_mtime_ns, wal.st_mtime_ns)
+
+
 def import_file(
     ctx: Context, agent: str, path: Path, *, dry_run: bool = False,
     progress: Progress | None = None,
@@ -203,11 +217,12 @@ def import_file(
         st = path.stat()
     except OSError as e:
         return FileReport(agent, str(path), "failed", problems=[f"{path}: {e.strerror}"])
+    size, mtime_ns = _fingerprint(path, st)
     cur = ctx.index.cursor(key)
     offset, state, seqs = 0, None, {}
     if cur is None:
         kind = "new"
-    elif cur["size"] == st.st_size and cur["mtime_ns"] == st.st_mtime_ns:
+    elif cur["size"] == size and cur["mtime_ns"] == mtime_ns:
         return FileReport(agent, str(path), "unchanged")
     elif st.st_size >= cur["size"] and cur["offset"] > 0:
         kind, offset = "grown", cur["offset"]
@@ -254,7 +269,7 @@ def import_file(
         report.state = "failed"
     if not dry_run and report.state != "failed" and resume is not None:
         with ctx.index.write() as conn:
-            ctx.index.put_cursor(conn, key, agent, st.st_size, st.st_mtime_ns, resume[0],
+            ctx.index.put_cursor(conn, key, agent, size, mtime_ns, resume[0],
                                  {"parser": dict(resume[1]), "seqs": resume[2],
                                   **count_unknown(cur if kind == "grown" else None, report)})
     return report

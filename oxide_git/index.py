@@ -261,12 +261,23 @@ class Index(IdLookups):
         where, args = _session_filter(None, None, agent, None)
         return int(self.query(f"SELECT count(*) FROM sessions s {where}", args)[0][0])
 
-    def search(self, query: str, limit: int = 50) -> list[dict[str, Any]]:
+    def search(self, query: str, limit: int = 50, *, offset: int = 0, agent: str | None = None,
+               branch: str | None = None, since_ms: int | None = None, until_ms: int | None = None
+               ) -> list[dict[str, Any]]:
+        """Messages holding every word of ``query``, best first; ``agent``/``branch`` filter on the
+        session, ``since_ms``/``until_ms`` on the message's time (else its session's)."""
         fts = " ".join('"' + t.replace('"', '""') + '"' for t in query.split()) or '""'
+        when = "coalesce(m.created_at, s.updated_at)"
+        where, args = "messages_fts MATCH ?", list[Any]([fts])
+        for cond, val in (("s.agent=?", agent), ("s.branch=?", branch), (f"{when}>=?", since_ms),
+                          (f"{when}<?", until_ms)):
+            if val is not None:
+                where, args = f"{where} AND {cond}", [*args, val]
         rows = self.query(
-            "SELECT m.session_id, m.seq, snippet(messages_fts, 0, '[', ']', '…', 12) AS snippet "
-            "FROM messages_fts JOIN messages m ON m.rowid = messages_fts.rowid "
-            "WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?", (fts, limit))
+            "SELECT m.session_id, m.seq, m.id AS message_id, m.role, m.created_at, "
+            "snippet(messages_fts, 0, '[', ']', '…', 12) AS snippet FROM messages_fts "
+            "JOIN messages m ON m.rowid = messages_fts.rowid LEFT JOIN sessions s ON s.id = m.session_id "
+            f"WHERE {where} ORDER BY rank LIMIT ? OFFSET ?", (*args, limit, offset))
         return [dict(r) for r in rows]
 
     # checkpoints -----------------------------------------------------------------------

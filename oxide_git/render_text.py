@@ -115,9 +115,11 @@ def message_lines(seq: int, m: Message, names: dict[str, str], *, full: bool = F
 
 
 def conversation(messages: Iterable[tuple[int, Message]], *, full: bool = False,
-                 hidden: dict[str, int] | None = None) -> Iterator[str]:
-    """The lines of `show` after the header; ``hidden`` counts the left-out records by kind."""
-    names: dict[str, str] = {}
+                 hidden: dict[str, int] | None = None, names: dict[str, str] | None = None
+                 ) -> Iterator[str]:
+    """The lines of `show` after the header; ``hidden`` counts the left-out records by kind;
+    ``names`` (tool call id -> tool name) carries over from an earlier page."""
+    names = {} if names is None else names
     for seq, m in messages:
         if not full and not is_conversation(m):
             if hidden is not None:

@@ -79,10 +79,27 @@ def _own_messages(agent: str, path: Path, native_id: str, env: Any = None) -> It
     kwargs = {"env": env} if env is not None and "env" in inspect.signature(parse).parameters else {}
     own: set[str] = set()
     for ev in parse(path, **kwargs):
-        if isinstance(ev, FoundSession) and ev.session.native_id == native_id:
+        if isinstance(ev, FoundSession) and _same_file(ev.session.native_id, native_id):
             own.add(ev.session.id)
         elif isinstance(ev, FoundMessage) and ev.session_id in own:
             yield ev.message
+
+
+def _same_file(found: str | None, native_id: str) -> bool:
+    """``found`` is that native session, or one the agent keeps in its file (a pi branch
+    ``<id>/<entry>``, a Claude sidechain ``<id>/sidechain-…``)."""
+    return found == native_id or (found or "").startswith(native_id + "/")
+
+
+def _related_known(ctx: Context, agent: str, native_id: str) -> set[str]:
+    """The native message ids the store holds of the sessions kept in the same file as
+    ``native_id`` (``_same_file``): what the agent wrote there that is not new."""
+    prefix = native_id + "/"
+    rows = ctx.index.query(
+        "SELECT m.native_id FROM messages m JOIN sessions s ON s.id = m.session_id "
+        "WHERE s.agent = ? AND substr(s.native_id, 1, ?) = ? AND m.native_id IS NOT NULL",
+        (agent, len(prefix), prefix))
+    return {str(r[0]) for r in rows}
 
 
 def _agent_went_on(agent: str, path: Path, native_id: str, known: set[str], env: Any) -> bool:
@@ -175,6 +192,7 @@ def into(ctx: Context, ref: str, agent: str) -> IntoResult:
     # Imported here: the writing side (store, importers) is not needed to print a context.
     from . import store
     from .agents import agent as agent_module
+    from .agents import appends_export
     from .importing import agent_env
 
     sid = ctx.index.resolve_session(ref)
@@ -191,18 +209,19 @@ def into(ctx: Context, ref: str, agent: str) -> IntoResult:
     res = IntoResult(agent, exp.native_id, list(exp.command), exp.cwd, lost=list(exp.lost))
     before = rewound(log)
     back = before is not None
-    known = {m.native_id for m in messages if m.native_id}
+    known = {m.native_id for m in messages if m.native_id} | _related_known(ctx, agent, exp.native_id)
     if back:  # what the rewind dropped is known too: only turns the agent added since count
         known |= {m.native_id for _, m in sessionlog.iter_messages(git, before.tree) if m.native_id}
 
     def went_on(path: Path) -> bool:
         return _agent_went_on(agent, path, exp.native_id, known, env)
 
+    appends = appends_export(agent)
     for path, data in exp.files.items():
         if back and path in exp.rewritten:  # the file holds the session as it was before the rewind
             _write(Path(path), exp.rewritten[path], append=False, res=res, went_on=went_on)
             continue
-        _write(Path(path), data, append=(agent == "aider"), res=res, went_on=went_on)
+        _write(Path(path), data, append=appends, res=res, went_on=went_on)
     db_writer: Any = agent_module(agent)  # an agent whose export has databases defines it
     for path, rows in exp.databases.items():  # rows in the agent's own database (OpenCode 1.18)
         outcome = db_writer.write_database(Path(path), rows, rewound=back)

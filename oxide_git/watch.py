@@ -12,6 +12,7 @@ import logging
 import os
 import queue
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -33,15 +34,41 @@ RESCAN_S = 1.0
 
 def store_roots(ctx: Context) -> dict[str, str]:
     """The folders the agents write their sessions into (existing or not) -> agent name."""
-    from .agents import claude
+    from .agents import watch_roots
 
-    env = dict(ctx.environ)
-    out = {str(r / "projects"): "claude" for r in claude.roots(_agent_env(ctx))}
-    codex = Path(env.get("CODEX_HOME") or ctx.home / ".codex")
-    out[str(codex / "sessions")] = "codex"
-    data = Path(env.get("XDG_DATA_HOME") or ctx.home / ".local" / "share")
-    out[str(data / "opencode")] = "opencode"
-    return out
+    return watch_roots(_agent_env(ctx))
+
+
+def _inode(path: str) -> tuple[int, int] | None:
+    """(device, inode) of the folder at ``path``, or None when there is no folder there."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
+
+
+_SQLITE_SIDECARS = ("-wal", "-shm", "-journal")
+
+
+def _database_of(path: str) -> str:
+    """A SQLite database's own path for a change to its write-ahead log or journal: a database an
+    agent keeps open (OpenCode's) writes its turns to ``-wal``, not to the file discover names."""
+    for suffix in _SQLITE_SIDECARS:
+        if path.endswith(suffix):
+            return path[: -len(suffix)]
+    return path
+
+
+def _may_hold_sessions(agent: str, path: str) -> bool:
+    """Is ``path`` named like the agent's session files (so a new one is worth a discover)? Lock
+    files, caches and metadata under a store do not make the daemon list every session again."""
+    from fnmatch import fnmatch
+
+    from .agents import file_patterns
+
+    name = os.path.basename(path)
+    return any(fnmatch(name, pat) for pat in file_patterns(agent))
 
 
 def _agent_env(ctx: Context) -> Any:
@@ -59,6 +86,8 @@ class Watcher:
         self.ctx, self.token = ctx, token
         self.events: queue.Queue[str] = queue.Queue()
         events = self.events
+        self.deleted: set[str] = set()  # watched folders the kernel said were deleted
+        deleted = self.deleted
 
         class _Forward(FileSystemEventHandler):  # the thin adapter: paths only
             def on_any_event(self, event: Any) -> None:
@@ -66,6 +95,8 @@ class Watcher:
                     return
                 if event.event_type in ("opened", "closed_no_write"):
                     return
+                if event.is_directory and event.event_type == "deleted":
+                    deleted.add(os.fsdecode(event.src_path))  # a root's watch dies with it
                 events.put(os.fsdecode(event.src_path))
                 if getattr(event, "dest_path", ""):
                     events.put(os.fsdecode(event.dest_path))
@@ -79,11 +110,14 @@ class Watcher:
         self.overflowed = threading.Event()  # events were lost: the journals cannot be trusted
         self.observer = Observer()
         self.watches: dict[str, Any] = {}
+        self.inodes: dict[str, tuple[int, int]] = {}  # watched folder -> (st_dev, st_ino) when scheduled
         self.repos: dict[str, Repo] = {}
         self.heads: dict[str, str | None] = {}
         self.known: dict[str, str] | None = None  # discovered agent files -> agent (None: not yet)
         self.stop = threading.Event()
-        self.plan = Plan(store_roots(ctx), {})
+        from .agents import worktree_files
+
+        self.plan = Plan(store_roots(ctx), {}, worktree_files())
         self.server: Any = None  # watch_server.Server: `git oxide checkpoint` answered from here
         self.serve: Any = None
 
@@ -93,20 +127,30 @@ class Watcher:
     # scheduling --------------------------------------------------------------------------
 
     def _schedule(self, path: str) -> bool:
-        """Watch ``path`` if it exists (True when newly watched); forget it when it is gone."""
+        """Watch ``path`` if it exists (True when newly watched); forget it when it is gone.
+
+        A folder deleted and made again between two rescans is another folder: the old watch saw
+        its deletion and nothing since, so it is watched anew (known by the deletion event, as the
+        new folder may get the old one's inode number)."""
+        ino = _inode(path)
         if path in self.watches:
-            if os.path.isdir(path):
+            died = path in self.deleted
+            self.deleted.discard(path)
+            if ino is not None and ino == self.inodes.get(path) and not died:
                 return False
             try:
                 self.observer.unschedule(self.watches.pop(path))
             except Exception:
                 pass
-            self.log(f"{path} is gone; watching for it to come back")
-            return False
-        if os.path.isdir(path):
+            if ino is None:
+                self.log(f"{path} is gone; watching for it to come back")
+                return False
+            self.log(f"{path} was made again; watching the new one")
+        if ino is not None:
             try:
                 self.watches[path] = self.observer.schedule(self.handler, path, recursive=True,
                                                             event_filter=self.event_filter)
+                self.inodes[path] = ino
                 return True
             except Exception as e:
                 self.log(f"cannot watch {path}: {e}")
@@ -149,10 +193,11 @@ class Watcher:
     # work --------------------------------------------------------------------------------
 
     def import_due(self, paths: list[tuple[str, str]], prompts: bool) -> None:
+        paths = [(a, _database_of(p)) for a, p in paths]
         known = self.known or {}
-        if any(p not in known for _a, p in paths):
+        if any(p not in known and _may_hold_sessions(a, p) for a, p in paths):
             known = self.known = {str(p): a for a, p in _safe_discover(self)}
-        for _agent, path in paths:
+        for path in dict.fromkeys(p for _a, p in paths):
             if path in known:
                 self.import_one(known[path], path, prompts)
 

@@ -32,12 +32,16 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
         "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
         "CLAUDE_CONFIG_DIR": str(home / ".claude"),
         "CODEX_HOME": str(home / ".codex"),
+        "COPILOT_HOME": str(home / ".copilot"),
         "XDG_DATA_HOME": str(home / ".local" / "share"),
         "XDG_CONFIG_HOME": str(home / ".config"),
     }.items():
         monkeypatch.setenv(k, v)
-    for k in ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_COMMON_DIR", "OXIDE_NOW"):
+    for k in ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_COMMON_DIR", "OXIDE_NOW",
+              "PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR"):
         monkeypatch.delenv(k, raising=False)
+    for k in ("CLINE_DIR", "CLINE_DATA_DIR", "CLINE_SESSION_DATA_DIR", "CLINE_PROVIDER_SETTINGS_PATH"):
+        monkeypatch.delenv(k, raising=False)  # Cline's store: under the test's HOME
     try:
         import pygit2
 

@@ -15,12 +15,15 @@ from .conftest import FIXTURES, make_ctx, oxide
 
 # How each agent continues a session: the command's first two words.
 RESUMES = {"claude": ["claude", "--resume"], "codex": ["codex", "resume"], "opencode": ["opencode", "--session"],
-           "aider": ["aider", "--restore-chat-history"]}
+           "aider": ["aider", "--restore-chat-history"], "copilot": ["copilot", "--resume"],
+           "pi": ["pi", "--session"]}
 CASES = {
     "claude": FIXTURES / "claude" / "split_response.jsonl",
     "codex": FIXTURES / "codex" / "turns.jsonl",
     "opencode": FIXTURES / "opencode" / "export",
     "aider": FIXTURES / "aider" / "tokens.md",
+    "copilot": FIXTURES / "copilot" / "01fbf44d-0f39-4b67-aab1-efc7e7ef9294",
+    "pi": FIXTURES / "pi" / "basic.jsonl",
 }
 
 
@@ -76,7 +79,7 @@ def test_round_trip_through_the_agents_own_store(repo: Path, agent: str) -> None
         assert after.count == before.count
 
 
-@pytest.mark.parametrize("target", ["claude", "codex", "opencode", "aider"])
+@pytest.mark.parametrize("target", ["claude", "codex", "opencode", "aider", "copilot", "pi"])
 def test_cross_agent_resume_writes_a_readable_session(repo: Path, target: str) -> None:
     ctx = make_ctx(repo)
     sid = _import(ctx, "codex", CASES["codex"])[0]
@@ -105,3 +108,26 @@ def test_resume_into_never_overwrites_what_the_agent_wrote_since(repo: Path) -> 
     again = into(make_ctx(repo), sid, "claude")
     assert again.written == [] and again.kept == [str(path)]
     assert path.read_bytes() == grown
+
+
+def test_a_pi_file_with_branches_the_store_has_not_seen_is_kept(repo: Path) -> None:
+    """pi keeps in-place branches in the session's own file: a branch added since the last import
+    is the agent going on (the file is kept); once imported, resuming the session writes it and
+    sets the file, branches and all, aside."""
+    import os
+
+    lines = (FIXTURES / "pi" / "tree.jsonl").read_bytes().replace(b"/home/dev/proj", str(repo).encode())
+    folder = Path(os.environ["HOME"]) / ".pi" / "agent" / "sessions" / ("--" + str(repo)[1:].replace("/", "-") + "--")
+    folder.mkdir(parents=True)
+    path = folder / "2026-12-01T22-09-27-646Z_01a233a7-d85e-75d4-b658-68935167949d.jsonl"
+    first = b"".join(lines.splitlines(True)[:20])  # the session and the start of its first branch
+    path.write_bytes(first)
+    oxide(repo, "import")
+    sid = make_ctx(repo).index.resolve_session("01a233a7-d85e-75d4-b658-68935167949d")
+    path.write_bytes(lines)  # pi went on: the first branch grew, a second one began
+    kept = into(make_ctx(repo), sid, "pi")
+    assert kept.written == [] and kept.kept == [str(path)] and path.read_bytes() == lines
+    oxide(repo, "import")
+    written = into(make_ctx(repo), sid, "pi")
+    assert written.written == [str(path)] and Path(written.set_aside[0]).read_bytes() == lines
+    assert len(path.read_bytes().splitlines()) == 13  # the session alone: pi continues its last entry

@@ -15,7 +15,8 @@ from tests.test_hooks import SID_NATIVE, claude_line
 
 
 def plan() -> Plan:
-    return Plan({"/h/.claude/projects": "claude"}, {"/r": "main", "/r/wt": "wt"}, debounce=0.1, max_wait=0.5)
+    return Plan({"/h/.claude/projects": "claude"}, {"/r": "main", "/r/wt": "wt"},
+                {".aider.chat.history.md": "aider"}, debounce=0.1, max_wait=0.5)
 
 
 def test_plan_classifies_and_journals() -> None:
@@ -142,6 +143,16 @@ def test_daemon_imports_checkpoints_prompts_and_stops(repo: Path) -> None:
         again.mkdir(parents=True)
         (again / f"{SID_NATIVE.format(8)}.jsonl").write_text(claude_line(repo, 8, "after the store went"))
         wait_for(lambda: len(make_ctx(repo).index.query("SELECT id FROM sessions")) == 2)
+        # deleted and made again at once (within one rescan): another folder, watched anew
+        shutil.rmtree(store.parent)
+        third = store.parent / "r"
+        third.mkdir(parents=True)
+        (third / f"{SID_NATIVE.format(9)}.jsonl").write_text(claude_line(repo, 9, "a store made again"))
+        wait_for(lambda: len(make_ctx(repo).index.query("SELECT id FROM sessions")) == 3)
+        with (third / f"{SID_NATIVE.format(9)}.jsonl").open("a") as f:  # and what it writes next
+            f.write(claude_line(repo, 9, "an answer", role="assistant"))
+        wait_for(lambda: [r for r in make_ctx(repo).index.query("SELECT message_count FROM sessions")
+                          if r[0] == 2])
         os.kill(pid, 0)  # the same process, still running
         assert json.loads(oxide(repo, "watch", "--daemon", "--json").stdout)["started"] is False
     finally:

@@ -3,7 +3,20 @@
 An agent module is pure: it turns the agent's own files into model objects (``parse``) and model
 objects back into the agent's files (``export``). It never touches git, oxide's SQLite index, the
 clock or the terminal; everything it needs arrives as arguments (``AgentEnv``). Adding a fifth agent
-means adding one module and one line in ``AGENTS``.
+means adding one module and one line in ``AGENT_NAMES``.
+
+Besides the protocol (``discover``, ``parse``, ``export``), a module may define:
+
+- ``FILE_PATTERNS``: the globs ``git oxide import --agent NAME DIR`` looks for (default ``*.jsonl``),
+  and ``expand_dir(path) -> list[Path] | None`` when a folder needs more than globbing;
+- ``watch_roots(env) -> list[Path]``: the folders (existing or not) the ``watch`` daemon observes
+  for this agent; a changed file under one is re-imported as this agent's;
+- ``WORKTREE_FILES``: names of files the agent keeps in the worktree itself (Aider's history),
+  which ``watch`` imports as this agent's instead of journaling them;
+- ``APPEND_EXPORT = True`` when a resume appends to the agent's file instead of writing it whole;
+- ``write_database(path, rows, rewound=...)`` when ``Export.databases`` is used.
+
+Agent hooks live in ``oxide_git/agent_hooks_<name>.py`` (see ``agent_hooks``).
 
 Parsing is a stream of events so that a 200 MB transcript never sits in memory:
 
@@ -133,7 +146,7 @@ class Agent(Protocol):
         ...
 
 
-AGENT_NAMES = ("claude", "codex", "opencode", "aider")
+AGENT_NAMES = ("claude", "codex", "opencode", "aider", "copilot", "cline", "pi")
 
 
 def agent(name: str) -> Agent:
@@ -147,3 +160,28 @@ def agent(name: str) -> Agent:
 def registry() -> dict[str, Agent]:
     """Agent name -> module, every agent."""
     return {n: agent(n) for n in AGENT_NAMES}
+
+
+def file_patterns(name: str) -> tuple[str, ...]:
+    """The globs ``import --agent NAME DIR`` looks for."""
+    return tuple(getattr(agent(name), "FILE_PATTERNS", ("*.jsonl",)))
+
+
+def watch_roots(env: AgentEnv) -> dict[str, str]:
+    """Every agent's store folders for ``watch`` (existing or not) -> agent name."""
+    out: dict[str, str] = {}
+    for name in AGENT_NAMES:
+        roots = getattr(agent(name), "watch_roots", None)
+        for root in roots(env) if roots else ():
+            out.setdefault(str(root), name)
+    return out
+
+
+def worktree_files() -> dict[str, str]:
+    """File names agents keep in the worktree itself -> agent name (Aider's history)."""
+    return {f: name for name in AGENT_NAMES for f in getattr(agent(name), "WORKTREE_FILES", ())}
+
+
+def appends_export(name: str) -> bool:
+    """Does a resume into ``name`` append to its file rather than write it whole?"""
+    return bool(getattr(agent(name), "APPEND_EXPORT", False))

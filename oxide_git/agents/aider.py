@@ -47,6 +47,9 @@ from .aider_read import MARKER, RESTORED, Reader, header_ms, name, unquote
 __all__ = ["HISTORY", "MARKER", "discover", "export", "kind_of", "name", "parse"]
 
 HISTORY = AIDER_HISTORY
+FILE_PATTERNS = (HISTORY,)
+WORKTREE_FILES = (HISTORY,)  # `watch` imports it wherever it changes in a worktree
+APPEND_EXPORT = True  # a resume appends its turns to the history Aider keeps appending to
 SNIFF = 8000  # bytes looked at for a NUL, as git does to call a file binary
 
 _ANNOUNCED = re.compile(r"^Aider v\d")

@@ -43,6 +43,13 @@ def roots(env: AgentEnv) -> list[Path]:
     return found or [env.home / ".claude"]
 
 
+FILE_PATTERNS = ("*.jsonl",)
+
+
+def watch_roots(env: AgentEnv) -> list[Path]:
+    return [r / "projects" for r in roots(env)]
+
+
 def _first_cwd(path: Path) -> str | None:
     try:
         with path.open("rb") as f:

@@ -60,6 +60,14 @@ def discover(env: AgentEnv) -> list[Path]:
     return _discover(env)
 
 
+FILE_PATTERNS = ("*.jsonl", "*.json", "*.jsonl.zst")
+
+
+def watch_roots(env: AgentEnv) -> list[Path]:
+    home = env.environ.get("CODEX_HOME")
+    return [(Path(home).expanduser() if home else env.home / ".codex") / "sessions"]
+
+
 def parse(path: Path, *, offset: int = 0, state: Mapping[str, Any] | None = None) -> Iterator[Event]:
     return _Parser(Path(path), state if offset else None).run(offset)
 

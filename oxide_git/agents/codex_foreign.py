@@ -49,7 +49,8 @@ def plan(messages: Sequence[Message], cwd: str) -> dict[str, tuple[str, str, str
             if name in tools.SHELL and tools.command(name, args) is not None:
                 out[str(p.get("call_id"))] = ("function_call", "exec_command", json.dumps(
                     {"cmd": tools.command(name, args)}, ensure_ascii=False))
-            elif (name in tools.WRITE or name in tools.EDIT) and patch_for(name, args, cwd) is not None:
+            elif (name in tools.WRITE or name in tools.EDIT or name == "editor") and patch_for(
+                    name, args, cwd) is not None:
                 out[str(p.get("call_id"))] = ("custom_tool_call", "apply_patch",
                                               str(patch_for(name, args, cwd)))
     return out

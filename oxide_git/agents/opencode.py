@@ -49,6 +49,22 @@ def data_home(env: AgentEnv) -> Path:
     return (Path(xdg) if xdg else env.home / ".local" / "share") / "opencode"
 
 
+FILE_PATTERNS = ("*.json", "opencode*.db")
+
+
+def watch_roots(env: AgentEnv) -> list[Path]:
+    return [data_home(env)]
+
+
+def expand_dir(path: Path) -> list[Path] | None:
+    """A data folder, its ``storage``, or a ``storage`` folder: the session files under it."""
+    if (path / "storage" / "session").is_dir():
+        path = path / "storage"
+    if (path / "session").is_dir():
+        return sorted((path / "session").glob("*/*.json"))
+    return None
+
+
 # ---------------------------------------------------------------- discover
 
 

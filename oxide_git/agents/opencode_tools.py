@@ -27,6 +27,15 @@ def opencode_tool(name: Any, inp: Any, cwd: str) -> tuple[str, dict[str, Any]] |
     args = tools.args_of(inp)
     if not isinstance(args, dict) or not isinstance(name, str):
         return None
+    if name == "editor":  # Cline's one tool for writes and edits
+        c = tools.classify(name, args)
+        if c is None or c.path is None:
+            return None
+        target = tools.absolute(c.path, cwd)
+        if c.kind == "write":
+            return "write", {"filePath": target, "content": c.content or ""}
+        (old, new), = c.edits
+        return "edit", {"filePath": target, "oldString": old, "newString": new}
     if name in tools.SHELL:
         cmd = tools.command(name, args)
         if cmd is None:
@@ -42,11 +51,15 @@ def opencode_tool(name: Any, inp: Any, cwd: str) -> tuple[str, dict[str, Any]] |
     path = _path(args, cwd)
     if path is None:
         return None
-    if name in tools.WRITE and isinstance(args.get("content"), str):
-        return "write", {"filePath": path, "content": args["content"]}
+    content = _first(args, "content", "file_text")  # file_text: Copilot CLI's create
+    if name in tools.WRITE and isinstance(content, str):
+        return "write", {"filePath": path, "content": content}
     if name in tools.EDIT:
         old = _first(args, "old_string", "oldString", "old_str", "old")
         new = _first(args, "new_string", "newString", "new_str", "new")
+        many = tools.edits_of(args) if "edits" in args else None  # MultiEdit, pi's edit: one of them
+        if many is not None and len(many) == 1:
+            ((old, new),) = many
         if not isinstance(old, str) or not isinstance(new, str):
             return None
         edit: dict[str, Any] = {"filePath": path, "oldString": old, "newString": new}

@@ -1,10 +1,10 @@
 """What another agent's tool call *is*, so a receiving agent can replay it as its own tool.
 
 Each agent names the same few tools its own way (a shell command is Claude's ``Bash``, Codex's
-``exec_command``, OpenCode's ``bash``, Gemini's ``run_shell_command``...). ``classify`` turns a
-tool call into one of a few kinds with plain arguments; each exporter maps the kinds it has an
-equivalent for onto its own tool (Claude: ``claude_export``; Codex: ``codex_foreign``), and keeps
-the rest as text. Pure: no I/O.
+``exec_command``, OpenCode's and Copilot's ``bash``, Gemini's ``run_shell_command``...).
+``classify`` turns a tool call into one of a few kinds with plain arguments; each exporter maps the
+kinds it has an equivalent for onto its own tool (Claude: ``claude_export``; Codex:
+``codex_foreign``), and keeps the rest as text. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from ..model import Message
 
 SHELL = frozenset({"Bash", "bash", "shell", "run_shell_command", "exec_command", "shell_command",
                    "local_shell", "run_commands", "execute_command"})
-WRITE = frozenset({"Write", "write", "write_file", "create_file"})
+WRITE = frozenset({"Write", "write", "write_file", "create_file", "create"})
 EDIT = frozenset({"Edit", "edit", "replace", "str_replace", "str_replace_based_edit_tool", "MultiEdit"})
 READ = frozenset({"Read", "read", "read_file", "view"})
 
@@ -83,13 +83,13 @@ def absolute(path: str, cwd: str) -> str:
 
 
 def edits_of(args: Mapping[str, Any]) -> tuple[tuple[str, str], ...] | None:
-    many = args.get("edits")  # MultiEdit
+    many = args.get("edits")  # MultiEdit, pi's edit
     out = []
     for e in many if isinstance(many, list) else [args]:
         if not isinstance(e, Mapping):
             return None
-        old = e.get("old_string", e.get("oldString", e.get("old_str")))
-        new = e.get("new_string", e.get("newString", e.get("new_str")))
+        old = e.get("old_string", e.get("oldString", e.get("old_str", e.get("oldText"))))  # pi: oldText
+        new = e.get("new_string", e.get("newString", e.get("new_str", e.get("newText"))))
         if not isinstance(old, str) or not isinstance(new, str):
             return None
         out.append((old, new))
@@ -130,8 +130,30 @@ def from_patch(text: str) -> Call | None:
     return Call("edit", path=head[17:], edits=tuple(edits)) if edits else None
 
 
+def _cline(name: str, args: Any) -> Call | None:
+    """Cline's ``editor`` (a write given ``new_text`` alone, an edit given ``old_text`` too; an
+    ``insert_line`` has no like elsewhere) and ``read_files`` of one whole file."""
+    if not isinstance(args, Mapping):
+        return None
+    if name == "read_files":
+        files = args.get("files")
+        if isinstance(files, list) and len(files) == 1 and isinstance(files[0], Mapping):
+            f = files[0]
+            if isinstance(f.get("path"), str) and f.get("start_line") is None and f.get("end_line") is None:
+                return Call("read", path=f["path"])
+        return None
+    path, new, old = args.get("path"), args.get("new_text"), args.get("old_text")
+    if not isinstance(path, str) or not isinstance(new, str) or args.get("insert_line") is not None:
+        return None
+    if old is None:
+        return Call("write", path=path, content=new)
+    return Call("edit", path=path, edits=((old, new),)) if isinstance(old, str) else None
+
+
 def classify(name: str, args: Any) -> Call | None:
     """The kind of a tool call and its plain arguments; None when no other agent has its like."""
+    if name in ("editor", "read_files"):
+        return _cline(name, args_of(args))
     if name == "apply_patch":  # Codex: the patch text itself, or {"input": text}
         text = args.get("input") if isinstance(args, Mapping) else args
         return from_patch(text) if isinstance(text, str) else None
@@ -144,8 +166,9 @@ def classify(name: str, args: Any) -> Call | None:
     path = path_arg(args)
     if path is None:
         return None
-    if name in WRITE and isinstance(args.get("content"), str):
-        return Call("write", path=path, content=args["content"])
+    content = args.get("content", args.get("file_text"))  # file_text: Copilot CLI's create
+    if name in WRITE and isinstance(content, str):
+        return Call("write", path=path, content=content)
     if name in EDIT:
         edits = edits_of(args)
         return Call("edit", path=path, edits=edits) if edits else None

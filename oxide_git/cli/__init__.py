@@ -59,10 +59,11 @@ def main() -> None:
 
     \b
     Sessions:   import, list, show, search, status, switch, resume, fork, rm
-    Code:       checkpoint, checkpoints, rewind, undo
+    Code:       checkpoint, checkpoints, rewind, undo, blame
     Capture:    hooks, watch
     Share:      push, pull, export
     Store:      init, reindex, doctor, gc, pin, unpin, memory
+    Agents:     mcp (this history as tools for any agent)
 
     Run `git oxide COMMAND -h` for a command's help (`git oxide --help` is
     turned into `git help oxide` by git, which shows the man page if installed).
@@ -90,8 +91,10 @@ COMMANDS = {
     **dict.fromkeys(("hooks", "watch", "hook-impl", "agent-hook"), "capture"),
     **dict.fromkeys(("push", "pull"), "share"),
     "export": "export",
+    "blame": "blame",
     **dict.fromkeys(("gc", "pin", "unpin", "rm"), "store_admin"),
     "memory": "memory",
+    "mcp": "mcp_command",
 }
 
 

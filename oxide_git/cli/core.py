@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from ..agent_hooks import hooked_agents
 from . import main, make_context
 from .output import ago, cid, clip, emit_json, json_text, short, sid, status, table
 
@@ -14,25 +15,44 @@ from .output import ago, cid, clip, emit_json, json_text, short, sid, status, ta
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--hooks", is_flag=True, help="Also install the git hooks (see `git oxide hooks`).")
-@click.option("--agent-hooks", multiple=True, type=click.Choice(["claude", "codex"]),
+@click.option("--agent-hooks", multiple=True, type=click.Choice(hooked_agents()),
               help="Also configure this agent's own hooks to capture into git oxide.")
-@click.option("--remove", is_flag=True, help="With --hooks/--agent-hooks: remove them instead.")
-def init(as_json: bool, hooks: bool, agent_hooks: tuple[str, ...], remove: bool) -> None:
+@click.option("--mcp", "mcp_agents", multiple=True, type=click.Choice(["claude", "codex", "opencode"]),
+              help="Also register `git oxide mcp` in this agent's own MCP configuration.")
+@click.option("--remove", is_flag=True, help="With --hooks/--agent-hooks/--mcp: remove them instead.")
+@click.option("-n", "--dry-run", is_flag=True, help="With --mcp: say what would change, change nothing.")
+def init(as_json: bool, hooks: bool, agent_hooks: tuple[str, ...], mcp_agents: tuple[str, ...],
+         remove: bool, dry_run: bool) -> None:
     """Create <git-common-dir>/oxide/ and the index (nothing else is touched).
 
-    With --hooks and --agent-hooks, also set up automatic capture.
+    With --hooks and --agent-hooks, also set up automatic capture; with --mcp,
+    let the agent ask this repository's history (`git oxide mcp`).
     """
     from ..checkpoint import init as do_init
 
-    res = do_init(make_context())
+    if dry_run and (hooks or agent_hooks or not mcp_agents):
+        raise click.UsageError("--dry-run goes with --mcp alone")
+    ctx = make_context()
+    res = None if dry_run else do_init(ctx)
     if hooks or agent_hooks:
         from .capture import init_capture
 
         init_capture(hooks, agent_hooks, remove)
+    changes = []
+    if mcp_agents:
+        from ..mcp_config import configure
+
+        changes = [c for agent in mcp_agents for c in configure(ctx, agent, remove=remove, dry_run=dry_run)]
     if as_json:
-        emit_json(res.__dict__)
-    else:
+        emit_json({**(res.__dict__ if res else {}), **({"mcp": [c.to_dict() for c in changes]}
+                                                        if mcp_agents else {})})
+        return
+    if res is not None:
         status(("Initialised" if res.created else "Already initialised") + f" git oxide in {res.oxide_dir}")
+    for c in changes:
+        status(c.describe())
+    if any(c.agent == "claude" and c.scope == "project" and c.action == "add" for c in changes):
+        status("hint: Claude Code asks once to approve a server of .mcp.json (`claude -p` needs no approval)")
 
 
 @main.command()

@@ -24,6 +24,7 @@ def export(sessions: tuple[str, ...], commit: str | None, rng: str | None, fmt: 
     (refs/notes/oxide) and Oxide-Session trailers, e.g. in CI:
       git fetch origin 'refs/oxide/*:refs/oxide/*' 'refs/notes/oxide:refs/notes/oxide'
       git oxide export --range origin/main..HEAD --format markdown >> "$GITHUB_STEP_SUMMARY"
+    With --range, who wrote the range's lines comes first (`git oxide blame --range`).
     The output is redacted and deterministic; JSON follows docs/export.schema.json.
     """
     import sys
@@ -38,11 +39,16 @@ def export(sessions: tuple[str, ...], commit: str | None, rng: str | None, fmt: 
     ids, problems = resolve(ctx, list(sessions), commit, rng)
     for p in problems:
         warn(p)
+    summary = None
+    if rng:
+        from ..blame_range import blame_range
+
+        summary = blame_range(ctx, rng)  # who wrote the range's lines, first
     if output:
         with open(output, "w", encoding="utf-8", newline="\n") as f:
-            res = do_export(ctx, ids, fmt, f)
+            res = do_export(ctx, ids, fmt, f, blame=summary)
         status(f"Exported {len(ids)} session(s) to {output}")
     else:
-        res = do_export(ctx, ids, fmt, sys.stdout)
+        res = do_export(ctx, ids, fmt, sys.stdout, blame=summary)
     if res.redactions:
         status("redacted: " + ", ".join(f"{k} {v}" for k, v in res.redactions.items()))

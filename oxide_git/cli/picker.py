@@ -300,7 +300,9 @@ def run_app(model: Model) -> Choice | None:
         Window(FormattedTextControl(lambda: [("class:dim", model.filters_line())]), height=1),
         Window(FormattedTextControl(list_text), height=Dimension(min=3)),
         Window(height=1, char="─", style="class:dim"),
-        Window(FormattedTextControl(lower_text), height=Dimension(min=6, max=9)),
+        # the actions menu grows with the agents (one "resume in" line each): all of it shows
+        Window(FormattedTextControl(lower_text), height=lambda: Dimension(
+            min=6, max=max(9, len(state["menu"]) + 3) if state["menu"] else 9)),
         Window(FormattedTextControl([("class:dim", "↑↓ move · type to filter (titles and messages) · "
                                       "Enter: actions · Esc: quit")]), height=1),
     ])

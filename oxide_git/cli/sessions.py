@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import click
 
+from ..agents import AGENT_NAMES
 from ..titles import display
 from . import main, make_context
 from .output import ago, cid, clip, emit_json, emit_json_lines, sid, status, stream_document, table
 
 
 def _agent_option(agent: str | None) -> str | None:
-    from ..agents import AGENT_NAMES
 
     if agent is not None and agent not in AGENT_NAMES:
         import difflib
@@ -24,7 +24,7 @@ def _agent_option(agent: str | None) -> str | None:
 
 @main.command(name="list")
 @click.option("--all", "all_", is_flag=True, help="Sessions of every worktree, not just this one.")
-@click.option("--agent", default=None, help="Only sessions of this agent (claude, codex, opencode, aider).")
+@click.option("--agent", default=None, help=f"Only sessions of this agent ({', '.join(AGENT_NAMES)}).")
 @click.option("--tree", is_flag=True, help="Show forks under their parent.")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def list_(all_: bool, agent: str | None, tree: bool, as_json: bool) -> None:

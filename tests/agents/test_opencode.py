@@ -763,6 +763,10 @@ def test_columns_of_a_newer_schema_are_reported_kept_and_written_back(tmp_path: 
     ("Edit", {"file_path": "rel.py", "old_string": "a", "new_string": "b", "replace_all": True}, "edit",
      {"filePath": "/w/rel.py", "oldString": "a", "newString": "b", "replaceAll": True}),
     ("Read", {"file_path": "/w/a.txt", "offset": 3}, "read", {"filePath": "/w/a.txt", "offset": 3}),
+    ("edit", {"path": "/w/n.txt", "edits": [{"oldText": "a", "newText": "b"}]}, "edit",  # pi's
+     {"filePath": "/w/n.txt", "oldString": "a", "newString": "b"}),
+    ("edit", {"path": "/w/n.txt", "edits": [{"oldText": "a", "newText": "b"}, {"oldText": "c", "newText": "d"}]},
+     None, None),
     ("apply_patch", "*** Begin Patch\n*** End Patch\n", "apply_patch",
      {"patchText": "*** Begin Patch\n*** End Patch\n"}),
     ("TodoWrite", {"todos": []}, None, None),

@@ -48,6 +48,11 @@ def edit_reply() -> str:
 
 class AiderDriver(Driver):
     name = "aider"
+    has_tools = False  # Aider's history is text: its edits are in it, not as tool calls
+
+    @property
+    def first_needle(self) -> str:
+        return NOTES_LINE
 
     def env(self) -> dict[str, str]:
         env = super().env()

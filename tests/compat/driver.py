@@ -48,6 +48,12 @@ class Run:
 class Driver:
     name = ""
     timeout = 180
+    has_tools = True  # its transcript holds tool calls (Aider's holds only text)
+
+    @property
+    def first_needle(self) -> str:
+        """Text from the first turn's work that the next request to the model must hold."""
+        return SHELL_TEXT
 
     def __init__(self, repo: Path, server: ModelServer, home: Path | None = None) -> None:
         self.repo = repo

@@ -24,6 +24,11 @@ class Pin:
     registry: str
     package: str
     version: str
+    bin: str = ""  # the command's name, when it is not the agent's
+
+    def __post_init__(self) -> None:
+        if not self.bin:
+            object.__setattr__(self, "bin", self.agent)
 
     @property
     def folder(self) -> Path:
@@ -31,7 +36,7 @@ class Pin:
 
     @property
     def binary(self) -> Path:
-        name = {"claude": "claude", "codex": "codex", "opencode": "opencode", "aider": "aider"}[self.agent]
+        name = self.bin
         if self.registry == "npm":
             return self.folder / "node_modules" / ".bin" / name
         return self.folder / "venv" / "bin" / name
@@ -49,8 +54,8 @@ def pins() -> dict[str, Pin]:
     out = {}
     for line in (HERE / "pins.txt").read_text().splitlines():
         if line.strip() and not line.lstrip().startswith("#"):
-            agent, registry, package, version = line.split()
-            out[agent] = Pin(agent, registry, package, version)
+            agent, registry, package, version, *binary = line.split()
+            out[agent] = Pin(agent, registry, package, version, *binary[:1])
     return out
 
 

@@ -33,8 +33,8 @@ from typing import Any
 
 # The tool each agent declares for a shell command, an edit, a whole-file write (first found wins).
 SHELL_TOOLS = ("Bash", "exec_command", "shell", "bash", "run_shell_command", "run_commands")
-EDIT_TOOLS = ("Edit", "edit", "replace", "str_replace_based_edit_tool")
-WRITE_TOOLS = ("Write", "write", "write_file", "create_file")
+EDIT_TOOLS = ("Edit", "edit", "replace", "str_replace_based_edit_tool", "editor")
+WRITE_TOOLS = ("Write", "write", "write_file", "create_file", "create", "editor")  # create: Copilot CLI
 PATCH_TOOLS = ("apply_patch",)
 
 
@@ -297,10 +297,17 @@ class ModelServer:
             props = _tool_schema(api, body, name).get("properties") or {}
             pkey = next((k for k in ("file_path", "filePath", "path", "absolute_path") if k in props),
                         "file_path")
+            # Copilot's create takes file_text; Cline's one ``editor`` tool writes a file given
+            # new_text alone, edits given old_text too
+            ckey = ("file_text" if "file_text" in props else
+                    "new_text" if "new_text" in props and "content" not in props else "content")
             if turn.kind == "write":
-                return name, {pkey: turn.args["path"], "content": turn.args["content"]}
-            okey = "oldString" if "oldString" in props else "old_string"
-            nkey = "newString" if "newString" in props else "new_string"
+                return name, {pkey: turn.args["path"], ckey: turn.args["content"]}
+            if (props.get("edits") or {}).get("type") == "array":  # pi: {path, edits: [{oldText, newText}]}
+                return name, {pkey: turn.args["path"],
+                              "edits": [{"oldText": turn.args["old"], "newText": turn.args["new"]}]}
+            okey = next((k for k in ("oldString", "old_str", "old_text") if k in props), "old_string")
+            nkey = next((k for k in ("newString", "new_str", "new_text") if k in props), "new_string")
             return name, {pkey: turn.args["path"], okey: turn.args["old"], nkey: turn.args["new"]}
         raise ValueError(turn.kind)
 

@@ -33,37 +33,54 @@ def table(results: list[dict[str, Any]]) -> str:
             a, b = trips.get(r["agent"], (0, 0))
             trips[r["agent"]] = (a + int(same), b + int(total))
     cross = {(r["source"], r["target"]): r for r in results if r.get("check") == "cross"}
-    head = ["agent", "version", "import", "round trip (identical)"] + [f"into {a}" for a in agents]
-    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out = ["| agent | version | import | round trip: lines identical |", "|---|---|---|---|"]
     for a in agents:
         imported = any(s == a and r.get("request_holds") for (s, _t), r in cross.items())
         same, total = trips.get(a, (0, 0))
-        cells = [a, pins()[a].version, "yes" if imported else "no",
-                 f"yes, {same}/{total} ({100 * same // total}%)" if total else "not run"]
+        trip = f"{same}/{total} ({100 * same // total}%)" if total else "not run"
+        out.append(f"| {a} | {pins()[a].version} | {'yes' if imported else 'no'} | {trip} |")
+    out += ["", "| from \\ into | " + " | ".join(agents) + " |", "|---|" + "---|" * len(agents)]
+    for a in agents:
+        cells = [a]
         for b in agents:
+            r = cross.get((a, b))
             if a == b:
                 cells.append("-")
-                continue
-            r = cross.get((a, b))
-            if r is None:
+            elif r is None:
                 cells.append("not run")
             elif r.get("accepted") and r.get("request_holds") and r.get("duplicates") == 0:
                 n = r.get("tool_calls_handed_over", 0)
-                cells.append("yes" + (f", {n} tool calls as its own" if n else ", as text"))
+                cells.append(f"{n} tools" if n else "text")
             else:
-                cells.append("no")
+                cells.append("**no**")
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 
-def write_readme(text: str) -> None:
+BLAME_START, BLAME_END = "<!-- blame:start -->", "<!-- blame:end -->"
+
+
+def blame_table(results: list[dict[str, Any]]) -> str:
+    """`git oxide blame` on real runs (tests/compat/test_blame.py): lines attributed right."""
+    got = [r for r in results if r.get("check") == "blame"]
+    if not got:
+        return ""
+    out = ["| agent | version | case | lines | correct |", "|---|---|---|---:|---:|"]
+    for r in got:
+        out.append(f"| {r['agent']} | {r['version']} | {r['case']} | {r['lines']} | {r['correct']} |")
+    lines, correct = sum(r["lines"] for r in got), sum(r["correct"] for r in got)
+    out.append(f"| all | | {len(got)} cases | {lines} | {correct} ({100 * correct // max(lines, 1)}%) |")
+    return "\n".join(out)
+
+
+def write_readme(text: str, start: str = START, end: str = END) -> None:
     readme = ROOT / "README.md"
     s = readme.read_text()
-    if START not in s or END not in s:
-        raise SystemExit(f"README.md has no {START} ... {END} markers")
-    before, rest = s.split(START, 1)
-    _old, after = rest.split(END, 1)
-    readme.write_text(f"{before}{START}\n{text}\n{END}{after}")
+    if start not in s or end not in s:
+        raise SystemExit(f"README.md has no {start} ... {end} markers")
+    before, rest = s.split(start, 1)
+    _old, after = rest.split(end, 1)
+    readme.write_text(f"{before}{start}\n{text}\n{end}{after}")
 
 
 def main(argv: list[str]) -> int:
@@ -73,8 +90,13 @@ def main(argv: list[str]) -> int:
         return 1
     text = table(results)
     print(text)
+    blame = blame_table(results)
+    if blame:
+        print("\n" + blame)
     if "--write" in argv:
         write_readme(text)
+        if blame:
+            write_readme(blame, BLAME_START, BLAME_END)
         print(f"written into {Path('README.md')}", file=sys.stderr)
     return 0
 

@@ -1,0 +1,106 @@
+"""Building sessions whose tool calls really change files in a real repository, with checkpoints
+taken as the hooks take them: for the blame tests."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from oxide_git import store
+from oxide_git.checkpoint import checkpoint
+from oxide_git.model import Message, Part, Session
+
+from .conftest import make_ctx
+
+
+class Clock:
+    """Milliseconds that only go forward and never fall behind the real clock (the git hooks
+    take their checkpoints at the real time)."""
+
+    def __init__(self, start: int | None = None) -> None:
+        self.t = start if start is not None else int(time.time() * 1000) - 3_600_000
+
+    def tick(self, ms: int = 1) -> int:
+        self.t = max(self.t + ms, int(time.time() * 1000))
+        return self.t
+
+
+class FakeAgent:
+    """A session in ``repo`` whose calls are applied to the files as the agent's tools would."""
+
+    def __init__(self, repo: Path, clock: Clock, sid: str, agent: str = "claude", model: str = "model-x") -> None:
+        self.repo, self.clock, self.agent, self.model = repo, clock, agent, model
+        self.session = Session(id=sid, agent=agent, native_id="n-" + sid[-6:], cwd=str(repo),
+                               worktree="main", model=model)
+        self.n = 0
+        self.prompt_ids: list[str] = []
+
+    def ctx(self) -> Any:
+        return make_ctx(self.repo, self.clock.t)
+
+    def _append(self, *messages: Message) -> dict[int, Message]:
+        ctx = self.ctx()
+        try:
+            return store.append(ctx, self.session, list(messages))
+        finally:
+            ctx.close()
+
+    def prompt(self, text: str, *, checkpoint_it: bool = True) -> str:
+        placed = self._append(Message("user", (Part.text(text),), created_at=self.clock.tick()))
+        mid = next(iter(placed.values())).id
+        self.prompt_ids.append(mid)
+        if checkpoint_it:
+            self.clock.tick(5)
+            take(self.repo, self.clock, kind="prompt", session=self.session.id, message_id=mid)
+        return mid
+
+    def call(self, name: str, args: dict[str, Any], apply: Any = None, *, error: bool = False) -> None:
+        self.n += 1
+        cid = f"call-{self.n}"
+        self._append(Message("assistant", (Part.tool_call(cid, name, args),), created_at=self.clock.tick(),
+                             model=self.model))
+        self.clock.tick(2)
+        if apply is not None and not error:
+            apply()
+        self._append(Message("user", (Part.tool_result(cid, "ok", is_error=error),), created_at=self.clock.tick(3)))
+
+    def write(self, rel: str, content: str) -> None:
+        self.call("Write", {"file_path": str(self.repo / rel), "content": content},
+                  lambda: _write(self.repo / rel, content))
+
+    def edit(self, rel: str, old: str, new: str, *, replace_all: bool = False) -> None:
+        def go() -> None:
+            p = self.repo / rel
+            text = p.read_text()
+            assert old in text, (old, text)
+            _write(p, text.replace(old, new) if replace_all else text.replace(old, new, 1))
+        self.call("Edit", {"file_path": str(self.repo / rel), "old_string": old, "new_string": new,
+                           "replace_all": replace_all}, go)
+
+    def shell(self, command: str, effect: Any = None) -> None:
+        self.call("Bash", {"command": command}, effect)
+
+    def say(self, text: str) -> None:
+        self._append(Message("assistant", (Part.text(text),), created_at=self.clock.tick(), model=self.model))
+
+
+def _write(p: Path, content: str) -> None:
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(content)
+
+
+def human_edit(repo: Path, clock: Clock, rel: str, content: str) -> None:
+    clock.tick()
+    _write(repo / rel, content)
+    st = os.stat(repo / rel)
+    os.utime(repo / rel, ns=(st.st_atime_ns, clock.t * 1_000_000))
+
+
+def take(repo: Path, clock: Clock, **kw: Any) -> str:
+    ctx = make_ctx(repo, clock.t)
+    try:
+        return checkpoint(ctx, **kw).id
+    finally:
+        ctx.close()

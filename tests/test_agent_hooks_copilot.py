@@ -1,0 +1,98 @@
+"""Copilot CLI's hooks: our own `.github/hooks/oxide.json`, or the per-machine settings.local.json
+merged and restored, and what the hook commands do with Copilot's payloads."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from oxide_git import agent_hooks_copilot as hooks
+from tests.conftest import FIXTURES, make_ctx, oxide
+
+SID = "01fbf44d-0f39-4b67-aab1-efc7e7ef9294"
+
+
+def test_portable_hooks_are_a_file_of_their_own(repo: Path) -> None:
+    out = oxide(repo, "init", "--agent-hooks", "copilot")  # git-oxide is on the PATH `oxide` runs with
+    path = repo / ".github" / "hooks" / "oxide.json"
+    assert str(path) in out.stderr + out.stdout
+    got = json.loads(path.read_text())
+    assert got["version"] == 1
+    assert {e: [h["bash"] for h in hs] for e, hs in got["hooks"].items()} == {
+        "userPromptSubmitted": ["git oxide agent-hook copilot prompt"],
+        "agentStop": ["git oxide agent-hook copilot stop"],
+        "subagentStop": ["git oxide agent-hook copilot stop"],
+        "sessionEnd": ["git oxide agent-hook copilot stop"]}
+    oxide(repo, "init", "--agent-hooks", "copilot")  # idempotent
+    assert json.loads(path.read_text()) == got
+    oxide(repo, "init", "--agent-hooks", "copilot", "--remove")
+    assert not path.exists()
+
+
+def test_without_git_oxide_on_path_they_go_in_the_per_machine_settings(repo: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nowhere")
+    local = repo / ".github" / "copilot" / "settings.local.json"
+    local.parent.mkdir(parents=True)
+    mine = {"model": "gpt-5.4", "hooks": {"agentStop": [{"type": "command", "bash": "echo mine"}]}}
+    local.write_text(json.dumps(mine))
+    done = hooks.configure(repo)
+    assert any("per-machine" in d for d in done)
+    got = json.loads(local.read_text())
+    assert got["model"] == "gpt-5.4"
+    assert got["hooks"]["agentStop"][0] == mine["hooks"]["agentStop"][0]
+    ours = got["hooks"]["userPromptSubmitted"][0]["bash"]
+    assert ours.startswith(sys.executable) and ours.endswith("-m oxide_git.agent_hooks copilot prompt")
+    assert not (repo / ".github" / "hooks" / "oxide.json").exists()  # never the shared folder
+    hooks.configure(repo)
+    assert json.loads(local.read_text()) == got
+    hooks.configure(repo, remove=True)
+    assert json.loads(local.read_text()) == mine
+
+
+def test_broken_local_settings_are_refused_and_left_as_they_are(repo: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nowhere")
+    local = repo / ".github" / "copilot" / "settings.local.json"
+    local.parent.mkdir(parents=True)
+    local.write_text("{not json")
+    from oxide_git.errors import OxideError
+
+    with pytest.raises(OxideError, match="not valid JSON"):
+        hooks.configure(repo)
+    assert local.read_text() == "{not json"
+
+
+def _hook(cwd: Path, action: str, payload: dict) -> subprocess.CompletedProcess[str]:  # type: ignore[type-arg]
+    return subprocess.run([sys.executable, "-m", "oxide_git.agent_hooks", "copilot", action], cwd=cwd,
+                          input=json.dumps(payload), capture_output=True, text=True, timeout=60)
+
+
+def test_the_hooks_import_the_session_and_checkpoint_each_prompt(repo: Path) -> None:
+    oxide(repo, "init")
+    lines = (FIXTURES / "copilot" / SID / "events.jsonl").read_bytes().replace(
+        b"/tmp/copilot/proj", str(repo).encode()).splitlines(keepends=True)
+    events = Path(os.environ["COPILOT_HOME"]) / "session-state" / SID / "events.jsonl"
+    events.parent.mkdir(parents=True)
+    events.write_bytes(lines[0])  # what Copilot has written when userPromptSubmitted runs
+    (repo / "README.md").write_text("before the prompt\n")
+    base = {"sessionId": SID, "timestamp": 1796162851900, "cwd": str(repo)}
+    r = _hook(repo, "prompt", {**base, "prompt": "COPILOT-PROMPT-1: make shell.txt"})
+    assert r.returncode == 0 and r.stdout == "", r.stderr
+    ctx = make_ctx(repo)
+    [sid] = [x[0] for x in ctx.index.query("SELECT id FROM sessions WHERE native_id=?", (SID,))]
+    cps = ctx.index.checkpoint_rows(sid)
+    assert [c["kind"] for c in cps] == ["prompt"] and cps[0]["message"] == "COPILOT-PROMPT-1: make shell.txt"
+    events.write_bytes(b"".join(lines))
+    r = _hook(repo, "stop", {**base, "transcriptPath": str(events), "stopReason": "end_turn"})
+    assert r.returncode == 0 and r.stdout == ""
+    ctx = make_ctx(repo)
+    assert ctx.index.query("SELECT message_count FROM sessions WHERE id=?", (sid,))[0][0] == 13
+    assert (ctx.repo.worktree_dir / "current-session").read_text().strip() == sid
+    log = ctx.repo.oxide_dir / "log"
+    assert "failed" not in (log.read_text() if log.exists() else "")
