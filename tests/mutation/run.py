@@ -56,7 +56,7 @@ MODULES: dict[str, tuple[str, ...]] = {
                 T + "test_share.py"),
     "undo": (T + "test_journal.py", T + "test_history.py", T + "test_rm.py", T + "test_memory.py",
              T + "test_share.py"),
-    "restore": (T + "test_restore_trees.py", T + "test_restore_guards.py", T + "test_restore_diff.py",
+    "restore": (T + "test_restore_apply.py", T + "test_restore_trees.py", T + "test_restore_guards.py", T + "test_restore_diff.py",
                 T + "test_history.py"),
     "rewind": (T + "test_rewind_edges.py", T + "test_history.py", T + "test_memory.py", T + "test_gc.py"),
     "resume": (T + "test_resume_into.py", T + "test_resume_guards.py", T + "test_resume_rewound.py", T + "test_history.py",
