@@ -164,6 +164,6 @@ def test_a_subtree_both_sides_share_is_never_read(repo: Path) -> None:
     assert [p for p, _o, _n in restore.diff_trees(g, g[a], g[b])] == ["f"]  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("path", ["ab:c/x", "a.b:c", "x/c:"])
+@pytest.mark.parametrize("path", ["ab:c/x", "a.b:c", "x/c:", ":notes.txt"])
 def test_a_colon_that_is_no_drive_letter_passes(path: str) -> None:
     restore.check_path(path)

@@ -144,3 +144,62 @@ def test_what_a_diverged_pull_makes_is_named_and_dated_exactly(
     assert fork["fork"][:12] == f"{theirs * 1000:012x}"  # a fork id's time: the other side's write
     merged = git(b, "log", "-1", "--format=%ct %ci", refs.session_ref(SID)).split()
     assert int(merged[0]) == now // 1000 and merged[-1] == "+0000"
+
+
+def test_the_fork_commit_says_whose_it_is_and_after_how_many_messages(clones: tuple[Path, Path, Path]) -> None:
+    a, b, _bare = clones
+    say(a, "one", "two")
+    oxide(a, "push")
+    _pull(b)
+    store.append(make_ctx(a), Session(SID, "claude"), [Message("user", (Part.text("a three"),))])
+    store.append(make_ctx(b), Session(SID, "claude"), [Message("user", (Part.text("b three"),))])
+    oxide(a, "push")
+    [fork] = _pull(b)["forks"]
+    subject = git(b, "log", "-1", "--format=%s", refs.session_ref(fork["fork"])).strip()
+    assert subject == f"fork {SID[:12]}: messages of the other side after 2"
+
+
+def test_memory_and_notes_merges_are_dated_now_in_utc(clones: tuple[Path, Path, Path],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from oxide_git import memory
+
+    a, b, _bare = clones
+    memory.add(make_ctx(a), "base", "start")
+    git(a, "notes", "--ref", "oxide", "add", "-m", "a's note")
+    oxide(a, "push")
+    _pull(b)
+    memory.add(make_ctx(a, NOW_MS + 1), "only-a", "a's topic")
+    memory.add(make_ctx(b, NOW_MS + 2), "only-b", "b's topic")
+    (b / "new.txt").write_text("n")
+    git(b, "add", "new.txt")
+    git(b, "commit", "-q", "-m", "b only")
+    git(b, "notes", "--ref", "oxide", "add", "-m", "b's note")
+    (a / "other.txt").write_text("o")
+    git(a, "add", "other.txt")
+    git(a, "commit", "-q", "-m", "a only")
+    git(a, "notes", "--ref", "oxide", "add", "-m", "a's second note")
+    oxide(a, "push")
+    now = 1_767_312_000_999
+    monkeypatch.setenv("OXIDE_NOW", str(now))
+    res = _pull(b)
+    assert res["updated"][refs.MEMORY] == "merged" and res["updated"][refs.NOTES] == "merged"
+    for ref, what in ((refs.MEMORY, "memory"), (refs.NOTES, "notes")):
+        stamp, _day, _time, zone, subject = git(b, "log", "-1", "--format=%ct %ci %s", ref).split(" ", 4)
+        assert (int(stamp), zone, subject.strip()) == (now // 1000, "+0000", f"pull: merge {what}")
+
+
+def test_a_rejected_push_names_five_of_the_refs_and_counts_them_all(clones: tuple[Path, Path, Path]) -> None:
+    a, b, _bare = clones
+    sids = [f"{i:012x}" + "c" * 20 for i in range(1, 8)]
+    for sid in sids:
+        store.append(make_ctx(a), Session(sid, "claude"), [Message("user", (Part.text("base"),))])
+    oxide(a, "push")
+    _pull(b)
+    for root, word in ((a, "a"), (b, "b")):
+        for sid in sids:
+            store.append(make_ctx(root), Session(sid, "claude"), [Message("user", (Part.text(word),))])
+    oxide(a, "push")
+    r = oxide(b, "push", check=False)
+    assert r.returncode == 1
+    named = ", ".join(refs.session_ref(s) for s in sids[:5])
+    assert f"error: 7 ref(s) changed on origin since your last pull: {named}\n" in r.stderr
