@@ -36,13 +36,14 @@ def test_what_another_session_changed_before_the_checkpoint_is_no_conflict(repo:
     (repo / "late.txt").write_text("the other session, after my checkpoint\n")
     checkpoint(make_ctx(repo, NOW_MS + 5), session=other.id)
     (repo / "src" / "app.py").write_text("my edit\n")
+    (repo / "early.txt").write_text("my edit, after my checkpoint\n")  # the other changed it only before
     with pytest.raises(Refused) as e:
         rewind(make_ctx(repo, NOW_MS + 6), cp.id, conversation=False)
     assert "late.txt" in e.value.message and "early.txt" not in e.value.message
     res = rewind(make_ctx(repo, NOW_MS + 7), cp.id, conversation=False, only_mine=True)
     assert res.conflicts == {OTHER: ["late.txt"]} and res.skipped == ["late.txt"]
     assert (repo / "src" / "app.py").read_text() == "print('hi')\n"
-    assert (repo / "early.txt").read_text() == "the other session, third\n"
+    assert (repo / "early.txt").read_text() == "the other session, third\n"  # my edit rewound
 
 
 def test_a_session_whose_checkpoints_all_follow_mine_counts_from_its_first(repo: Path) -> None:
