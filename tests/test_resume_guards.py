@@ -38,6 +38,15 @@ def test_a_second_set_aside_copy_never_overwrites_the_first(repo: Path, isolated
     assert Path(second["set_aside"][0]).read_bytes() == other
     assert Path(first["set_aside"][0]).read_bytes() == longer  # the first copy is still there
 
+    with path.open("a") as f:  # and once more: a third copy, beside the two
+        f.write(_line("u4", "a1", "user", "fourth prompt", "2026-02-01T10:03:01.000Z") + "\n")
+    oxide(repo, "import")
+    third_file = path.read_bytes()
+    oxide(repo, "rewind", cp, "--conversation", "--yes")
+    third = _into(repo)
+    assert third["set_aside"] == [str(path) + ".oxide-bak.2"]
+    assert Path(third["set_aside"][0]).read_bytes() == third_file
+
 
 def test_resume_last_with_no_session_says_so(repo: Path) -> None:
     oxide(repo, "init")
