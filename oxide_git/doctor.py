@@ -90,6 +90,9 @@ def diagnose(ctx: Context, *, fix: bool = False) -> dict[str, Any]:
     try:
         conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
         result = conn.execute("PRAGMA quick_check").fetchone()[0]
+        if result == "ok":  # a sound file can still lack a table (hand-edited, or half-written)
+            for table in ("sessions", "checkpoints"):
+                conn.execute(f"SELECT 1 FROM {table} LIMIT 1")
         conn.close()
         if result != "ok":
             raise sqlite3.DatabaseError(result)

@@ -256,7 +256,7 @@ def push(worktree: str, remote: str) -> None:
     repo = find_repo(Path(worktree), environ={})
     ctx = Context(repo, int(time.time() * 1000), {})
     specs = ["refs/oxide/sessions/*:refs/oxide/sessions/*"]
-    if _notes_exist(repo.common_dir):
+    if _notes_exist(repo.common_dir, repo.oxide_dir):
         specs.append(f"{NOTES_REF}:{NOTES_REF}")
     if ctx.config_bool("oxide.pushCheckpoints", False):
         specs.append("refs/oxide/checkpoints/*:refs/oxide/checkpoints/*")
@@ -275,14 +275,15 @@ def push(worktree: str, remote: str) -> None:
         err_file.unlink(missing_ok=True)
 
 
-def _notes_exist(common: Path) -> bool:
+def _notes_exist(common: Path, oxide_dir: Path) -> bool:
     from .errors import OxideError
     from .refs import read_raw
 
     try:
         return read_raw(common, NOTES_REF) is not None
-    except OxideError:
-        return True  # there, if damaged: git push says what is wrong with it
+    except OxideError as e:  # git would push a damaged ref as a deletion of the remote's notes
+        log(oxide_dir, f"background push left {NOTES_REF} out: {e.message} ({e.hint})")
+        return False
 
 
 def framework(hook: str, args: list[str]) -> None:

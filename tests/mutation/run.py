@@ -8,8 +8,13 @@ oxide` processes and hooks they start included. A mutant the tests fail on is ki
 pass on survived, and must be listed in ``survivors.txt`` with the reason it cannot matter, or
 be killed by a better test.
 
-Mutants on lines that no test of the selection reaches are not run: they survive by definition
-(coverage, subprocesses included, says which lines are reached).
+Which test reaches which line is measured once per run (``reach``: the selected test files under
+coverage, each test's lines and those of the processes it starts in its own context). A mutant
+runs first against the tests that reach its line, the ones that killed most mutants so far first
+(most mutants die there, in seconds); one that survives them faces the rest of the module's list
+too, since a test can depend on a line it did not reach while measured (a cache another test
+filled, an object built at import). Mutants on lines no test of the selection reaches are not
+run: they survive by definition.
 
     python -m tests.mutation.run                 # every module, every mutant
     python -m tests.mutation.run redact rm       # some modules
@@ -25,23 +30,22 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import sandbox
+from . import reach, sandbox
 
 HERE = Path(__file__).resolve().parent
 T = "tests/"
 # module -> the tests that guard it (the first ones kill most mutants fastest)
 MODULES: dict[str, tuple[str, ...]] = {
-    "redact": (T + "test_redact.py", T + "test_secretgate.py"),
-    "secretgate": (T + "test_secretgate.py", T + "test_redact.py"),
-    "share": (T + "test_share.py",),
+    "redact": (T + "test_redact_walk.py", T + "test_redact.py", T + "test_secretgate_clearing.py", T + "test_secretgate.py"),
+    "secretgate": (T + "test_secretgate_clearing.py", T + "test_secretgate.py", T + "test_redact.py"),
+    "share": (T + "test_share.py", T + "test_share_edges.py"),
     "notes": (T + "test_notes.py", T + "test_hooks.py", T + "test_share.py", T + "test_export.py"),
     "notesmerge": (T + "test_notes.py", T + "test_share.py"),
     "gc": (T + "test_gc.py", T + "test_rm.py"),
@@ -52,13 +56,16 @@ MODULES: dict[str, tuple[str, ...]] = {
                 T + "test_share.py"),
     "undo": (T + "test_journal.py", T + "test_history.py", T + "test_rm.py", T + "test_memory.py",
              T + "test_share.py"),
-    "restore": (T + "test_restore_trees.py", T + "test_restore_guards.py", T + "test_restore_diff.py",
+    "restore": (T + "test_restore_apply.py", T + "test_restore_trees.py", T + "test_restore_guards.py", T + "test_restore_diff.py",
                 T + "test_history.py"),
-    "rewind": (T + "test_rewind_edges.py", T + "test_history.py", T + "test_memory.py", T + "test_gc.py"),
-    "resume": (T + "test_resume_into.py", T + "test_history.py", T + "test_memory.py"),
-    "doctor": (T + "test_doctor.py", T + "test_cli.py", T + "test_gc.py"),
+    "rewind": (T + "test_rewind_conflicts.py", T + "test_rewind_edges.py", T + "test_history.py", T + "test_journal.py",
+               T + "test_memory.py", T + "test_gc.py"),
+    "resume": (T + "test_resume_into.py", T + "test_resume_guards.py", T + "test_resume_rewound.py",
+               T + "test_resume_rewind_reach.py", T + "test_history.py",
+               T + "test_memory.py"),
+    "doctor": (T + "test_doctor.py", T + "test_doctor_damage.py", T + "test_cli.py", T + "test_gc.py"),
     "agent_hooks": (T + "test_agent_hooks.py", T + "test_agent_hooks_config.py"),
-    "hook_impl": (T + "test_hook_impl.py", T + "test_hooks.py"),
+    "hook_impl": (T + "test_hook_impl.py", T + "test_hook_impl_failures.py", T + "test_hooks.py"),
     "hooks": (T + "test_hooks_install.py", T + "test_hooks.py"),
 }
 # What CI samples: modules whose every survivor is explained, each against its most direct tests
@@ -101,8 +108,13 @@ class Mutant:
     statement: int  # the first line of the innermost statement holding it: what coverage counts
     after: str = ""  # the next line, stripped: tells apart two lines that read the same
 
-    def names(self) -> tuple[tuple[str, str, str], tuple[str, str, str]]:
-        return (self.module, self.operator, self.text), (self.module, self.operator, f"{self.text} >> {self.after}")
+    def names(self, mutated: str | None = None) -> list[tuple[str, str, str]]:
+        """How survivors.txt may name it: by its line (every mutant of the operator there), and by
+        its line ``=> the line as mutated`` (this mutant only)."""
+        texts = [self.text, f"{self.text} >> {self.after}"]
+        if mutated is not None:
+            texts += [f"{t} => {mutated}" for t in texts]
+        return [(self.module, self.operator, t) for t in texts]
 
 
 Span = tuple[tuple[int, int], tuple[int, int]]
@@ -172,7 +184,8 @@ def mutants(tree: Path, module: str) -> list[Mutant]:
 
 def survivors_file() -> dict[tuple[str, str, str], str]:
     """survivors.txt: ``module || operator || source line || why it cannot matter`` per line; the
-    source line may be followed by `` >> the next line`` where two lines read the same."""
+    source line may be followed by `` >> the next line`` where two lines read the same, and by
+    `` => the line as mutated`` to name one mutant of the line only."""
     out = {}
     for raw in (HERE / "survivors.txt").read_text().splitlines():
         if not raw.strip() or raw.startswith("#"):
@@ -182,120 +195,111 @@ def survivors_file() -> dict[tuple[str, str, str], str]:
     return out
 
 
-def _collect(tree: Path, tests: tuple[str, ...]) -> list[str]:
-    out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-                          "-o", "addopts=--strict-markers", "-m", "not slow and not bench and not compat",
-                          *tests], cwd=tree, env=sandbox.env(tree), capture_output=True, text=True)
-    return [ln for ln in out.stdout.splitlines() if "::" in ln and not ln.startswith(" ")]
+def _mutate(original: str, m: Mutant) -> str | None:
+    from cosmic_ray.mutating import MutationVisitor
+    from cosmic_ray.plugins import get_operator
 
-
-def reach(tree: Path, module: str, tests: tuple[str, ...], log) -> dict[str, tuple[set[int], float]]:  # type: ignore[no-untyped-def]
-    """Each test that passes on the unmutated code -> (the module's lines it reaches, its own
-    processes included; its seconds). Measured one test at a time, so that a mutant runs only
-    the tests that reach its line. A test that fails unmutated is left out (and said)."""
-    rel = f"oxide_git/{module}.py"
-    out: dict[str, tuple[set[int], float]] = {}
-    for nodeid in _collect(tree, tests):
-        got = _REACHED.get(nodeid)
-        if got is None:
-            got = _REACHED[nodeid] = _measure(tree, nodeid)
-        files, took = got
-        if files is None:
-            log(f"  {module}: {nodeid} fails on the unmutated code: left out")
-        elif files.get(rel):
-            out[nodeid] = (files[rel], took)
-    return out
-
-
-# nodeid -> ({module path: lines it reaches} or None when it fails unmutated, seconds): a test is
-# measured once per run, whatever the number of modules it guards
-_REACHED: dict[str, tuple[dict[str, set[int]] | None, float]] = {}
-
-
-def _measure(tree: Path, nodeid: str) -> tuple[dict[str, set[int]] | None, float]:
-    data = tree / ".mutate-coverage"
-    if data.exists():
-        shutil.rmtree(data)
-    data.mkdir()
-    env = sandbox.env(tree)
-    env["COVERAGE_FILE"] = str(data / ".coverage")
-    t0 = time.monotonic()
-    p = subprocess.run([sys.executable, "-m", "coverage", "run", "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                        "-o", "addopts=--strict-markers", nodeid], cwd=tree, env=env, capture_output=True,
-                       text=True)
-    took = time.monotonic() - t0
-    if p.returncode != 0:
-        return None, took
-    subprocess.run([sys.executable, "-m", "coverage", "combine", "-q"], cwd=tree, env=env, capture_output=True)
-    js = subprocess.run([sys.executable, "-m", "coverage", "json", "-q", "-o", "-", "--include",
-                         "oxide_git/*"], cwd=tree, env=env, capture_output=True, text=True)
     try:
-        files = json.loads(js.stdout or "{}").get("files", {})
-    except ValueError:
-        files = {}
-    lines = {}
-    for k, v in files.items():
-        rel = k[k.index("oxide_git/"):] if "oxide_git/" in k else k
-        lines[rel] = set(v["executed_lines"])
-    return lines, took
+        out: str | None = MutationVisitor.mutate_code(original, get_operator(m.operator)(), m.occurrence)
+    except Exception:  # cosmic-ray cannot apply it (its ExceptionReplacer on a dotted name): no mutant
+        return None
+    return out
 
 
 def apply(tree: Path, m: Mutant) -> str | None:
     """Write the mutant into the copy; returns the original text (None: no such mutant)."""
-    from cosmic_ray.mutating import MutationVisitor
-    from cosmic_ray.plugins import get_operator
-
     path = tree / m.module
     original = path.read_text()
-    try:
-        mutated = MutationVisitor.mutate_code(original, get_operator(m.operator)(), m.occurrence)
-    except Exception:  # cosmic-ray cannot apply it (its ExceptionReplacer on a dotted name): no mutant
-        return None
+    mutated = _mutate(original, m)
     if mutated is None:
         return None
     path.write_text(mutated)
     return original
 
 
+def mutated_line(tree: Path, m: Mutant) -> str:
+    """The mutant's line as mutated, stripped (how survivors.txt names one mutant of a line)."""
+    out = _mutate((tree / m.module).read_text(), m)
+    lines = (out or "").splitlines()
+    return lines[m.line - 1].strip() if m.line <= len(lines) else ""
+
+
+def _failed(output: str) -> list[str]:
+    """The node ids pytest's short summary says failed (``FAILED id - why``, ``ERROR id``)."""
+    return [ln.split(" ", 1)[1].split(" - ", 1)[0] for ln in output.splitlines()
+            if ln.startswith(("FAILED ", "ERROR "))]
+
+
 def run_module(tree: Path, module: str, sample: int | None, seed: int, explained: dict, log,  # type: ignore[no-untyped-def,type-arg]
-               tests: tuple[str, ...] | None = None) -> dict:  # type: ignore[type-arg]
+               reached: reach.Reach, tests: tuple[str, ...] | None = None,
+               kills: Counter[str] | None = None, only: set[tuple[str, str, int]] | None = None,
+               ) -> dict:  # type: ignore[type-arg]
+    """Every mutant of ``module`` (or a seeded sample), each against the tests of its selection
+    that reach its line, those that killed most mutants so far first, then the fastest."""
     t0 = time.monotonic()
-    reached = reach(tree, module, tests or MODULES[module], log)
-    if not reached:
-        log(f"{module}: no test of its selection passes and reaches it")
+    rel = f"oxide_git/{module}.py"
+    files = tests or MODULES[module]
+    selection = [t for t in reached.seconds if t.split("::", 1)[0] in files]
+    kills = Counter() if kills is None else kills
+    if not selection:
+        log(f"{module}: no test of its selection passes")
         return {"module": module, "error": "no test reaches it"}
     every = mutants(tree, module)
     chosen = every if sample is None else random.Random(f"{seed}:{module}").sample(every, min(sample, len(every)))
+    if only is not None:
+        chosen = [m for m in chosen if (m.module, m.operator, m.occurrence) in only]
     counts = {"killed": 0, "survived": 0, "explained": 0, "not reached": 0, "timeout": 0}
-    unexplained = []
-    for m in chosen:
-        why = next((explained[k] for k in m.names() if k in explained), None)
-        tests = [t for t, (lines, _s) in reached.items() if m.statement in lines or m.line in lines]
-        if not tests:
+    unexplained: list[dict[str, object]] = []
+    ran = late = 0
+
+    def order(tests: list[str]) -> list[str]:
+        return sorted(tests, key=lambda t: (-kills[t], reached.seconds[t]))
+
+    for i, m in enumerate(chosen):
+        if i and i % 25 == 0:
+            log(f"  {module}: {i}/{len(chosen)} ({time.monotonic() - t0:.0f} s)")
+        picked = order(reached.tests_for(rel, (m.line, m.statement), selection))
+        mutated = mutated_line(tree, m)
+        why = next((explained[k] for k in m.names(mutated) if k in explained), None)
+        if not picked:
             outcome = "not reached"
         else:
             original = apply(tree, m)
             if original is None:
                 continue
             try:
-                budget = 20 + 2 * sum(reached[t][1] for t in tests)  # a mutant that loops: killed
-                passed, output = sandbox.run_tests(tree, tests, timeout=budget)
+                budget = 20 + 2 * sum(reached.seconds[t] for t in picked)  # a mutant that loops: killed
+                passed, output = sandbox.run_tests(tree, picked, timeout=budget)
+                rest = [t for t in order(selection) if t not in set(picked)]
+                if passed and rest and why is None:
+                    # A test can depend on the line without reaching it while measured: a cache
+                    # or an object another test built first. A survivor faces the whole list
+                    # (one survivors.txt explains has faced it when its entry was written).
+                    budget = 20 + 2 * sum(reached.seconds[t] for t in rest)
+                    passed, output = sandbox.run_tests(tree, rest, timeout=budget)
+                    late += not passed
             finally:
                 (tree / m.module).write_text(original)
+            ran += 1
             outcome = "survived" if passed else ("timeout" if output == "timeout" else "killed")
+            for t in _failed(output):
+                kills[t] += 1
         if outcome in ("survived", "not reached"):
             if why is not None:
                 counts["explained"] += 1
                 continue
-            unexplained.append(m)
-            log(f"  SURVIVED {m.module}:{m.line} {m.operator} #{m.occurrence} ({outcome}): {m.text}")
+            unexplained.append({**m.__dict__, "mutated": mutated})
+            log(f"  SURVIVED {m.module}:{m.line} {m.operator} #{m.occurrence} ({outcome}): {m.text} => {mutated}")
         counts[outcome] += 1
     total = sum(counts.values())
     score = (counts["killed"] + counts["timeout"]) / max(1, total - counts["explained"])
+    took = time.monotonic() - t0
     log(f"{module}: {total} mutants, " + ", ".join(f"{v} {k}" for k, v in counts.items())
-        + f"; {score:.0%} of the unexplained killed ({time.monotonic() - t0:.0f} s)")
-    return {"module": module, "mutants": total, **counts, "score": round(score, 3),
-            "unexplained": [m.__dict__ for m in unexplained]}
+        + f"; {score:.0%} of the unexplained killed ({took:.0f} s, {ran} run, {late} killed only by "
+        f"tests that did not reach the line, {60 * total / max(took, 1e-9):.1f} mutants/min)")
+    return {"module": module, "mutants": total, **counts, "score": round(score, 3), "seconds": round(took),
+            "killed_unreached": late,
+            "unexplained": unexplained}
 
 
 def main(argv: list[str]) -> int:
@@ -305,7 +309,13 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--seed", type=int, default=18)
     ap.add_argument("--ci", action="store_true", help="the CI form: --sample 5 over CI_MODULES")
     ap.add_argument("--json", type=Path, help="write the results here")
+    ap.add_argument("--retry", type=Path, help="only the unexplained survivors of an earlier --json")
     a = ap.parse_args(argv)
+    only = None
+    if a.retry:
+        earlier = json.loads(a.retry.read_text())
+        only = {(u["module"], u["operator"], u["occurrence"]) for r in earlier for u in r.get("unexplained", [])}
+        a.modules = a.modules or [r["module"] for r in earlier if r.get("unexplained")]
     modules = a.modules or (list(CI_MODULES) if a.ci else list(MODULES))
     sample = a.sample or (5 if a.ci else None)
     for m in modules:
@@ -316,10 +326,21 @@ def main(argv: list[str]) -> int:
     def log(text: str) -> None:
         print(text, flush=True)
 
+    t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="oxide-mutate-") as d:
         tree = sandbox.make(Path(d) / "tree")
-        results = [run_module(tree, m, sample, a.seed, explained, log, CI_MODULES.get(m) if a.ci else None)
+        selections = {m: (CI_MODULES.get(m) if a.ci else None) or MODULES[m] for m in modules}
+        files = list(dict.fromkeys(f for fs in selections.values() for f in fs))
+        reached = reach.measure(tree, files, log)
+        for nodeid in reached.failing:
+            log(f"  {nodeid} fails or skips on the unmutated code: left out")
+        kills: Counter[str] = Counter()
+        results = [run_module(tree, m, sample, a.seed, explained, log, reached, selections[m], kills, only)
                    for m in modules]
+    took = time.monotonic() - t0
+    n = sum(r.get("mutants", 0) for r in results)
+    print(f"mutation: {n} mutants in {took / 60:.1f} min ({60 * n / max(took, 1e-9):.1f} mutants/min, "
+          f"the measured run of the tests included)")
     if a.json:
         a.json.write_text(json.dumps(results, indent=1))
     bad = sum(len(r.get("unexplained", [])) + ("error" in r) for r in results)

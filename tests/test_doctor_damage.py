@@ -1,0 +1,76 @@
+"""`git oxide doctor` on an index damaged in ways that do not stop sqlite from opening it: a table
+gone (hand-edited, half-written), pages whose cells point nowhere (quick_check lists them), and a
+lock file that is a dangling link. Each is reported, `--fix` rebuilds from git with every session
+intact, and then doctor is quiet."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from oxide_git import store
+from oxide_git.model import Message, Part, Session
+
+from .conftest import make_ctx, oxide
+
+SID = "0" * 12 + "e" * 20
+
+
+def _store_with_a_session(repo: Path) -> Path:
+    oxide(repo, "init")
+    store.append(make_ctx(repo), Session(SID, "codex", title="kept"), [Message("user", (Part.text("x"),))])
+    return repo / ".git" / "oxide" / "index.db"
+
+
+def _doctor(repo: Path, *args: str) -> tuple[int, list[tuple[str, str]]]:
+    """The exit status of `doctor` (1 while an error stands) and its findings (from `--json`)."""
+    found = [(f["level"], f["message"])
+             for f in json.loads(oxide(repo, "doctor", "--json", *args).stdout)["findings"]]
+    return oxide(repo, "doctor", check=False).returncode, found
+
+
+def _listed(repo: Path) -> list[str]:
+    return [s["id"] for s in json.loads(oxide(repo, "list", "--all", "--json").stdout)]
+
+
+@pytest.mark.parametrize("table", ["sessions", "checkpoints"])
+def test_an_index_missing_a_table_is_unreadable_and_fix_rebuilds_it(repo: Path, table: str) -> None:
+    db_path = _store_with_a_session(repo)
+    db = sqlite3.connect(db_path)
+    db.execute(f"DROP TABLE {table}")
+    db.commit()
+    db.close()
+    code, found = _doctor(repo)
+    assert code == 1 and found == [("error", f"the index is unreadable: no such table: {table}")]
+    code, found = _doctor(repo, "--fix")
+    assert found == [("fixed", f"the index is unreadable: no such table: {table}")] and code == 0
+    assert _doctor(repo) == (0, [])
+    assert _listed(repo) == [SID]
+
+
+def test_an_index_whose_pages_point_nowhere_is_rebuilt(repo: Path) -> None:
+    db_path = _store_with_a_session(repo)
+    data = bytearray(db_path.read_bytes())
+    for page in range(1, len(data) // 4096):  # every b-tree page but the schema's: cell pointers
+        data[page * 4096 + 8:page * 4096 + 48] = b"\xff" * 40
+    db_path.write_bytes(data)
+    code, found = _doctor(repo)
+    assert code == 1 and [lv for lv, _m in found] == ["error"]
+    assert found[0][1].startswith("the index is unreadable: *** in database main ***")
+    assert _doctor(repo, "--fix")[0] == 0
+    assert _doctor(repo) == (0, []) and _listed(repo) == [SID]
+
+
+def test_a_lock_that_is_a_dangling_link_is_no_finding(repo: Path) -> None:
+    _store_with_a_session(repo)
+    lock = repo / ".git" / "refs" / "oxide" / "sessions" / "gone.lock"
+    os.symlink(repo / "nowhere", lock)
+    old = 1_000_000_000
+    os.utime(lock, (old, old), follow_symlinks=False)  # the link itself is old: its target is gone
+    assert _doctor(repo) == (0, [])
+    assert lock.is_symlink()  # doctor --fix removes only the locks it reports
+    assert _doctor(repo, "--fix") == (0, []) and lock.is_symlink()

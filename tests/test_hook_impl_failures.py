@@ -1,0 +1,93 @@
+"""The hooks' Python side when things go wrong around it: a drain pointed at no repository, a push
+slower than its budget, a damaged notes ref, a rewrite job that fails last, rewritten commits
+without notes; and the pre-commit framework's post-checkout. It never fails git and leaves a word
+where someone will look."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from oxide_git.hook_impl import wait_idle
+
+from .conftest import git, oxide
+from .test_hook_impl import hook_impl
+
+
+def test_a_drain_of_a_folder_that_is_no_repository_is_silent(tmp_path: Path) -> None:
+    r = hook_impl(tmp_path, "drain", str(tmp_path / "nowhere"))
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")  # nowhere to log, nothing to say
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_push_slower_than_its_budget_says_so(repo: Path) -> None:
+    oxide(repo, "init")
+    oxide(repo, "checkpoint", "-m", "cp")
+    git(repo, "config", "core.sshCommand", "sleep 5;")  # a remote that never answers
+    git(repo, "config", "oxide.pushTimeout", "0.5")
+    t0 = time.monotonic()
+    r = hook_impl(repo, "push", str(repo), "ssh://example.invalid/shared.git")
+    assert r.returncode == 0 and time.monotonic() - t0 < 4.5
+    err = (repo / ".git" / "oxide" / "push-error").read_text()
+    assert err == "git push ssh://example.invalid/shared.git took longer than 0.5 s (oxide.pushTimeout)\n"
+
+
+def test_a_damaged_notes_ref_never_deletes_the_remotes_notes(repo: Path, tmp_path: Path) -> None:
+    # git pushes a broken ref as a deletion: the team's notes on the remote would be gone
+    oxide(repo, "init")
+    bare = tmp_path / "shared.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(repo, "notes", "--ref", "oxide", "add", "-m", "s-note-1")
+    git(repo, "push", "-q", str(bare), "refs/notes/oxide:refs/notes/oxide")
+    on_remote = git(bare, "rev-parse", "refs/notes/oxide").strip()
+    oxide(repo, "checkpoint", "-m", "cp")
+    (repo / ".git" / "refs" / "notes" / "oxide").write_text("this is no object id\n")
+    git(repo, "config", "oxide.pushCheckpoints", "true")
+    hook_impl(repo, "push", str(repo), str(bare))
+    assert git(bare, "rev-parse", "refs/notes/oxide").strip() == on_remote
+    assert any(n.startswith("refs/oxide/checkpoints/") for n in git(bare, "for-each-ref", "--format=%(refname)").split())
+    logged = (repo / ".git" / "oxide" / "log").read_text()
+    assert "background push left refs/notes/oxide out: refs/notes/oxide does not point at an object id" in logged
+    assert not (repo / ".git" / "oxide" / "push-error").exists()  # the rest was pushed
+
+
+def test_a_rewrite_job_that_fails_last_is_logged(repo: Path, tmp_path: Path) -> None:
+    oxide(repo, "init")
+    ox = repo / ".git" / "oxide"
+    head = git(repo, "rev-parse", "HEAD").strip()
+    (ox / "hooks.queue").write_text(f"rewrite\t{tmp_path / 'gone'}\tamend\t{head}\t{head}\n")
+    assert hook_impl(repo, "drain", str(repo / ".git")).returncode == 0
+    assert "rewrite jobs failed" in (ox / "log").read_text()
+    assert not (ox / "hooks.queue").exists() and not (ox / "hooks.queue.work").exists()
+
+
+def test_rewritten_commits_without_notes_get_none(repo: Path) -> None:
+    oxide(repo, "init")
+    ox = repo / ".git" / "oxide"
+    old = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "commit", "-q", "--amend", "-m", "amended")
+    new = git(repo, "rev-parse", "HEAD").strip()
+    (ox / "hooks.queue").write_text(f"rewrite\t{repo}\tamend\t{old}\t{new}\n")
+    hook_impl(repo, "drain", str(repo / ".git"))
+    assert git(repo, "notes", "--ref", "oxide", "list").strip() == ""
+    assert not (ox / "log").exists()
+
+
+def test_the_frameworks_post_checkout_records_the_switch(repo: Path) -> None:
+    oxide(repo, "init")
+    before = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "-b", "feature")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "on feature")
+    after = git(repo, "rev-parse", "HEAD").strip()
+    env = {"PRE_COMMIT_CHECKOUT_TYPE": "1", "PRE_COMMIT_FROM_REF": before, "PRE_COMMIT_TO_REF": after}
+    assert hook_impl(repo, "--hook-type", "post-checkout", env=env).returncode == 0
+    assert wait_idle(repo / ".git")
+    [line] = (repo / ".git" / "oxide" / "worktrees" / "main" / "checkouts.jsonl").read_text().splitlines()
+    rec = json.loads(line)
+    assert (rec["from"], rec["to"], rec["branch"]) == (before, after, "feature")
+
+
+def test_waiting_for_the_hooks_of_a_repository_without_oxide_is_immediate(repo: Path) -> None:
+    t0 = time.monotonic()
+    assert wait_idle(repo / ".git", timeout=5) and time.monotonic() - t0 < 1

@@ -1,0 +1,55 @@
+"""What `resume --into` keeps of the agent's own files across rewinds: every copy it sets aside
+stays (a second one never overwrites the first), and `resume --last` with nothing to resume says
+so instead of printing nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .conftest import oxide
+from .test_resume_rewound import SID, _line, _transcript
+
+
+def _into(repo: Path) -> dict:  # type: ignore[type-arg]
+    return json.loads(oxide(repo, "resume", SID, "--into", "claude", "--json").stdout)
+
+
+def test_a_second_set_aside_copy_never_overwrites_the_first(repo: Path, isolated_env: Path) -> None:
+    path = _transcript(repo, isolated_env)
+    oxide(repo, "import")
+    cp = oxide(repo, "checkpoint", "--session", SID).stdout.strip()
+    with path.open("a") as f:
+        f.write(_line("u2", "a1", "user", "second prompt", "2026-02-01T10:01:01.000Z") + "\n")
+    oxide(repo, "import")
+    longer = path.read_bytes()
+    oxide(repo, "rewind", cp, "--conversation", "--yes")
+    first = _into(repo)
+    assert first["set_aside"] == [str(path) + ".oxide-bak"] and Path(first["set_aside"][0]).read_bytes() == longer
+
+    with path.open("a") as f:  # the user went on again in Claude, and it was imported
+        f.write(_line("u3", "a1", "user", "third prompt", "2026-02-01T10:02:01.000Z") + "\n")
+    oxide(repo, "import")
+    other = path.read_bytes()
+    oxide(repo, "rewind", cp, "--conversation", "--yes")
+    second = _into(repo)
+    assert second["written"] == [str(path)] and "third prompt" not in path.read_text()
+    assert second["set_aside"] == [str(path) + ".oxide-bak.1"]
+    assert Path(second["set_aside"][0]).read_bytes() == other
+    assert Path(first["set_aside"][0]).read_bytes() == longer  # the first copy is still there
+
+    with path.open("a") as f:  # and once more: a third copy, beside the two
+        f.write(_line("u4", "a1", "user", "fourth prompt", "2026-02-01T10:03:01.000Z") + "\n")
+    oxide(repo, "import")
+    third_file = path.read_bytes()
+    oxide(repo, "rewind", cp, "--conversation", "--yes")
+    third = _into(repo)
+    assert third["set_aside"] == [str(path) + ".oxide-bak.2"]
+    assert Path(third["set_aside"][0]).read_bytes() == third_file
+
+
+def test_resume_last_with_no_session_says_so(repo: Path) -> None:
+    oxide(repo, "init")
+    r = oxide(repo, "resume", "--last", "--into", "claude", check=False)
+    assert r.returncode == 1 and r.stdout == ""
+    assert "error: there is no session to resume" in r.stderr and "hint: run `git oxide import` first" in r.stderr

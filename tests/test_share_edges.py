@@ -1,0 +1,205 @@
+"""push / pull at their edges: a hostile ref that sorts first, a side with no messages yet, more
+refs than one fetch takes, a shared history longer than a bucket, refs under refs/oxide/ that are
+not ours, and the exact dates and names a pull gives what it makes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from oxide_git import refs, sessionlog, store
+from oxide_git.model import Message, Part, Session
+from oxide_git.share import ShareResult
+
+from .conftest import NOW_MS, git, make_ctx, oxide
+from .test_share import SID, say, texts
+
+
+@pytest.fixture
+def clones(repo: Path, tmp_path: Path) -> tuple[Path, Path, Path]:
+    """Two clones of one bare repository, both initialised (as test_share's)."""
+    bare = tmp_path / "shared.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    git(repo, "remote", "add", "origin", str(bare))
+    git(repo, "push", "-q", "origin", "main")
+    b = tmp_path / "b"
+    git(tmp_path, "clone", "-q", str(bare), str(b))
+    for r in (repo, b):
+        oxide(r, "init")
+    return repo, b, bare
+
+
+def _pull(root: Path) -> dict:  # type: ignore[type-arg]
+    return json.loads(oxide(root, "pull", "--json").stdout)
+
+
+def test_a_ref_moved_twice_in_one_pull_is_journaled_from_its_first_state() -> None:
+    a, b, c = (pygit2.Oid(hex=h * 40) for h in "abc")
+    res = ShareResult("origin")
+    res.move("refs/x", None, a)
+    res.move("refs/x", a, b)
+    res.move("refs/x", b, c)
+    res.move("refs/y", a, b)
+    assert res.moved == {"refs/x": [None, str(c)], "refs/y": [str(a), str(b)]}
+    assert "moved" not in res.to_dict()
+
+
+def test_a_hostile_ref_that_sorts_first_does_not_stop_the_pull(clones: tuple[Path, Path, Path]) -> None:
+    a, b, _bare = clones
+    evil = "0.evil"  # sorts before every session id: a valid ref name that is no session id
+    store.append(make_ctx(a), Session(evil, "claude"), [Message("user", (Part.text("planted"),))])
+    say(a, "honest")
+    oxide(a, "push")
+    res = _pull(b)
+    assert res["problems"] == [f"{refs.session_ref(evil)}: not a session id, skipped"]
+    assert res["updated"] == {refs.session_ref(SID): "new"} and texts(b) == ["honest"]
+
+
+def test_a_side_with_no_messages_yet_still_merges(clones: tuple[Path, Path, Path]) -> None:
+    a, b, _bare = clones
+    store.append(make_ctx(a), Session(SID, "claude", title="planned"), [])  # a session, no messages
+    oxide(a, "push")
+    _pull(b)
+    say(a, "a wrote this")
+    store.append(make_ctx(b), Session(SID, "claude", title="renamed on b"), [])  # still no messages
+    oxide(a, "push")
+    res = _pull(b)
+    assert res["updated"][refs.session_ref(SID)] == "merged"
+    [fork] = res["forks"]
+    assert texts(b, fork["fork"]) == ["a wrote this"]  # nothing shared: the fork holds all of theirs
+    assert texts(b) == []
+    log = sessionlog.load(make_ctx(b).repo.git, fork["fork"])
+    assert log is not None and log.session.extra["fork_seq"] == 0 and log.session.fork_message_id is None
+
+
+def test_a_shared_history_longer_than_a_bucket_forks_after_all_of_it(clones: tuple[Path, Path, Path]) -> None:
+    a, b, _bare = clones
+    shared = [f"m{i}" for i in range(300)]  # the first bucket (256) whole, and part of the second
+    say(a, *shared)
+    oxide(a, "push")
+    _pull(b)
+    store.append(make_ctx(a), Session(SID, "claude"), [Message("user", (Part.text("a 301"),))])
+    store.append(make_ctx(b), Session(SID, "claude"), [Message("user", (Part.text("b 301"),))])
+    oxide(a, "push")
+    [fork] = _pull(b)["forks"]
+    log = sessionlog.load(make_ctx(b).repo.git, fork["fork"])
+    assert log is not None and log.session.extra["fork_seq"] == 300
+    last_shared = sessionlog.message_at(make_ctx(b).repo.git, log.commit.tree, 299)
+    assert last_shared is not None and log.session.fork_message_id == last_shared.id
+    assert texts(b, fork["fork"])[299:] == ["m299", "a 301"]
+
+
+def test_more_refs_than_one_fetch_takes_are_all_mirrored(clones: tuple[Path, Path, Path]) -> None:
+    a, b, bare = clones
+    say(a, "x")
+    oxide(a, "push")
+    tip = git(bare, "rev-parse", refs.session_ref(SID)).strip()
+    names = [refs.session_ref(f"{i:012x}" + "f" * 20) for i in range(1, 1002)]  # fetched 500 at a time
+    subprocess.run(["git", "update-ref", "--stdin"], cwd=bare, check=True, text=True,
+                   input="".join(f"create {n} {tip}\n" for n in names))
+    res = _pull(b)
+    mirrored = git(b, "for-each-ref", "--format=%(refname)", "refs/oxide/remotes/origin/sessions/").split()
+    assert len(mirrored) == len(names) + 1
+    # each copy's log names another session: refused one by one, none taken, none lost to a chunk
+    assert len(res["problems"]) == len(names) and res["updated"] == {refs.session_ref(SID): "new"}
+
+
+def test_refs_under_refs_oxide_that_are_not_ours_are_not_fetched(clones: tuple[Path, Path, Path]) -> None:
+    a, b, bare = clones
+    say(a, "x")
+    oxide(a, "push")
+    tip = git(bare, "rev-parse", refs.session_ref(SID)).strip()
+    for name in ("refs/oxide/sessions.bak/x", "refs/oxide/checkpointsold/y", "refs/oxide/memory2"):
+        git(bare, "update-ref", name, tip)
+    _pull(b)
+    oxide(b, "pull", "--checkpoints")
+    mirrored = git(b, "for-each-ref", "--format=%(refname)", "refs/oxide/remotes/").split()
+    assert mirrored == [f"refs/oxide/remotes/origin/sessions/{SID}"]
+
+
+@pytest.mark.parametrize("title", ["shared work", None])
+def test_what_a_diverged_pull_makes_is_named_and_dated_exactly(
+        clones: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch, title: str | None) -> None:
+    a, b, _bare = clones
+    ctx_a = make_ctx(a)
+    store.append(ctx_a, Session(SID, "claude", title=title), [Message("user", (Part.text("base"),))])
+    oxide(a, "push")
+    _pull(b)
+    store.append(make_ctx(a, NOW_MS + 60_000), Session(SID, "claude", title=title),
+                 [Message("user", (Part.text("a says"),))])
+    store.append(make_ctx(b, NOW_MS + 90_000), Session(SID, "claude", title=title),
+                 [Message("user", (Part.text("b says"),))])
+    oxide(a, "push")
+    now = 1_767_312_000_123  # 2026-01-02T00:00:00.123Z
+    monkeypatch.setenv("OXIDE_NOW", str(now))
+    [fork] = _pull(b)["forks"]
+    log = sessionlog.load(make_ctx(b).repo.git, fork["fork"])
+    assert log is not None
+    assert log.session.title == f"{title or SID[:12]} (the other side of a pull)"
+    theirs = int(git(b, "log", "-1", "--format=%ct", fork["from"]).strip())
+    assert fork["fork"][:12] == f"{theirs * 1000:012x}"  # a fork id's time: the other side's write
+    merged = git(b, "log", "-1", "--format=%ct %ci", refs.session_ref(SID)).split()
+    assert int(merged[0]) == now // 1000 and merged[-1] == "+0000"
+
+
+def test_the_fork_commit_says_whose_it_is_and_after_how_many_messages(clones: tuple[Path, Path, Path]) -> None:
+    a, b, _bare = clones
+    say(a, "one", "two")
+    oxide(a, "push")
+    _pull(b)
+    store.append(make_ctx(a), Session(SID, "claude"), [Message("user", (Part.text("a three"),))])
+    store.append(make_ctx(b), Session(SID, "claude"), [Message("user", (Part.text("b three"),))])
+    oxide(a, "push")
+    [fork] = _pull(b)["forks"]
+    subject = git(b, "log", "-1", "--format=%s", refs.session_ref(fork["fork"])).strip()
+    assert subject == f"fork {SID[:12]}: messages of the other side after 2"
+
+
+def test_memory_and_notes_merges_are_dated_now_in_utc(clones: tuple[Path, Path, Path],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from oxide_git import memory
+
+    a, b, _bare = clones
+    memory.add(make_ctx(a), "base", "start")
+    git(a, "notes", "--ref", "oxide", "add", "-m", "a's note")
+    oxide(a, "push")
+    _pull(b)
+    memory.add(make_ctx(a, NOW_MS + 1), "only-a", "a's topic")
+    memory.add(make_ctx(b, NOW_MS + 2), "only-b", "b's topic")
+    (b / "new.txt").write_text("n")
+    git(b, "add", "new.txt")
+    git(b, "commit", "-q", "-m", "b only")
+    git(b, "notes", "--ref", "oxide", "add", "-m", "b's note")
+    (a / "other.txt").write_text("o")
+    git(a, "add", "other.txt")
+    git(a, "commit", "-q", "-m", "a only")
+    git(a, "notes", "--ref", "oxide", "add", "-m", "a's second note")
+    oxide(a, "push")
+    now = 1_767_312_000_999
+    monkeypatch.setenv("OXIDE_NOW", str(now))
+    res = _pull(b)
+    assert res["updated"][refs.MEMORY] == "merged" and res["updated"][refs.NOTES] == "merged"
+    for ref, what in ((refs.MEMORY, "memory"), (refs.NOTES, "notes")):
+        stamp, _day, _time, zone, subject = git(b, "log", "-1", "--format=%ct %ci %s", ref).split(" ", 4)
+        assert (int(stamp), zone, subject.strip()) == (now // 1000, "+0000", f"pull: merge {what}")
+
+
+def test_a_rejected_push_names_five_of_the_refs_and_counts_them_all(clones: tuple[Path, Path, Path]) -> None:
+    a, b, _bare = clones
+    sids = [f"{i:012x}" + "c" * 20 for i in range(1, 8)]
+    for sid in sids:
+        store.append(make_ctx(a), Session(sid, "claude"), [Message("user", (Part.text("base"),))])
+    oxide(a, "push")
+    _pull(b)
+    for root, word in ((a, "a"), (b, "b")):
+        for sid in sids:
+            store.append(make_ctx(root), Session(sid, "claude"), [Message("user", (Part.text(word),))])
+    oxide(a, "push")
+    r = oxide(b, "push", check=False)
+    assert r.returncode == 1
+    named = ", ".join(refs.session_ref(s) for s in sids[:5])
+    assert f"error: 7 ref(s) changed on origin since your last pull: {named}\n" in r.stderr
