@@ -74,3 +74,29 @@ def test_a_lock_that_is_a_dangling_link_is_no_finding(repo: Path) -> None:
     assert _doctor(repo) == (0, [])
     assert lock.is_symlink()  # doctor --fix removes only the locks it reports
     assert _doctor(repo, "--fix") == (0, []) and lock.is_symlink()
+
+
+def test_a_damaged_import_cursor_first_does_not_hide_the_others(repo: Path) -> None:
+    from oxide_git.doctor import diagnose
+
+    _store_with_a_session(repo)
+    db = sqlite3.connect(repo / ".git" / "oxide" / "index.db")
+    db.execute("INSERT INTO cursors VALUES ('/0-damaged.jsonl', 'claude', 1, 1, 1, 'not json')")
+    db.commit()
+    db.close()
+    ctx = make_ctx(repo)
+    with ctx.index.write() as conn:
+        ctx.index.put_cursor(conn, "/a.jsonl", "claude", 1, 1, 1, {"unknown": [["hologram", "2.1.9", 2]]})
+    ctx.close()
+    found = [f["message"] for f in diagnose(make_ctx(repo))["findings"]]
+    assert found == ["2 claude record(s) of unknown type 'hologram' (written by 2.1.9) are kept as other parts"]
+
+
+def test_doctor_without_the_worktrees_folder_and_the_index_size_it_reports(repo: Path) -> None:
+    import shutil
+
+    db_path = _store_with_a_session(repo)
+    shutil.rmtree(repo / ".git" / "oxide" / "worktrees")  # removed by hand: nothing per worktree yet
+    r = json.loads(oxide(repo, "doctor", "--json").stdout)
+    assert r["findings"] == []
+    assert r["usage"]["index size"] == f"{db_path.stat().st_size} bytes" != "0 bytes"

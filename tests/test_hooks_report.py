@@ -1,13 +1,14 @@
 """What `git oxide hooks install|uninstall|status` do and say, exactly: the on-demand hook with
 oxide.trailers on and off, a hooks folder that does not exist yet, oxide turned off, a hook the
 user put over ours in the middle of the list, a dangling link where our shim was, and the shim's
-own version mark (how an upgrade tells its shims from older ones)."""
+own version mark (how an upgrade tells its shims from older ones) and mode."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import stat
 from pathlib import Path
 
 from oxide_git import hooks
@@ -85,7 +86,9 @@ def test_a_dangling_link_where_our_shim_was_keeps_the_chained_hook_beside_it(rep
 def test_a_shim_carries_the_sixteen_character_mark_of_its_template(repo: Path) -> None:
     _install(repo)
     mark = hashlib.sha256(hooks.template().encode()).hexdigest()[:16]
-    shim = (repo / ".git" / "hooks" / "post-commit").read_text()
+    path = repo / ".git" / "hooks" / "post-commit"
+    shim = path.read_text()
     assert shim.splitlines()[1] == f"{hooks.MARKER} {mark}"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o755  # as git's own sample hooks
     (repo / ".git" / "hooks" / "post-commit").write_text(shim.replace(mark, "0" * 16))  # an older release's
     assert _states(repo)["post-commit"] == "outdated"
