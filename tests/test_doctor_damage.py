@@ -100,3 +100,19 @@ def test_doctor_without_the_worktrees_folder_and_the_index_size_it_reports(repo:
     r = json.loads(oxide(repo, "doctor", "--json").stdout)
     assert r["findings"] == []
     assert r["usage"]["index size"] == f"{db_path.stat().st_size} bytes" != "0 bytes"
+
+
+def test_doctor_counts_each_family_of_refs_it_keeps(repo: Path) -> None:
+    from oxide_git import refs
+
+    from .conftest import git
+
+    _store_with_a_session(repo)
+    other = "0" * 12 + "f" * 20
+    store.append(make_ctx(repo), Session(other, "codex"), [Message("user", (Part.text("y"),))])
+    oxide(repo, "rm", other, "--yes")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    for i in range(3):
+        git(repo, "update-ref", f"{refs.OPLOG}main/{i:04d}", head)
+    usage = json.loads(oxide(repo, "doctor", "--json").stdout)["usage"]
+    assert (usage["sessions"], usage["trash"], usage["oplog snapshots"], usage["checkpoints"]) == (1, 1, 3, 0)
