@@ -116,3 +116,28 @@ def test_doctor_counts_each_family_of_refs_it_keeps(repo: Path) -> None:
         git(repo, "update-ref", f"{refs.OPLOG}main/{i:04d}", head)
     usage = json.loads(oxide(repo, "doctor", "--json").stdout)["usage"]
     assert (usage["sessions"], usage["trash"], usage["oplog snapshots"], usage["checkpoints"]) == (1, 1, 3, 0)
+
+
+def test_format_drift_is_listed_by_agent_then_record_type(repo: Path) -> None:
+    from oxide_git.doctor import diagnose
+
+    _store_with_a_session(repo)
+    ctx = make_ctx(repo)
+    with ctx.index.write() as conn:  # written in another order than listed
+        ctx.index.put_cursor(conn, "/z.jsonl", "codex", 1, 1, 1, {"unknown": [["beta", "0.9", 1]]})
+        ctx.index.put_cursor(conn, "/y.jsonl", "claude", 1, 1, 1, {"unknown": [["zeta", "1.0", 1]]})
+        ctx.index.put_cursor(conn, "/x.jsonl", "claude", 1, 1, 1, {"unknown": [["alpha", "2.0", 1]]})
+    ctx.close()
+    found = [f["message"].split(" are kept")[0] for f in diagnose(make_ctx(repo))["findings"]]
+    assert found == ["1 claude record(s) of unknown type 'alpha' (written by 2.0)",
+                     "1 claude record(s) of unknown type 'zeta' (written by 1.0)",
+                     "1 codex record(s) of unknown type 'beta' (written by 0.9)"]
+
+
+def test_an_index_deleted_by_hand_is_reported_with_no_size(repo: Path) -> None:
+    db_path = _store_with_a_session(repo)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db_path}{suffix}").unlink(missing_ok=True)
+    r = json.loads(oxide(repo, "doctor", "--json").stdout)
+    assert [f["level"] for f in r["findings"]] == ["error"] and "unreadable" in r["findings"][0]["message"]
+    assert r["usage"]["index size"] == "0 bytes"
