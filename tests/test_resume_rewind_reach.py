@@ -96,3 +96,16 @@ def test_turns_added_after_a_rewind_end_its_reach(repo: Path, isolated_env: Path
     again = _into(repo, "opencode")
     assert db in again["kept"] and db not in again["written"]
     assert Path(db).read_bytes() == before
+
+
+def test_a_resume_into_another_agent_records_what_it_wrote(repo: Path, isolated_env: Path) -> None:
+    from oxide_git import sessionlog
+
+    from .conftest import make_ctx
+
+    _transcript(repo, isolated_env)
+    oxide(repo, "import")
+    res = _into(repo, "codex")
+    log = sessionlog.load(make_ctx(repo).repo.git, _sid(repo))
+    assert log is not None
+    assert log.session.source["exports"] == {"codex": {"native_id": res["native_id"], "messages": 2}}
