@@ -26,9 +26,14 @@ def test_claude_hooks_in_a_fresh_repository_go_in_the_shared_settings_only(repo:
     out = oxide(repo, "init", "--agent-hooks", "claude")
     shared, local = repo / ".claude" / "settings.json", repo / ".claude" / "settings.local.json"
     assert shared.is_file() and not local.exists()
-    assert f"set Claude Code {EVENTS} hooks in {shared}" in out.stderr + out.stdout
-    assert "removed" not in out.stderr + out.stdout
+    said = (out.stderr + out.stdout).splitlines()
+    assert f"set Claude Code {EVENTS} hooks in {shared}" in said  # the whole line: portable, no note
+    assert not [ln for ln in said if "removed" in ln]
     assert set(json.loads(shared.read_text())["hooks"]) == set(EVENTS.split(", "))
+    out = oxide(repo, "init", "--agent-hooks", "claude", "--remove")
+    said = (out.stderr + out.stdout).splitlines()
+    assert f"removed git oxide's Claude Code hooks from {shared}" in said
+    assert not [ln for ln in said if ln.startswith("set Claude Code")]
 
 
 def test_configuring_claude_again_leaves_the_users_file_as_it_is(repo: Path) -> None:
