@@ -118,13 +118,17 @@ def _notify_span(lines: list[str]) -> tuple[int, int] | None:
         if s.startswith("["):
             return None
         if s.startswith("notify") and s[6:].lstrip().startswith("="):
-            depth, j = 0, i
-            while j < len(lines):
-                depth += lines[j].count("[") - lines[j].count("]")
-                j += 1
-                if depth <= 0:
-                    break
-            return i, j
+            # The entry ends at the first line that completes it as TOML (brackets inside its
+            # strings are not counted, as a count of "[" and "]" would).
+            import tomllib
+
+            for j in range(i + 1, len(lines) + 1):
+                try:
+                    tomllib.loads("\n".join(lines[i:j]))
+                except tomllib.TOMLDecodeError:
+                    continue
+                return i, j
+            return i, len(lines)
     return None
 
 

@@ -74,3 +74,70 @@ def test_a_lock_that_is_a_dangling_link_is_no_finding(repo: Path) -> None:
     assert _doctor(repo) == (0, [])
     assert lock.is_symlink()  # doctor --fix removes only the locks it reports
     assert _doctor(repo, "--fix") == (0, []) and lock.is_symlink()
+
+
+def test_a_damaged_import_cursor_first_does_not_hide_the_others(repo: Path) -> None:
+    from oxide_git.doctor import diagnose
+
+    _store_with_a_session(repo)
+    db = sqlite3.connect(repo / ".git" / "oxide" / "index.db")
+    db.execute("INSERT INTO cursors VALUES ('/0-damaged.jsonl', 'claude', 1, 1, 1, 'not json')")
+    db.commit()
+    db.close()
+    ctx = make_ctx(repo)
+    with ctx.index.write() as conn:
+        ctx.index.put_cursor(conn, "/a.jsonl", "claude", 1, 1, 1, {"unknown": [["hologram", "2.1.9", 2]]})
+    ctx.close()
+    found = [f["message"] for f in diagnose(make_ctx(repo))["findings"]]
+    assert found == ["2 claude record(s) of unknown type 'hologram' (written by 2.1.9) are kept as other parts"]
+
+
+def test_doctor_without_the_worktrees_folder_and_the_index_size_it_reports(repo: Path) -> None:
+    import shutil
+
+    db_path = _store_with_a_session(repo)
+    shutil.rmtree(repo / ".git" / "oxide" / "worktrees")  # removed by hand: nothing per worktree yet
+    r = json.loads(oxide(repo, "doctor", "--json").stdout)
+    assert r["findings"] == []
+    assert r["usage"]["index size"] == f"{db_path.stat().st_size} bytes" != "0 bytes"
+
+
+def test_doctor_counts_each_family_of_refs_it_keeps(repo: Path) -> None:
+    from oxide_git import refs
+
+    from .conftest import git
+
+    _store_with_a_session(repo)
+    other = "0" * 12 + "f" * 20
+    store.append(make_ctx(repo), Session(other, "codex"), [Message("user", (Part.text("y"),))])
+    oxide(repo, "rm", other, "--yes")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    for i in range(3):
+        git(repo, "update-ref", f"{refs.OPLOG}main/{i:04d}", head)
+    usage = json.loads(oxide(repo, "doctor", "--json").stdout)["usage"]
+    assert (usage["sessions"], usage["trash"], usage["oplog snapshots"], usage["checkpoints"]) == (1, 1, 3, 0)
+
+
+def test_format_drift_is_listed_by_agent_then_record_type(repo: Path) -> None:
+    from oxide_git.doctor import diagnose
+
+    _store_with_a_session(repo)
+    ctx = make_ctx(repo)
+    with ctx.index.write() as conn:  # written in another order than listed
+        ctx.index.put_cursor(conn, "/z.jsonl", "codex", 1, 1, 1, {"unknown": [["beta", "0.9", 1]]})
+        ctx.index.put_cursor(conn, "/y.jsonl", "claude", 1, 1, 1, {"unknown": [["zeta", "1.0", 1]]})
+        ctx.index.put_cursor(conn, "/x.jsonl", "claude", 1, 1, 1, {"unknown": [["alpha", "2.0", 1]]})
+    ctx.close()
+    found = [f["message"].split(" are kept")[0] for f in diagnose(make_ctx(repo))["findings"]]
+    assert found == ["1 claude record(s) of unknown type 'alpha' (written by 2.0)",
+                     "1 claude record(s) of unknown type 'zeta' (written by 1.0)",
+                     "1 codex record(s) of unknown type 'beta' (written by 0.9)"]
+
+
+def test_an_index_deleted_by_hand_is_reported_with_no_size(repo: Path) -> None:
+    db_path = _store_with_a_session(repo)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db_path}{suffix}").unlink(missing_ok=True)
+    r = json.loads(oxide(repo, "doctor", "--json").stdout)
+    assert [f["level"] for f in r["findings"]] == ["error"] and "unreadable" in r["findings"][0]["message"]
+    assert r["usage"]["index size"] == "0 bytes"

@@ -53,3 +53,33 @@ def test_resume_last_with_no_session_says_so(repo: Path) -> None:
     r = oxide(repo, "resume", "--last", "--into", "claude", check=False)
     assert r.returncode == 1 and r.stdout == ""
     assert "error: there is no session to resume" in r.stderr and "hint: run `git oxide import` first" in r.stderr
+
+
+def test_resume_last_takes_the_most_recently_updated_session(repo: Path) -> None:
+    from oxide_git import store
+    from oxide_git.model import Message, Part, Session
+
+    from .conftest import NOW_MS, make_ctx
+
+    oxide(repo, "init")
+    older, newer = "0" * 12 + "a" * 20, "0" * 12 + "b" * 20
+    for sid, updated in ((newer, NOW_MS + 1000), (older, NOW_MS)):  # the newer one is written first
+        store.append(make_ctx(repo, NOW_MS), Session(sid, "claude", worktree="main", updated_at=updated),
+                     [Message("user", (Part.text(sid),))])
+    out = json.loads(oxide(repo, "resume", "--last", "--format", "json").stdout)
+    assert out["session"]["id"] == newer
+
+
+def test_the_context_of_a_session_without_compaction_starts_at_its_first_message(repo: Path) -> None:
+    from oxide_git import store
+    from oxide_git.model import Message, Part, Session
+
+    from .conftest import make_ctx
+
+    oxide(repo, "init")
+    sid = "0" * 12 + "c" * 20
+    store.append(make_ctx(repo), Session(sid, "claude"),
+                 [Message("user" if i % 2 == 0 else "assistant", (Part.text(f"m{i}"),)) for i in range(3)])
+    out = json.loads(oxide(repo, "resume", sid, "--format", "json").stdout)
+    assert [m["parts"][0]["text"] for m in out["messages"]] == ["m0", "m1", "m2"]
+    assert "m0" in oxide(repo, "resume", sid, "--format", "markdown").stdout

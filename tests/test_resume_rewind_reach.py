@@ -68,3 +68,44 @@ def test_a_rewound_aider_resume_still_looks_at_the_input_history(repo: Path) -> 
     oxide(repo, "rewind", cp, "--conversation", "--yes")
     res = json.loads(oxide(repo, "resume", row["id"], "--into", "aider", "--json").stdout)
     assert res["written"] == [str(history)] and res["kept"] == [str(repo / ".aider.input.history")]
+
+
+def test_turns_added_after_a_rewind_end_its_reach(repo: Path, isolated_env: Path) -> None:
+    # The rewind governs only while nothing but records of resumes came after it: once the
+    # conversation went on, an agent whose own copy is longer keeps it (OpenCode here).
+    from oxide_git import sessionlog, store
+    from oxide_git.model import Message, Part
+
+    from .conftest import make_ctx
+
+    path = _transcript(repo, isolated_env)
+    oxide(repo, "import")
+    cp = oxide(repo, "checkpoint", "--session", SID).stdout.strip()
+    with path.open("a") as f:
+        f.write(_line("u2", "a1", "user", "second prompt", "2026-02-01T10:01:01.000Z") + "\n")
+        f.write(_line("a2", "u2", "assistant", "second answer", "2026-02-01T10:01:02.000Z") + "\n")
+    oxide(repo, "import")
+    first = _into(repo, "opencode")
+    [db] = [p for p in first["written"] if p.endswith(".db")]
+    oxide(repo, "rewind", cp, "--conversation", "--yes")
+    ctx = make_ctx(repo)
+    log = sessionlog.load(ctx.repo.git, _sid(repo))
+    assert log is not None
+    store.append(ctx, log.session, [Message("user", (Part.text("after the rewind"),))])
+    before = Path(db).read_bytes()
+    again = _into(repo, "opencode")
+    assert db in again["kept"] and db not in again["written"]
+    assert Path(db).read_bytes() == before
+
+
+def test_a_resume_into_another_agent_records_what_it_wrote(repo: Path, isolated_env: Path) -> None:
+    from oxide_git import sessionlog
+
+    from .conftest import make_ctx
+
+    _transcript(repo, isolated_env)
+    oxide(repo, "import")
+    res = _into(repo, "codex")
+    log = sessionlog.load(make_ctx(repo).repo.git, _sid(repo))
+    assert log is not None
+    assert log.session.source["exports"] == {"codex": {"native_id": res["native_id"], "messages": 2}}

@@ -64,9 +64,10 @@ MODULES: dict[str, tuple[str, ...]] = {
                T + "test_resume_rewind_reach.py", T + "test_history.py",
                T + "test_memory.py"),
     "doctor": (T + "test_doctor.py", T + "test_doctor_damage.py", T + "test_cli.py", T + "test_gc.py"),
-    "agent_hooks": (T + "test_agent_hooks.py", T + "test_agent_hooks_config.py"),
+    "agent_hooks": (T + "test_agent_hooks_edges.py", T + "test_agent_hooks.py", T + "test_agent_hooks_config.py",
+                    T + "test_agent_hooks_copilot.py"),
     "hook_impl": (T + "test_hook_impl.py", T + "test_hook_impl_failures.py", T + "test_hooks.py"),
-    "hooks": (T + "test_hooks_install.py", T + "test_hooks.py"),
+    "hooks": (T + "test_hooks_report.py", T + "test_hooks_install.py", T + "test_hooks.py"),
 }
 # What CI samples: modules whose every survivor is explained, each against its most direct tests
 # only (the whole selection is `make mutate`'s), so that the sample takes minutes.

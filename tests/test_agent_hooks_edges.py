@@ -1,0 +1,141 @@
+"""Agent hooks at their edges: Claude settings in a fresh repository and a second time (the user's
+file untouched), Codex's config when CODEX_HOME is not set and when a notify string holds a
+bracket, the chained notify's exact arguments, which session a notify makes current, the time a
+prompt checkpoint is taken, and an agent's hook called without its event."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+from oxide_git.agent_hooks import configure_codex
+
+from .conftest import FIXTURES, make_ctx, oxide
+from .test_agent_hooks import hook_log, run_hook
+from .test_hooks import SID_NATIVE, claude_line
+
+EVENTS = "UserPromptSubmit, Stop, SubagentStop"
+
+
+def test_claude_hooks_in_a_fresh_repository_go_in_the_shared_settings_only(repo: Path) -> None:
+    out = oxide(repo, "init", "--agent-hooks", "claude")
+    shared, local = repo / ".claude" / "settings.json", repo / ".claude" / "settings.local.json"
+    assert shared.is_file() and not local.exists()
+    said = (out.stderr + out.stdout).splitlines()
+    assert f"set Claude Code {EVENTS} hooks in {shared}" in said  # the whole line: portable, no note
+    assert not [ln for ln in said if "removed" in ln]
+    assert set(json.loads(shared.read_text())["hooks"]) == set(EVENTS.split(", "))
+    out = oxide(repo, "init", "--agent-hooks", "claude", "--remove")
+    said = (out.stderr + out.stdout).splitlines()
+    assert f"removed git oxide's Claude Code hooks from {shared}" in said
+    assert not [ln for ln in said if ln.startswith("set Claude Code")]
+
+
+def test_configuring_claude_again_leaves_the_users_file_as_it_is(repo: Path) -> None:
+    oxide(repo, "init", "--agent-hooks", "claude")
+    shared = repo / ".claude" / "settings.json"
+    compact = json.dumps(json.loads(shared.read_text()), separators=(",", ":"))  # the user reformatted it
+    shared.write_text(compact)
+    oxide(repo, "init", "--agent-hooks", "claude")
+    assert shared.read_text() == compact  # nothing to change: not rewritten
+
+
+def test_codex_config_without_codex_home_is_the_users_own(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    done = configure_codex({}, home)
+    config = home / ".codex" / "config.toml"
+    assert done == [f"set Codex notify in {config}"] and "notify" in tomllib.loads(config.read_text())
+
+
+def test_a_bracket_inside_a_notify_string_does_not_swallow_the_rest_of_the_config(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    original = 'notify = ["say", "done ["]\nmodel = "o3"\n\n[profiles.x]\nmodel = "o4"\n'
+    config.write_text(original)
+    configure_codex({}, home)
+    got = tomllib.loads(config.read_text())
+    assert got["model"] == "o3" and got["profiles"] == {"x": {"model": "o4"}}
+    assert got["notify"][-3:] == ["--", "say", "done ["]
+    configure_codex({}, home, remove=True)
+    assert tomllib.loads(config.read_text()) == tomllib.loads(original)
+
+
+def _notify(repo: Path, payload: dict, tmp_path: Path) -> list[str]:  # type: ignore[type-arg]
+    """Run the notify command Codex would run; the chained command's arguments, one per line."""
+    out = tmp_path / "chained.out"
+    config = Path(os.environ["CODEX_HOME"]) / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'notify = ["sh", "-c", "printf \'%s\\\\n\' \\"$@\\" > {out}", "sh"]\n')
+    oxide(repo, "init", "--agent-hooks", "codex")
+    notify = tomllib.loads(config.read_text())["notify"]
+    env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"]}
+    r = subprocess.run([*notify, json.dumps(payload)], cwd=repo, capture_output=True, text=True, timeout=60,
+                       env=env)
+    assert r.returncode == 0 and r.stdout == "", r.stderr
+    deadline = time.monotonic() + 20
+    while not (out.exists() and out.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return out.read_text().splitlines()
+
+
+def _rollout(n: int, repo: Path) -> str:
+    native = f"019c0000-0000-7000-8000-00000000000{n}"
+    day = Path(os.environ["CODEX_HOME"]) / "sessions" / "2026" / "03" / "01"
+    day.mkdir(parents=True, exist_ok=True)
+    text = (FIXTURES / "codex" / "turns.jsonl").read_text().replace("/work/proj", str(repo)).replace(
+        "019c0000-0000-7000-8000-000000000001", native)  # each its own thread
+    (day / f"rollout-2026-03-01T1{n}-00-00-{native}.jsonl").write_text(text)
+    return native
+
+
+def _current(repo: Path) -> str:
+    ctx = make_ctx(repo)
+    sid = (ctx.repo.worktree_dir / "current-session").read_text().split()[0]
+    return str(ctx.index.query("SELECT native_id FROM sessions WHERE id=?", (sid,))[0][0])
+
+
+def test_the_chained_notify_gets_the_json_once(repo: Path, tmp_path: Path) -> None:
+    oxide(repo, "init")
+    payload = {"type": "agent-turn-complete", "cwd": str(repo)}
+    assert _notify(repo, payload, tmp_path) == [json.dumps(payload)]
+
+
+def test_notify_makes_the_threads_session_current_over_others_that_grew(repo: Path, tmp_path: Path) -> None:
+    oxide(repo, "init")
+    natives = [_rollout(n, repo) for n in (1, 2, 3)]
+    _notify(repo, {"type": "agent-turn-complete", "thread-id": natives[0], "cwd": str(repo)}, tmp_path)
+    assert _current(repo) == natives[0]
+
+
+def test_notify_without_a_thread_makes_the_last_grown_session_current(repo: Path, tmp_path: Path) -> None:
+    oxide(repo, "init")
+    natives = [_rollout(n, repo) for n in (1, 2, 3)]
+    _notify(repo, {"type": "agent-turn-complete", "cwd": str(repo)}, tmp_path)
+    assert _current(repo) == natives[-1]
+
+
+def test_a_prompt_checkpoint_is_taken_now(repo: Path) -> None:
+    oxide(repo, "init")
+    transcript = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "p" / "t.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text(claude_line(repo, 5, "first prompt"))
+    payload = {"session_id": SID_NATIVE.format(5), "transcript_path": str(transcript), "cwd": str(repo),
+               "hook_event_name": "UserPromptSubmit", "prompt": "second prompt"}
+    before = int(time.time() * 1000)
+    assert run_hook(repo, ["claude", "prompt"], json.dumps(payload)).returncode == 0
+    after = int(time.time() * 1000)
+    [cp] = make_ctx(repo).index.checkpoint_rows()
+    assert before <= cp["created_at"] <= after
+
+
+def test_an_agents_hook_called_without_its_event_does_nothing_and_logs_nothing(repo: Path) -> None:
+    oxide(repo, "init")
+    r = run_hook(repo, ["copilot"], json.dumps({"cwd": str(repo)}))
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    assert hook_log(repo) == ""
