@@ -72,7 +72,7 @@ def test_push_killed_then_rerun_finishes(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "--bare", str(probe))
     dur = _timed(["git", "oxide", "push", "--checkpoints", str(probe)], root)
     rng = random.Random(8101)
-    for t in range(trials(12, 3)):
+    for t in range(trials(12, 2)):
         bare = tmp_path / f"shared{t}.git"
         git(tmp_path, "init", "-q", "--bare", str(bare))
         _out, rc = _kill_at(["git", "oxide", "push", "--checkpoints", str(bare)], root,
@@ -213,7 +213,7 @@ def test_watch_killed_mid_checkpoint(tmp_path: Path) -> None:
     rng = random.Random(8103)
     acked: list[tuple[str, str]] = []
     try:
-        for t in range(trials(16, 3)):
+        for t in range(trials(16, 2)):
             for i in range(0, files, 3):
                 (root / "src" / f"d{i % 10}" / f"f{i}.py").write_text(f"x = {i} at {t}\n" * 20)
             (root / f"new{t}.txt").write_text("new\n")
@@ -264,7 +264,7 @@ def test_gc_killed_mid_repack_while_a_writer_appends(tmp_path: Path) -> None:
     rng = random.Random(8104)
     acked: list[str] = [f"warm-{i}" for i in range(40)]
     acked_cps: list[tuple[str, str]] = []
-    for t in range(trials(18, 3)):
+    for t in range(trials(18, 3)):  # quick: one of each of git gc, repack, git oxide gc
         which = t % len(cmds)
         writer = subprocess.Popen([sys.executable, DRIVER, str(root), SID, f"g{t}", "30", "6"], cwd=root,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())

@@ -192,7 +192,7 @@ def test_a_million_one_byte_messages(team: tuple[Path, Path, Path]) -> None:
 
     a, b, bare = team
     honest = _honest_session(a)  # before the remote is made hostile: a push meets it too
-    n = trials(1_000_000, 100_000)
+    n = trials(1_000_000, 20_000)
     bad_sid, good_sid = "019c18a520e8" + "e" * 20, "019c18a520e8" + "f" * 20
     _million_log(bare, bad_sid, n, literally(bare, "blob", b"\x80"))
     before = store_state(b)

@@ -71,6 +71,7 @@ class World:
         self.pause = threading.Event()  # set while the checks run: loops finish their step and wait
         self.idle: dict[str, threading.Event] = {}
         self._procs: set[int] = set()
+        self._took: dict[str, float] = {}  # how long an unkilled run of each killed command took
         self._plock = threading.Lock()
         self.env = self._env()
 
@@ -128,12 +129,16 @@ class World:
             pass
 
     def killed_run(self, name: str, args: list[str], cwd: Path, within: float) -> tuple[bool, str]:
-        """Run ``args`` and SIGKILL it (and what it started) after a random part of ``within``
-        seconds; (was it killed, its stdout)."""
+        """Run ``args`` and SIGKILL it (and what it started) at a random moment of its run (of
+        ``within`` seconds until one run of it finished unkilled); (was it killed, its stdout)."""
+        took = self._took.get(name, within)
+        t0 = time.monotonic()
         p = self.spawn(args, cwd)
+        self.tally.op(f"kill attempts ({name})")
         try:
-            p.wait(timeout=self.rng.uniform(0.01, within))
+            p.wait(timeout=self.rng.uniform(0.0, took * 0.95))
             killed = False
+            self._took[name] = time.monotonic() - t0
         except subprocess.TimeoutExpired:
             self.kill_group(p.pid)
             killed = True
