@@ -134,3 +134,26 @@ def test_write_note_merges_into_the_existing_note(repo: Path) -> None:
     other = git(repo, "commit-tree", "-m", "x", f"{head}^{{tree}}").strip()
     assert notes.write_note(ctx, other, {"sessions": [], "checkpoints": []})["sessions"] == []
     assert git(repo, "notes", "--ref", "oxide", "show", other, check=False) == ""
+
+
+def _raw_tree(git: pygit2.Repository, entries: list[tuple[str, str, pygit2.Oid]]) -> pygit2.Oid:
+    """A tree object written byte for byte, unchecked (as a hostile remote can send one)."""
+    raw = b"".join(f"{mode} {name}".encode() + b"\0" + oid.raw for mode, name, oid in entries)
+    return git.odb.write(pygit2.GIT_OBJECT_TREE, raw)
+
+
+def test_flatten_stops_at_the_deepest_fanout_a_notes_tree_can_have(repo: Path) -> None:
+    """A notes tree from elsewhere is read only as deep as a notes tree goes: a folder whose path
+    already spells 64 characters is not entered, one at 62 is; a tree entry that names a blob is
+    skipped, never iterated."""
+    git = pygit2.Repository(str(repo))
+    blob = git.create_blob(b'{"sessions": []}\n')
+    inner = _raw_tree(git, [("100644", "cd", blob)])
+    deep, shallow = inner, inner
+    for _ in range(31):  # with the top one, 32 folders of 2 characters: the innermost at 64, not entered
+        deep = _raw_tree(git, [("40000", "ab", deep)])
+    for _ in range(30):  # 31 folders: the innermost at 62 characters, entered, its note read
+        shallow = _raw_tree(git, [("40000", "ef", shallow)])
+    top = _raw_tree(git, [("40000", "ab", deep), ("40000", "ef", shallow), ("40000", "zz", blob)])
+    flat = notesmerge._flatten(git, git[top].peel(pygit2.Tree))
+    assert flat == {"ef" * 31 + "cd": blob}
