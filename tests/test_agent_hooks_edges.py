@@ -139,3 +139,25 @@ def test_an_agents_hook_called_without_its_event_does_nothing_and_logs_nothing(r
     r = run_hook(repo, ["copilot"], json.dumps({"cwd": str(repo)}))
     assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
     assert hook_log(repo) == ""
+
+
+def test_codex_notify_says_set_then_removed(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    config = home / ".codex" / "config.toml"
+    assert configure_codex({}, home) == [f"set Codex notify in {config}"]
+    assert configure_codex({}, home, remove=True) == [f"removed Codex notify in {config}"]
+
+
+def test_configure_reaches_an_agents_own_hooks_module_and_refuses_an_agent_without_hooks(repo: Path) -> None:
+    import pytest
+
+    from oxide_git.agent_hooks import configure, hooked_agents
+    from oxide_git.errors import OxideError
+
+    oxide(repo, "init")
+    ctx = make_ctx(repo)
+    assert "copilot" in hooked_agents() and configure(ctx, "copilot")  # agent_hooks_copilot's own
+    with pytest.raises(OxideError) as e:
+        configure(ctx, "aider")
+    assert e.value.message == "no agent hooks for aider"
+    assert e.value.hint == f"agents with hooks: {', '.join(hooked_agents())}"
