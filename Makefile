@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-all lint demo bench bench-quick reliability fuzz compat mutate mutate-sample clean
+.PHONY: install test test-all lint demo bench bench-quick bench-large reliability soak fuzz compat mutate mutate-sample clean
 
 $(STAMP): pyproject.toml docs/git-oxide.1
 	$(PY) -m venv $(VENV)
@@ -38,8 +38,14 @@ bench: $(STAMP)  ## medians and ratios against git itself (100,000-file tree, ca
 bench-quick: $(STAMP)  ## the same, on a small tree: what CI runs
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m bench --quick
 
+bench-large: $(STAMP)  ## issue 17's scale rows (10k/100k/1M files; BENCH_LARGE_SIZES=...), cached in .bench-cache/large-*
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m bench --only large --json .bench-cache/results-large.json
+
 reliability: $(STAMP)  ## crash, concurrency and hostile-input suite (OXIDE_RELIABILITY_QUICK=1: ~1 min)
 	$(BIN)/python -m pytest -q -m slow
+
+soak: $(STAMP)  ## one repository, everything at once, SIGKILLs among it, for SOAK_MINUTES (default 30; CI: 2)
+	PATH="$(CURDIR)/$(BIN):$$PATH" SOAK_MINUTES=$${SOAK_MINUTES:-30} $(BIN)/python -m tests.soak
 
 fuzz: $(STAMP)  ## the importers under hypothesis for minutes each (OXIDE_FUZZ_EXAMPLES per importer)
 	OXIDE_FUZZ_EXAMPLES=$${OXIDE_FUZZ_EXAMPLES:-50000} $(BIN)/python -m pytest -q -m slow -k "fuzz or corpus" --durations=0

@@ -22,7 +22,7 @@ from typing import Any
 
 from . import common
 
-MODULES = ("store", "importing", "hooks", "export", "resume", "mcp")
+MODULES = ("store", "importing", "hooks", "export", "resume", "mcp", "blame")
 _RATIO = re.compile(r"^\s*(≤|<=|<|≥|>=|>)\s*([\d.]+)\s*[x×]", re.I)
 _TIME = re.compile(r"^\s*(≤|<=|<|≥|>=|>)\s*([\d.]+)\s*(ms|s)\b", re.I)
 

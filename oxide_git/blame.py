@@ -18,7 +18,7 @@ from typing import Any
 
 import pygit2
 
-from . import notes
+from . import notes, refs
 from .blame_calls import AGENT, BEFORE, EITHER, HUMAN, Label
 from .blame_timeline import Placed, Timeline, Version
 from .context import Context
@@ -55,9 +55,18 @@ class BlameResult:
     rev: str | None
     lines: list[LineBlame]
     short: dict[str, str] = field(default_factory=dict)  # full id -> as people type it
+    _commit_short: Any = field(default=None, repr=False, compare=False)
+    after_now: bool = field(default=False, repr=False, compare=False)  # a call it read is dated after now
 
     def id(self, full: str | None) -> str | None:
-        return None if full is None else self.short.get(full, full)
+        """``full`` as people type it: a session's or checkpoint's shortest unique prefix, a
+        commit's abbreviation as git makes it (worked out when first asked for)."""
+        if full is None:
+            return None
+        got = self.short.get(full)
+        if got is None and self._commit_short is not None:  # not a session's or checkpoint's: a commit
+            got = self.short[full] = self._commit_short(full)
+        return got or full
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON: ids as `list` and `show` print them (shortest unique prefixes), times ISO."""
@@ -88,10 +97,11 @@ def blame_file(ctx: Context, path: str, *, rev: str | None = None,
         try:
             data = (ctx.repo.workdir / rel).read_bytes()
             mtime = int(os.stat(ctx.repo.workdir / rel).st_mtime * 1000)
-        except OSError as e:
-            raise NotFound(f"cannot read {rel}: {e.strerror}") from e
+        except OSError as err:
+            raise NotFound(f"cannot read {rel}: {err.strerror}") from err
         final = Version.of_bytes(data)
-        tl = run.timeline(ctx.repo.worktree_id, str(ctx.repo.workdir))
+        head = None if ctx.repo.git.head_is_unborn else str(ctx.repo.git.head.target)
+        tl = run.timeline(ctx.repo.worktree_id, str(ctx.repo.workdir), head)
         placed = tl.walk(rel, final, len(tl.states), max(ctx.now_ms, mtime), pending, when_final=mtime)
         for ln, p in placed.items():
             run.placed[(_ZERO, ln)] = p
@@ -112,8 +122,8 @@ def blame_file(ctx: Context, path: str, *, rev: str | None = None,
             None if e.commit == _ZERO else e.commit, p.checkpoint,
             lb.when_ms if lb.when_ms is not None else (e.time * 1000 if e.time else None),
             p.before))
-    res = BlameResult(rel, rev, out)
-    res.short = _short_ids(ctx, out)
+    res = BlameResult(rel, rev, out, _short_ids(ctx, out), _commit_abbrev(ctx))
+    res.after_now = any(tl.latest_message() > ctx.now_ms for tl in run.timelines.values())
     return res
 
 
@@ -128,32 +138,57 @@ class _Run:
         self.git = ctx.repo.git
         self.timelines: dict[tuple[str, str], Timeline] = {}
         self.placed: dict[tuple[str, int], Placed] = {}
+        self.blobs: dict[Any, Version] = {}
+        self._notes: Any = False
+        self._checkpoints: dict[str, dict[str, Any]] | None = None
+        self._by_head: dict[str, list[dict[str, Any]]] = {}
 
-    def timeline(self, worktree: str, path: str) -> Timeline:
+    def timeline(self, worktree: str, path: str, default_base: str | None = None) -> Timeline:
         key = (worktree, path)
         if key not in self.timelines:
-            self.timelines[key] = Timeline(self.ctx, worktree, path)
+            self.timelines[key] = Timeline(self.ctx, worktree, path, default_base, self.blobs)
         return self.timelines[key]
+
+    def note(self, commit: str) -> dict[str, Any]:
+        """The commit's note, by path in the notes tree read once (a lookup per commit through
+        libgit2 reads the notes commit and tree again each time)."""
+        if self._notes is False:
+            oid = refs.read(self.git, notes.NOTES_REF)
+            obj = self.git.get(oid) if oid is not None else None
+            self._notes = obj.peel(pygit2.Tree) if obj is not None else None
+        tree = self._notes
+        if tree is None:
+            return {}
+        for path in (commit, f"{commit[:2]}/{commit[2:]}", f"{commit[:2]}/{commit[2:4]}/{commit[4:]}"):
+            try:
+                entry = tree[path]
+            except KeyError:
+                continue
+            _kind, data = self.git.odb.read(entry.id)
+            return notes.parse_note(data.decode("utf-8", "replace"))
+        return {}
 
     def anchor(self, commit: str) -> tuple[dict[str, Any] | None, list[str]]:
         """The checkpoint taken as ``commit`` was made (its note's, else the last one on its
         parent before it), and the sessions its note names."""
-        note = notes.read_note(self.git, commit)
-        named = [c for c in note.get("checkpoints", []) if isinstance(c, str)]
-        rows: list[Any] = []
-        if named:
-            marks = ",".join("?" * len(named))
-            rows = self.ctx.index.query(
-                f"SELECT id, worktree, worktree_path, created_at FROM checkpoints WHERE id IN ({marks}) "
-                "ORDER BY created_at DESC, rowid DESC LIMIT 1", named)
-        if not rows:
+        note = self.note(commit)
+        if self._checkpoints is None:  # every checkpoint once: a query per commit costs more
+            rows = [dict(r) for r in self.ctx.index.query(
+                "SELECT id, worktree, worktree_path, created_at, head FROM checkpoints "
+                "ORDER BY created_at, rowid")]
+            self._checkpoints = {r["id"]: r for r in rows}
+            for r in rows:
+                self._by_head.setdefault(r["head"], []).append(r)
+        named = [self._checkpoints[c] for c in note.get("checkpoints", []) if c in self._checkpoints]
+        anchor = max(named, key=lambda r: int(r["created_at"] or 0)) if named else None
+        if anchor is None:
             obj = self.git.get(commit)
             if isinstance(obj, pygit2.Commit) and obj.parent_ids:
-                rows = self.ctx.index.query(
-                    "SELECT id, worktree, worktree_path, created_at FROM checkpoints WHERE head=? AND "
-                    "created_at<=? ORDER BY created_at DESC, rowid DESC LIMIT 1",
-                    (str(obj.parent_ids[0]), obj.commit_time * 1000 + 999))
-        return (dict(rows[0]) if rows else None), [s for s in note.get("sessions", []) if isinstance(s, str)]
+                limit = obj.commit_time * 1000 + 999
+                before = [r for r in self._by_head.get(str(obj.parent_ids[0]), [])
+                          if int(r["created_at"] or 0) <= limit]
+                anchor = before[-1] if before else None
+        return anchor, [s for s in note.get("sessions", []) if isinstance(s, str)]
 
     def commit_lines(self, commit: str, entries: list[Any]) -> None:
         anchor, sessions = self.anchor(commit)
@@ -180,9 +215,12 @@ class _Run:
             return ref
 
     def _version(self, commit: str, path: str) -> Version:
-        tree = self.git[commit].peel(pygit2.Commit).tree
-        entry = tree[path]
-        return Version(entry.id, self.git[entry.id])
+        oid = self.git[commit].peel(pygit2.Commit).tree[path].id
+        got = self.blobs.get(oid)
+        if got is None:
+            _kind, data = self.git.odb.read(oid)
+            got = self.blobs[oid] = Version(oid, data)
+        return got
 
 
 # git blame -------------------------------------------------------------------------------------
@@ -209,19 +247,27 @@ def _relative(ctx: Context, path: str) -> str:
 
 
 def _git_blame(ctx: Context, rel: str, rev: str | None, lines: tuple[int, int] | None) -> list[_Entry]:
-    args = ["git", "blame", "--porcelain"]
-    if lines:
-        args += ["-L", f"{lines[0]},{lines[1]}"]
-    if rev:
-        args.append(rev)
-    r = subprocess.run([*args, "--", rel], cwd=ctx.repo.workdir, capture_output=True, env=clean_git_env())
-    if r.returncode != 0:
-        err = r.stderr.decode("utf-8", "replace").strip().removeprefix("fatal: ")
-        if rev is None and os.path.isfile(ctx.repo.workdir / rel) and ("no such path" in err or "HEAD" in err):
+    from . import blame_prefetch
+
+    early = blame_prefetch.take(os.path.join(ctx.repo.workdir, rel), rev, lines)
+    if early is not None:
+        code, out, stderr = early
+    else:
+        args = ["git", "blame", "--porcelain"]
+        if lines:
+            args += ["-L", f"{lines[0]},{lines[1]}"]
+        if rev:
+            args.append(rev)
+        r = subprocess.run([*args, "--", rel], cwd=ctx.repo.workdir, capture_output=True, env=clean_git_env())
+        code, out, stderr = r.returncode, r.stdout, r.stderr
+    if code != 0:
+        err = stderr.decode("utf-8", "replace").strip().removeprefix("fatal: ")
+        new = "no such path" in err or "HEAD" in err
+        if rev is None and new and os.path.isfile(ctx.repo.workdir / rel):
             return _untracked(ctx, rel, lines)  # not in HEAD (new, or no commit yet): all of it is new
         raise BadRevision(f"cannot blame {rel}{' at ' + rev if rev else ''}: {err}",
                           hint="check the path and the revision (`git log -- PATH`)")
-    return parse_porcelain(r.stdout)
+    return parse_porcelain(out)
 
 
 def _untracked(ctx: Context, rel: str, lines: tuple[int, int] | None) -> list[_Entry]:
@@ -234,27 +280,26 @@ def _untracked(ctx: Context, rel: str, lines: tuple[int, int] | None) -> list[_E
 
 
 def parse_porcelain(out: bytes) -> list[_Entry]:
-    """`git blame --porcelain` output as one entry per line."""
+    """`git blame --porcelain` output as one entry per line: each line's header (commit, line
+    in it, line now), the commit's fields the first time it comes, then TAB and the line."""
     entries: list[_Entry] = []
     names: dict[str, str] = {}
     times: dict[str, int] = {}
-    current: list[str] | None = None
+    head: list[str] | None = None
     for raw in out.split(b"\n"):
-        if raw.startswith(b"\t"):
-            if current is not None:
-                sha, orig, final = current[0], int(current[1]), int(current[2])
-                entries.append(_Entry(sha, orig, final, names.get(sha, ""),
-                                      raw[1:].decode("utf-8", "replace"), times.get(sha)))
-            current = None
+        if head is None:
+            if raw:
+                head = raw.decode("ascii", "replace").split(" ")
             continue
-        line = raw.decode("utf-8", "surrogateescape")
-        word, _, rest = line.partition(" ")
-        if current is None and len(word) in (40, 64) and all(c in "0123456789abcdef" for c in word):
-            current = line.split(" ")
-        elif current is not None and word == "filename":
-            names[current[0]] = _unquote(rest)
-        elif current is not None and word == "author-time":
-            times[current[0]] = int(rest or 0)
+        if raw[:1] == b"\t":
+            sha = head[0]
+            entries.append(_Entry(sha, int(head[1]), int(head[2]), names.get(sha, ""),
+                                  raw[1:].decode("utf-8", "replace"), times.get(sha)))
+            head = None
+        elif raw.startswith(b"filename "):
+            names[head[0]] = _unquote(raw[9:].decode("utf-8", "surrogateescape"))
+        elif raw.startswith(b"author-time "):
+            times[head[0]] = int(raw[12:] or 0)
     return entries
 
 
@@ -275,13 +320,18 @@ def _short_ids(ctx: Context, lines: list[LineBlame]) -> dict[str, str]:
     if cps:
         ab = ctx.index.checkpoint_abbrev()
         out.update({c: ab.of(c) for c in cps})
-    git = ctx.repo.git
-    for c in {ln.commit for ln in lines if ln.commit}:
-        try:
-            out[c] = git[c].short_id
-        except (KeyError, ValueError):
-            out[c] = c[:12]
     return out
+
+
+def _commit_abbrev(ctx: Context) -> Any:
+    git = ctx.repo.git
+
+    def short(c: str) -> str:
+        try:
+            return str(git[c].short_id)
+        except (KeyError, ValueError):
+            return c[:12]
+    return short
 
 
 # summary ---------------------------------------------------------------------------------------
@@ -308,3 +358,11 @@ def summary(result: BlameResult) -> dict[str, Any]:
         "human": counts[HUMAN], "agent_or_user": counts[EITHER], "before_oxide": counts[BEFORE],
         "unknown": counts[EITHER] + counts[BEFORE],
     }
+
+
+def blame_range(ctx: Context, rng: str) -> Any:
+    """``blame_range.blame_range``: who wrote the lines the commits of ``rng`` (A..B) added, a
+    ``RangeSummary`` (``.markdown()``, ``.to_json()``)."""
+    from .blame_range import blame_range as of_range
+
+    return of_range(ctx, rng)

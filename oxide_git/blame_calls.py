@@ -16,11 +16,13 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import sessionlog
+import pygit2
+
+from . import codec, sessionlog
 from .agents import file_effects, tools
 from .context import Context
 from .model import Message, PartType
-from .titles import is_real_prompt
+from .titles import is_harness_text
 
 AGENT, HUMAN, EITHER, BEFORE = "agent", "human", "agent or user", "before oxide"
 
@@ -79,69 +81,88 @@ class WorktreeCalls:
         inside = [r for r in rows if not r["cwd"] or not path or self._inside(r["cwd"])]
         self.sessions: dict[str, Any] = {r["id"]: dict(r) for r in inside}
         self.timed: set[str] = set()
-        self.calls: list[Call] = []
+        self._span: dict[str, tuple[int, int]] = {}  # session -> its first and last message time
+        self._calls: dict[str, list[Call]] = {}  # a session's calls, read when a window needs them
+        self._starts: dict[str, list[int]] = {}
+        self._longest: dict[str, int] = {}
         self._messages: dict[tuple[str, int], Message | None] = {}
         self._logs: dict[str, Any] = {}
+        self._buckets: dict[tuple[str, int], Any] = {}
         self._prompts: dict[str, list[tuple[int, str]]] = {}
+        self._texts: dict[tuple[str, int], str] = {}
+        self._seqs: dict[str, list[int]] = {}
+        self.latest = 0  # the newest message time of these sessions (the cache's clock check)
         if self.sessions:
-            self._load()
-        self._starts = [c.start if c.start is not None else 0 for c in self.calls]
-        self._longest = max((c.end - c.start for c in self.calls
-                             if c.start is not None and c.end is not None), default=0) + 1
+            ids = list(self.sessions)
+            marks = ",".join("?" * len(ids))
+            for r in self.ctx.index.query(
+                    "SELECT session_id, count(DISTINCT created_at), min(created_at), max(created_at) "
+                    f"FROM messages WHERE session_id IN ({marks}) GROUP BY session_id", ids):
+                self.latest = max(self.latest, int(r[3] or 0))
+                if r[1] > 1:  # one time for every message (Aider's): no order in time to go by
+                    self.timed.add(r[0])
+                    self._span[r[0]] = (int(r[2]), int(r[3]))
 
     def _inside(self, cwd: str) -> bool:
         c, top = canon(cwd, self.aliases), canon(self.path, self.aliases)
         return c == top or c.startswith(top.rstrip("/") + "/")
 
-    def _load(self) -> None:
-        ids = list(self.sessions)
-        marks = ",".join("?" * len(ids))
+    def calls_of(self, sid: str) -> list[Call]:
+        """The calls of one session that may write files, in order (its results' times and errors
+        with them)."""
+        got = self._calls.get(sid)
+        if got is not None:
+            return got
+        results = {r[0]: (r[1], bool(r[2])) for r in self.ctx.index.query(
+            "SELECT p.call_id, m.created_at, p.is_error FROM parts p JOIN messages m "
+            "ON m.session_id=p.session_id AND m.seq=p.seq WHERE p.type='tool_result' AND p.session_id=?",
+            (sid,))}
+        timed = sid in self.timed
+        got = []
         for r in self.ctx.index.query(
-                f"SELECT session_id, count(DISTINCT created_at) FROM messages WHERE session_id IN ({marks}) "
-                "GROUP BY session_id", ids):
-            if r[1] > 1:  # one time for every message (Aider's): no order in time to go by
-                self.timed.add(r[0])
-        results = {(r[0], r[1]): (r[2], bool(r[3])) for r in self.ctx.index.query(
-            "SELECT p.session_id, p.call_id, m.created_at, p.is_error FROM parts p JOIN messages m "
-            f"ON m.session_id=p.session_id AND m.seq=p.seq WHERE p.type='tool_result' "
-            f"AND p.session_id IN ({marks})", ids)}
-        for r in self.ctx.index.query(
-                "SELECT p.session_id, p.seq, p.idx, p.name, p.call_id, m.created_at FROM parts p JOIN messages m "
-                f"ON m.session_id=p.session_id AND m.seq=p.seq WHERE p.type IN ('tool_call', 'patch') "
-                f"AND p.session_id IN ({marks}) ORDER BY m.created_at, p.session_id, p.seq, p.idx", ids):
+                "SELECT p.seq, p.idx, p.name, p.call_id, m.created_at FROM parts p JOIN messages m "
+                "ON m.session_id=p.session_id AND m.seq=p.seq WHERE p.type IN ('tool_call', 'patch') "
+                "AND p.session_id=? ORDER BY p.seq, p.idx", (sid,)):
             if r["name"] in file_effects.READ_ONLY:
                 continue
-            end, failed = results.get((r["session_id"], r["call_id"]), (None, False))
-            timed = r["session_id"] in self.timed
-            self.calls.append(Call(r["session_id"], r["seq"], r["idx"], r["name"] or "",
-                                   r["created_at"] if timed else None, end if timed else None, failed))
-        self.calls.sort(key=lambda c: (c.start is not None, c.start or 0, c.session_id, c.seq, c.idx))
+            end, failed = results.get(r["call_id"], (None, False))
+            got.append(Call(sid, r["seq"], r["idx"], r["name"] or "", r["created_at"] if timed else None,
+                            end if timed else None, failed))
+        got.sort(key=lambda c: (c.start or 0, c.seq, c.idx))
+        self._calls[sid] = got
+        self._starts[sid] = [c.start or 0 for c in got]
+        self._longest[sid] = max((c.end - c.start for c in got if c.start is not None and c.end is not None),
+                                 default=0) + 1
+        return got
 
     # calls in an interval -------------------------------------------------------------------------
 
     def between(self, t0: int, t1: int, governing: tuple[str, str | None] | None) -> list[Call]:
         """Calls whose work overlaps (t0, t1], in order; calls of sessions without times count when
-        they belong to the governing prompt's turn (the prompt checkpoint the interval starts in)."""
-        # Calls are sorted by start; one that started before t0 - (the longest call) ended before t0.
-        lo = bisect_right(self._starts, t0 - self._longest)
+        they belong to the governing prompt's turn (the prompt checkpoint the interval starts in).
+        Only the sessions whose messages span the window are read."""
         out = []
-        hi = bisect_right(self._starts, t1)
-        for c in self.calls[lo:hi]:
-            if c.start is None or c.failed:
+        for sid, (first, last) in self._span.items():
+            if first > t1 or last < t0:  # a call's result comes after it: the session ended before
                 continue
-            if (c.end if c.end is not None else c.start) > t0:
-                out.append(c)
+            calls = self.calls_of(sid)
+            starts = self._starts[sid]
+            # sorted by start: one that started before t0 - (the longest call) ended before t0
+            for c in calls[bisect_right(starts, t0 - self._longest[sid]):bisect_right(starts, t1)]:
+                if not c.failed and (c.end if c.end is not None else c.start or 0) > t0:
+                    out.append(c)
+        out.sort(key=lambda c: (c.start or 0, c.session_id, c.seq, c.idx))
         if governing is not None and governing[0] in self.sessions and governing[0] not in self.timed:
-            first, stop = self._turn_span(governing[0], governing[1])
-            out += [c for c in self.calls if c.start is None and not c.failed and c.session_id == governing[0]
-                    and first <= c.seq < stop]
+            first_seq, stop = self._turn_span(governing[0], governing[1])
+            out += [c for c in self.calls_of(governing[0]) if not c.failed and first_seq <= c.seq < stop]
         return out
 
     def _turn_span(self, sid: str, message_id: str | None) -> tuple[int, int]:
         prompts = self.prompts(sid)
         at = 0
         if message_id:
-            rows = self.ctx.index.query("SELECT seq FROM messages WHERE session_id=? AND id=?", (sid, message_id))
+            rows = self.ctx.index.query("SELECT seq FROM messages WHERE session_id=? AND id=?",
+                                        (sid, message_id))
             at = int(rows[0][0]) if rows else 0
         seqs = [q for q, _ in prompts]
         i = bisect_left(seqs, at)
@@ -153,28 +174,69 @@ class WorktreeCalls:
     def message(self, sid: str, seq: int) -> Message | None:
         key = (sid, seq)
         if key not in self._messages:
-            log = self._logs.get(sid)
-            if log is None and sid not in self._logs:
-                log = self._logs[sid] = sessionlog.load(self.ctx.repo.git, sid)
-            self._messages[key] = sessionlog.message_at(self.ctx.repo.git, log.commit.tree, seq) if log else None
+            self._messages[key] = self._read(sid, seq)
         return self._messages[key]
 
-    def prompts(self, sid: str) -> list[tuple[int, str]]:
-        """The session's real prompts (seq, message id): what a person typed, not tool results or
-        the harness's context."""
+    def _read(self, sid: str, seq: int) -> Message | None:
+        """A message of a session log, its bucket tree kept (a path lookup from the log's root
+        reads the trees on the way again each time)."""
+        git = self.ctx.repo.git
+        if sid not in self._logs:
+            log = sessionlog.load(git, sid)
+            tree = log.commit.tree if log else None
+            has = tree is not None and sessionlog.MESSAGES_DIR in tree
+            self._logs[sid] = git[tree[sessionlog.MESSAGES_DIR].id] if tree is not None and has else None
+        msgs = self._logs[sid]
+        if not isinstance(msgs, pygit2.Tree):
+            return None
+        key = (sid, seq // sessionlog.BUCKET)
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            name = sessionlog.bucket_name(seq)
+            bucket = self._buckets[key] = git[msgs[name].id] if name in msgs else None
+        entry = sessionlog.entry_name(seq)
+        if not isinstance(bucket, pygit2.Tree) or entry not in bucket:
+            return None
+        _kind, data = git.odb.read(bucket[entry].id)
+        return codec.decode_message(data)
+
+    def _candidates(self, sid: str) -> list[tuple[int, str]]:
+        """The session's user messages with text and no tool result (seq, id): its prompts, and
+        the harness's context, which only decoding tells apart."""
         got = self._prompts.get(sid)
         if got is None:
             rows = self.ctx.index.query(
-                "SELECT m.seq, m.id FROM messages m WHERE m.session_id=? AND m.role='user' AND m.text!='' "
-                "AND NOT EXISTS (SELECT 1 FROM parts p WHERE p.session_id=m.session_id AND p.seq=m.seq "
-                "AND p.type='tool_result') ORDER BY m.seq", (sid,))
-            got = []
-            for r in rows:
-                m = self.message(sid, r[0])
-                if m is not None and is_real_prompt(m):
-                    got.append((int(r[0]), str(r[1])))
-            self._prompts[sid] = got
+                "SELECT m.seq, m.id, substr(m.text, 1, 200) FROM messages m WHERE m.session_id=? "
+                "AND m.role='user' AND m.text!='' AND NOT EXISTS (SELECT 1 FROM parts p "
+                "WHERE p.session_id=m.session_id AND p.seq=m.seq AND p.type='tool_result') ORDER BY m.seq",
+                (sid,))
+            got = self._prompts[sid] = [(int(r[0]), str(r[1])) for r in rows]
+            self._texts.update({(sid, int(r[0])): str(r[2]) for r in rows})
         return got
+
+    def _real(self, sid: str, seq: int) -> bool:
+        """Whether a candidate is a real prompt: by its text in the index, as the index finds a
+        session's first prompt (decoding each would tell the harness's flagged context too, at
+        a blob read per turn)."""
+        return not is_harness_text(self._texts.get((sid, seq), ""))
+
+    def prompt_of(self, sid: str, seq: int) -> str | None:
+        """The prompt (message id) of the turn message ``seq`` is in: the last real prompt at or
+        before it."""
+        cands = self._candidates(sid)
+        seqs = self._seqs.get(sid)
+        if seqs is None:
+            seqs = self._seqs[sid] = [q for q, _ in cands]
+        i = bisect_right(seqs, seq) - 1
+        while i >= 0:
+            if self._real(sid, cands[i][0]):
+                return cands[i][1]
+            i -= 1
+        return None
+
+    def prompts(self, sid: str) -> list[tuple[int, str]]:
+        """The session's real prompts (seq, message id): what a person typed."""
+        return [(q, m) for q, m in self._candidates(sid) if self._real(sid, q)]
 
     def label(self, c: Call | None, who: str) -> Label:
         """The label of a line ``c``'s turn wrote (``who`` agent or agent or user); a human line
@@ -182,11 +244,9 @@ class WorktreeCalls:
         wrote it during that turn or after it cannot be known."""
         if c is None or who == HUMAN:
             return Label(who)
-        prompts = self.prompts(c.session_id)
-        i = bisect_right([q for q, _ in prompts], c.seq) - 1
         m = self.message(c.session_id, c.seq)
         s = self.sessions.get(c.session_id, {})
-        return Label(who, c.session_id, prompts[i][1] if i >= 0 else None, s.get("agent"),
+        return Label(who, c.session_id, self.prompt_of(c.session_id, c.seq), s.get("agent"),
                      (m.model if m else None) or s.get("model"), c.end or c.start)
 
     def touches(self, c: Call, target: str) -> list[file_effects.Effect] | None:

@@ -7,35 +7,41 @@
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 
 import pygit2
 
-_FORCE_TEXT = int(pygit2.enums.DiffOption.FORCE_TEXT)  # as `git blame`, binary files by "line"
+_FORCE_TEXT = pygit2.enums.DiffOption.FORCE_TEXT  # as `git blame`, binary files by "line"
 
-Text = pygit2.Blob | bytes | str | None
+Text = bytes | str | None
 
 
 class Diff:
-    """The line hunks that turn ``old`` into ``new`` (blobs or texts; None is no file)."""
+    """The line hunks that turn ``old`` into ``new`` (bytes or texts; None is no file)."""
 
-    __slots__ = ("_ends", "_starts", "_delta")
+    __slots__ = ("_delta", "_ends", "_starts")
 
     def __init__(self, old: Text, new: Text) -> None:
-        starts, ends, delta = [], [], [0]
-        if old is None or new is None or (not _size(old)) or (not _size(new)):
-            n = _lines(new)  # one side empty: every line of new is new
-            if n:
-                starts, ends, delta = [0], [n], [0, -n]
+        a = old.encode("utf-8", "surrogateescape") if isinstance(old, str) else (old or b"")
+        b = new.encode("utf-8", "surrogateescape") if isinstance(new, str) else (new or b"")
+        # The lines both versions share at their start and their end are not diffed (xdiff trims
+        # them too, after hashing every line of both): only the changed middle goes to libgit2.
+        head, tail = _common_ends(a, b)
+        first = a.count(b"\n", 0, head)
+        mid_a, mid_b = a[head:len(a) - tail], b[head:len(b) - tail]
+        starts: list[int] = []
+        ends: list[int] = []
+        delta = [0]
+        if not mid_a or not mid_b:
+            n_a, n_b = count_lines(mid_a), count_lines(mid_b)
+            if n_a or n_b:  # only added, or only removed, lines
+                starts, ends, delta = [first], [first + n_b], [0, n_a - n_b]
         else:
-            if isinstance(old, str):
-                old = old.encode("utf-8", "surrogateescape")
-            if isinstance(new, str):
-                new = new.encode("utf-8", "surrogateescape")
-            patch = pygit2.Patch.create_from(old, new, flag=_FORCE_TEXT, context_lines=0, interhunk_lines=0)
+            patch = pygit2.Patch.create_from(mid_a, mid_b, flag=_FORCE_TEXT, context_lines=0,
+                                             interhunk_lines=0)
             for h in patch.hunks:
-                s = h.new_start - 1 if h.new_lines else h.new_start
+                s = first + (h.new_start - 1 if h.new_lines else h.new_start)
                 starts.append(s)
                 ends.append(s + h.new_lines)
                 delta.append(delta[-1] + h.old_lines - h.new_lines)
@@ -60,24 +66,60 @@ class Diff:
                 kept[ln] = old
         return kept, added
 
+    def trace_sorted(self, positions: list[int]) -> tuple[list[int], list[int]]:
+        """For ascending ``positions`` of new: the old line of each, or -1 where it was added
+        (mapped a run at a time between hunks), and the indexes of the added ones."""
+        out: list[int] = []
+        added: list[int] = []
+        at = 0
+        for k, (s, e) in enumerate(zip(self._starts, self._ends, strict=True)):
+            i1 = bisect_left(positions, s, at)
+            d = self._delta[k]
+            out += [p + d for p in positions[at:i1]]
+            i2 = bisect_left(positions, e, i1)
+            out += [-1] * (i2 - i1)
+            added += range(i1, i2)
+            at = i2
+        d = self._delta[-1]
+        out += [p + d for p in positions[at:]]
+        return out, added
+
     @property
     def unchanged(self) -> bool:
         return not self._starts and self._delta == [0]
 
 
-def _size(t: Text) -> int:
-    if t is None:
-        return 0
-    if isinstance(t, pygit2.Blob):
-        return int(t.size)
-    return len(t)
+def _common_ends(a: bytes, b: bytes) -> tuple[int, int]:
+    """Bytes of whole lines ``a`` and ``b`` share at their start, then at their end (not
+    overlapping): a binary search comparing only the half not yet known equal (memcmp)."""
+    n = min(len(a), len(b))
+    lo, hi = 0, n  # a[:lo] == b[:lo] is known
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    head = lo if lo == len(a) == len(b) else a.rfind(b"\n", 0, lo) + 1
+    if head == len(a) and head == len(b):
+        return head, 0
+    la, lb = len(a), len(b)
+    lo, hi = 0, n - head  # a[la - lo:] == b[lb - lo:] is known
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[la - mid:la - lo] == b[lb - mid:lb - lo]:
+            lo = mid
+        else:
+            hi = mid - 1
+    tail = lo
+    if tail and not (_line_start(a, la - tail, head) and _line_start(b, lb - tail, head)):
+        nl = a.find(b"\n", la - tail)
+        tail = la - nl - 1 if nl >= 0 else 0
+    return head, tail
 
 
-def _lines(t: Text) -> int:
-    if t is None:
-        return 0
-    data = t.data if isinstance(t, pygit2.Blob) else (t.encode("utf-8", "surrogateescape") if isinstance(t, str) else t)
-    return count_lines(data)
+def _line_start(data: bytes, at: int, head: int) -> bool:
+    return at == head or data[at - 1:at] == b"\n"
 
 
 def count_lines(data: bytes) -> int:
@@ -85,3 +127,6 @@ def count_lines(data: bytes) -> int:
     if not data:
         return 0
     return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+
+
+SAME = Diff(b"", b"")  # two versions with the same blob: every line kept

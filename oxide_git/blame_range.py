@@ -54,9 +54,11 @@ class RangeSummary:
         if self.by_session:
             out += ["", "| session | agent | title | lines |", "|---|---|---|---:|"]
             for sid, s in self.by_session.items():
-                out.append(f"| `{sid}` | {_cell(s['agent'])} | {_cell(s.get('title') or '-')} | {s['lines']} |")
+                title = _cell(s.get("title") or "-")
+                out.append(f"| `{sid}` | {_cell(s['agent'])} | {title} | {s['lines']} |")
         out += ["", "<details><summary>Files</summary>", "",
-                "| file | lines | agent | human | agent or user | unknown |", "|---|---:|---:|---:|---:|---:|"]
+                "| file | lines | agent | human | agent or user | unknown |",
+                "|---|---:|---:|---:|---:|---:|"]
         for f in self.files:
             out.append(f"| `{_cell(f['path'])}` | {f['lines']} | {f['agent']} | {f['human']} | "
                        f"{f['agent_or_user']} | {f['before_oxide']} |")
@@ -96,11 +98,11 @@ def blame_range(ctx: Context, rng: str) -> RangeSummary:
         mine = [ln for ln in b.lines if ln.commit in commits]
         if not mine:
             continue
-        f = {"path": path, "lines": len(mine), "agent": 0, "human": 0, "agent_or_user": 0, "before_oxide": 0}
+        counts = {"agent": 0, "human": 0, "agent_or_user": 0, "before_oxide": 0}
         for ln in mine:
             res.lines += 1
             res.by_who[ln.who] = res.by_who.get(ln.who, 0) + 1
-            f[{AGENT: "agent", HUMAN: "human", EITHER: "agent_or_user"}.get(ln.who, "before_oxide")] += 1
+            counts[{AGENT: "agent", HUMAN: "human", EITHER: "agent_or_user"}.get(ln.who, "before_oxide")] += 1
             if ln.who == AGENT:
                 res.by_agent[ln.agent or "?"] = res.by_agent.get(ln.agent or "?", 0) + 1
                 if ln.session_id:
@@ -112,7 +114,7 @@ def blame_range(ctx: Context, rng: str) -> RangeSummary:
                     s = res.by_session.setdefault(b.id(ln.session_id) or ln.session_id, {
                         "agent": ln.agent, "title": titles[ln.session_id], "lines": 0})
                     s["lines"] += 1
-        res.files.append(f)
+        res.files.append({"path": path, "lines": len(mine), **counts})
     res.by_agent = dict(sorted(res.by_agent.items(), key=lambda kv: -kv[1]))
     res.by_session = dict(sorted(res.by_session.items(), key=lambda kv: -kv[1]["lines"]))
     return res

@@ -16,7 +16,7 @@ from typing import Any
 import pygit2
 
 from .blame_calls import BEFORE, EITHER, HUMAN, Label, WorktreeCalls
-from .blame_diff import Diff
+from .blame_diff import SAME, Diff
 from .context import Context
 
 
@@ -31,24 +31,21 @@ class State:
 
 
 class Version:
-    """One version of a file: a blob in git, or bytes (the worktree's file), or no file."""
+    """One version of a file (its blob id and bytes), or no file."""
 
-    __slots__ = ("oid", "obj", "_text")
+    __slots__ = ("_text", "obj", "oid")
 
-    def __init__(self, oid: pygit2.Oid | None, obj: pygit2.Blob | bytes | None) -> None:
-        self.oid, self.obj, self._text = oid, obj, None
+    def __init__(self, oid: pygit2.Oid | None, obj: bytes | None) -> None:
+        self.oid, self.obj = oid, obj
+        self._text: str | None = None
 
     @classmethod
     def of_bytes(cls, data: bytes) -> Version:
         return cls(pygit2.hash(data), data)
 
-    @property
-    def data(self) -> bytes | None:
-        return self.obj.data if isinstance(self.obj, pygit2.Blob) else self.obj
-
     def text(self) -> str | None:
         if self._text is None and self.obj is not None:
-            self._text = (self.data or b"").decode("utf-8", "surrogateescape")
+            self._text = self.obj.decode("utf-8", "surrogateescape")
         return self._text
 
 
@@ -74,7 +71,8 @@ class Timeline:
     uncommitted lines at the first checkpoint are older than oxide unless a replayed tool call
     wrote them."""
 
-    def __init__(self, ctx: Context, worktree: str, path: str, default_base: str | None = None) -> None:
+    def __init__(self, ctx: Context, worktree: str, path: str, default_base: str | None = None,
+                 blobs: dict[pygit2.Oid, Version] | None = None) -> None:
         self.ctx, self.worktree, self.path = ctx, worktree, path
         rows = ctx.index.query(
             "SELECT id, kind, session_id, message_id, tree, created_at, head FROM checkpoints "
@@ -85,6 +83,7 @@ class Timeline:
         self.position = {s.id: i for i, s in enumerate(self.states) if s.kind != BASE}
         self._calls: WorktreeCalls | None = None
         self._versions: dict[tuple[str, str], Version] = {}
+        self._blobs: dict[pygit2.Oid, Version] = blobs if blobs is not None else {}
         self._trees: dict[str, Any] = {}
         self._diffs: dict[tuple[Any, Any], Diff] = {}
         self._explained: dict[tuple[int, str, Any], tuple[list[tuple[Version, Label]], Label]] = {}
@@ -99,6 +98,10 @@ class Timeline:
         if self._calls is None:
             self._calls = WorktreeCalls(self.ctx, self.worktree, self.path)
         return self._calls
+
+    def latest_message(self) -> int:
+        """The newest message time of the sessions whose calls were read (0: none read)."""
+        return self._calls.latest if self._calls is not None else 0
 
     def version(self, i: int, rel: str) -> Version:
         tree_id = self.states[i].tree
@@ -117,15 +120,25 @@ class Timeline:
                 except KeyError:
                     entry = None
                 if entry is not None and entry.type_str == "blob":
-                    got = Version(entry.id, git[entry.id])
+                    got = self.blob(entry.id)
             self._versions[key] = got
+        return got
+
+    def blob(self, oid: pygit2.Oid) -> Version:
+        """The version of blob ``oid``, read once for the whole run (versions recur: a commit's
+        file is its checkpoint's, a checkpoint's is most often the one before's)."""
+        got = self._blobs.get(oid)
+        if got is None:
+            _kind, data = self.ctx.repo.git.odb.read(oid)
+            got = self._blobs[oid] = Version(oid, data)
         return got
 
     def diff(self, old: Version, new: Version) -> Diff:
         key = (old.oid, new.oid)
         d = self._diffs.get(key)
         if d is None:
-            d = self._diffs[key] = Diff(old.obj, new.obj)
+            same = old.oid is not None and old.oid == new.oid
+            d = self._diffs[key] = SAME if same else Diff(old.obj, new.obj)
         return d
 
     def walk(self, rel: str, final: Version, upto: int, t_final: int, lines: list[int],
@@ -133,36 +146,38 @@ class Timeline:
         """Where each of ``lines`` (0-based, of ``final``) first appeared, going back from the
         states before index ``upto``; ``final`` is the file as it was at ``t_final`` (in the
         checkpoint ``final_id``, if it is one's)."""
-        at = {ln: ln for ln in lines}  # line of final -> its line in the version looked at
+        finals = sorted(set(lines))  # lines of final still followed ...
+        pos = list(finals)  # ... and where each is in the version looked at (ascending)
         out: dict[int, Placed] = {}
         cur, cur_t = final, t_final
         nxt_id = final_id  # the checkpoint holding cur first (None: only final)
         for i in range(min(upto, len(self.states)) - 1, -1, -1):
-            if not at:
+            if not finals:
                 break
             prev = self.version(i, rel)
             if prev.oid is not None and prev.oid == cur.oid:
                 cur_t, nxt_id = self.states[i].created_at, self.states[i].id or None
                 continue
-            kept, added = self.diff(prev, cur).trace(sorted(set(at.values())))
-            placed: dict[int, Label] = {}
+            mapped, added = self.diff(prev, cur).trace_sorted(pos)
             if added:
-                placed, back = self._place(i, rel, prev, cur, cur_t, added)
-                kept.update(back)
-            for ln, pos in list(at.items()):
-                label = placed.get(pos)
-                if label is not None:
+                placed, back = self._place(i, rel, prev, cur, cur_t, [pos[j] for j in added])
+                when = when_final if nxt_id == final_id and when_final else cur_t
+                for j in added:
+                    label = placed.get(pos[j])
+                    if label is None:  # the replay found it in prev after all
+                        mapped[j] = back[pos[j]]
+                        continue
                     if label.when_ms is None or label.who in (HUMAN, EITHER):
-                        label = _with_when(label, when_final if nxt_id == final_id and when_final else cur_t)
-                    out[ln] = Placed(label, nxt_id, self.states[i].id or None)
-                    del at[ln]
-                elif pos in kept:
-                    at[ln] = kept[pos]
-                else:  # cannot happen: a line is kept or added
-                    out[ln] = Placed(Label(EITHER), nxt_id, self.states[i].id or None)
-                    del at[ln]
+                        label = _with_when(label, when)
+                    out[finals[j]] = Placed(label, nxt_id, self.states[i].id or None)
+                kept = [(m, f) for m, f in zip(mapped, finals, strict=True) if m >= 0]
+                if back:  # lines the replay traced back may sit out of order among the others
+                    kept.sort()
+                pos, finals = [m for m, _ in kept], [f for _, f in kept]
+            else:
+                pos = mapped
             cur, cur_t, nxt_id = prev, self.states[i].created_at, self.states[i].id or None
-        for ln in at:
+        for ln in finals:
             out[ln] = Placed(Label(BEFORE), nxt_id, None)
         return out
 
@@ -188,7 +203,8 @@ class Timeline:
                 break
         return out, pending
 
-    def _steps(self, i: int, rel: str, prev: Version, cur: Version, t1: int) -> tuple[list[tuple[Version, Label]], Label]:
+    def _steps(self, i: int, rel: str, prev: Version, cur: Version, t1: int
+               ) -> tuple[list[tuple[Version, Label]], Label]:
         key = (i, rel, cur.oid)
         got = self._explained.get(key)
         if got is None:
@@ -196,8 +212,10 @@ class Timeline:
                                     self.governing[i], unknown=self.states[i].kind == BASE)
             steps = []
             for text, label in ex.steps:
-                steps.append((NONE if text is None else Version.of_bytes(text.encode("utf-8", "surrogateescape")),
-                              label))
+                data = None if text is None else text.encode("utf-8", "surrogateescape")
+                # most often the replay gives the next state itself: no hash, no diff
+                version = NONE if data is None else cur if data == cur.obj else Version.of_bytes(data)
+                steps.append((version, label))
             got = self._explained[key] = (steps, ex.rest)
         return got
 

@@ -1,5 +1,6 @@
 """The console script. `checkpoint` is first offered to a running `git oxide watch` (``fastpath``);
-the plain form of `import` runs without click (``import_command.plain``), and so does `mcp`.
+the plain form of `import` runs without click (``import_command.plain``), and so does `mcp`;
+`blame` starts `git blame` first (``blame_prefetch``) and runs its plain form without click.
 For the commands that snapshot the worktree first (checkpoint, rewind,
 undo) it starts `git status` before anything heavy is imported, so the one unavoidable pass over
 the worktree overlaps Python's own start-up."""
@@ -24,6 +25,20 @@ def main() -> None:
         from .import_command import plain
 
         rc = plain(argv[1:])  # the form hooks and scripts run, without click
+        if rc is not None:
+            _exit_now(rc)
+    if argv[:1] == ["blame"]:
+        from .blame_cache import serve
+
+        rc = serve(argv[1:])  # the answer kept from the same question, when nothing it depends on moved
+        if rc is not None:
+            _exit_now(rc)
+        from . import blame_prefetch
+
+        blame_prefetch.start(argv[1:])  # `git blame` runs while Python imports the rest
+        from .blame_command import plain as plain_blame
+
+        rc = plain_blame(argv[1:])  # FILE with its usual options, without click
         if rc is not None:
             _exit_now(rc)
     if argv[:1] == ["mcp"]:
@@ -68,7 +83,7 @@ def _journal_active(command: str) -> bool:
 # Commands whose work is done when they return (files closed, index transactions committed, no
 # threads): they skip the interpreter's teardown, ~20 ms of freeing pygit2, click and the rest
 # that a rewind or a long resume would otherwise spend after its last write.
-_QUICK_EXIT = ("checkpoint", "rewind", "undo", "resume")
+_QUICK_EXIT = ("checkpoint", "rewind", "undo", "resume", "blame")
 
 
 def _exit_now(code: object) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -229,6 +230,20 @@ def load(ctx: Context, sid: str, *, patches: bool = False) -> SessionView:
 
     view._messages = messages()
     return view
+
+
+def spool() -> IO[str]:
+    """Where a renderer keeps what it drew until the heading that counts it is written: in memory
+    up to 4 MB, then in a temporary file, so an export of a million messages stays small."""
+    return tempfile.SpooledTemporaryFile(max_size=4 << 20, mode="w+", encoding="utf-8", newline="\n")
+
+
+def replay(buf: IO[str]) -> Iterator[str]:
+    """What ``buf`` (a ``spool``) holds, in chunks, then closes it."""
+    buf.seek(0)
+    while chunk := buf.read(1 << 16):
+        yield chunk
+    buf.close()
 
 
 def tool_names(m: Message, names: dict[str, str]) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from html import escape
 from typing import IO, Any
 
-from .export import CheckpointView, SessionView, tool_names
+from .export import CheckpointView, SessionView, replay, spool, tool_names
 from .export_markdown import as_text, redactions_line
 from .model import Message, PartType, to_iso
 from .render_text import tool_gist
@@ -168,17 +168,17 @@ def checkpoint_html(cp: CheckpointView) -> str:
 def session_html(v: SessionView, alone: bool = False) -> Iterator[str]:
     s = v.session
     names: dict[str, str] = {}
-    body: list[str] = []
+    body = spool()
     shown = 0  # messages with something to read (records kept whole are not drawn)
     for item in v.timeline():
         if isinstance(item, CheckpointView):
-            body.append(checkpoint_html(item))
+            body.write(checkpoint_html(item))
         else:
             if v.first_prompt is None and is_real_prompt(item[1]):
                 v.first_prompt = item[1].text()
             html = message_html(*item, names)
             shown += bool(html)
-            body.append(html)
+            body.write(html)
     meta = [("Session", f"<code>{escape(s.id)}</code>"), ("Agent", escape(s.agent + (
         f" ({s.model})" if s.model else ""))), ("Branch", escape(s.branch or "-")),
         ("When", escape(f"{to_iso(s.created_at) or '-'} → {to_iso(s.updated_at) or '-'}")),
@@ -190,7 +190,7 @@ def session_html(v: SessionView, alone: bool = False) -> Iterator[str]:
     head = "" if alone else f"<h2>{escape(_title(v))}</h2>"  # alone: the page's h1 is its title
     yield (f'<section class="session" id="s-{escape(s.id)}">{head}'
            '<dl class="meta">' + "".join(f"<dt>{k}</dt><dd>{x}</dd>" for k, x in meta) + "</dl>\n")
-    yield from body
+    yield from replay(body)
     yield "</section>\n"
 
 
@@ -213,12 +213,12 @@ def blame_html(b: dict[str, Any]) -> str:
 
 
 def write_html(views: Iterator[SessionView], out: IO[str], blame: dict[str, Any] | None = None) -> None:
-    sections: list[str] = []
+    sections = spool()
     toc: list[str] = []
     titles: list[str] = []
     listed = list(views)  # (each one's messages are still streamed, as it is rendered)
     for v in listed:
-        sections += session_html(v, alone=len(listed) == 1)
+        sections.writelines(session_html(v, alone=len(listed) == 1))
         titles.append(_title(v))
         toc.append(f'<li><a href="#s-{escape(v.session.id)}">{escape(titles[-1])}</a> '
                    f"({v.count} messages)</li>")
@@ -238,5 +238,5 @@ def write_html(views: Iterator[SessionView], out: IO[str], blame: dict[str, Any]
         out.write("<nav><ul>" + "".join(toc) + "</ul></nav>\n")
     if not toc:
         out.write("<p>No agent session is linked to these commits.</p>\n")
-    out.writelines(sections)
+    out.writelines(replay(sections))
     out.write(f"</main><script>{JS}</script></body></html>\n")

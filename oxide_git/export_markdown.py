@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 from typing import IO, Any
 
-from .export import CheckpointView, SessionView, tool_names
+from .export import CheckpointView, SessionView, replay, spool, tool_names
 from .model import Message, PartType
 
 CLIP = 4000  # characters of a tool input or output shown in Markdown
@@ -120,18 +120,18 @@ def session_md(v: SessionView) -> Iterator[str]:
     names: dict[str, str] = {}
     from .titles import display, is_real_prompt
 
-    body: list[str] = []
+    body = spool()
     shown = 0
     for item in v.timeline():
         if isinstance(item, CheckpointView):
-            body.append(checkpoint_md(item))
-            continue
-        if v.first_prompt is None and is_real_prompt(item[1]):
-            v.first_prompt = item[1].text()
-        text = message_md(*item, names)
-        shown += bool(text)
-        body.append(text)
-    body = [b for b in body if b]
+            text = checkpoint_md(item)
+        else:
+            if v.first_prompt is None and is_real_prompt(item[1]):
+                v.first_prompt = item[1].text()
+            text = message_md(*item, names)
+            shown += bool(text)
+        if text:
+            body.write(text + "\n")
     # the title list, show, search and the HTML export give it
     yield f"## {display(s.title, v.first_prompt, s.id, 120)}\n\n"
     count = str(shown) + (f" ({v.count} records)" if v.count != shown else "")
@@ -143,7 +143,7 @@ def session_md(v: SessionView) -> Iterator[str]:
     if s.parent_id:
         yield f"- **Forked from:** `{s.parent_id}`\n"
     yield "\n"
-    yield from (b + "\n" for b in body)
+    yield from replay(body)
 
 
 def _iso(ms: int | None) -> str:

@@ -28,6 +28,7 @@ from .rawgit import (
     commit_tree,
     format_commit,
     format_tree,
+    object_id,
     parse_tree,
 )
 
@@ -129,6 +130,25 @@ def _blob_ids(objects: Objects, blobs: list[bytes]) -> list[bytes]:
     return packwriter.write_pack(Path(objects.dir), [(BLOB, b) for b in blobs])
 
 
+def _changed(objects: Objects, buckets: dict[bytes, tuple[bytes, bytes]], blobs: Mapping[int, bytes],
+             truncate_at: int | None) -> Mapping[int, bytes]:
+    """``blobs`` without the messages the tree already holds, byte for byte: a source read whole
+    again (a database) re-places every message, and each import wrote them all again, a pack of
+    the whole session per change."""
+    if not buckets or not blobs or truncate_at is not None:
+        return blobs
+    out: dict[int, bytes] = {}
+    name, entries = None, {}
+    for seq, data in blobs.items():
+        if bucket_name(seq).encode() != name:
+            name = bucket_name(seq).encode()
+            entries = _subtree(objects, buckets, name)
+        old = entries.get(entry_name(seq).encode())
+        if old is None or old[1] != object_id(BLOB, data) or not objects.has(old[1]):
+            out[seq] = data
+    return out
+
+
 def build_tree(
     objects: Objects,
     base: bytes | None,
@@ -141,6 +161,7 @@ def build_tree(
     root = _entries(objects, base)
     root[_SESSION] = (BLOB_MODE, objects.write(BLOB, codec.encode_session(session)))
     buckets = _subtree(objects, root, _MESSAGES)
+    blobs = _changed(objects, buckets, blobs, truncate_at)
     oids = dict(zip(blobs, _blob_ids(objects, list(blobs.values())), strict=True))
     by_bucket: dict[bytes, list[int]] = {}
     for seq in blobs:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import types
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +38,12 @@ def answer(name: str, arguments: dict[str, Any], allow_writes: bool) -> tuple[st
     """One tool call: (the text the agent gets, is it an error)."""
     from . import failure
     from .errors import OxideError
-    from .mcp_tools import call
+    from .mcp_tools import call, check_arguments, tools
 
+    tool = next((t for t in tools(allow_writes) if t.name == name), None)
+    problem = None if tool is None else check_arguments(tool.schema, arguments)
+    if problem is not None:  # as the SDK's own validation said it
+        return f"Input validation error: {problem}", True
     ctx = None
     try:
         ctx = _context()
@@ -54,16 +59,37 @@ def answer(name: str, arguments: dict[str, Any], allow_writes: bool) -> tuple[st
     return json.dumps(result, ensure_ascii=False, separators=(",", ":"), default=str), False
 
 
+class _Deferred(types.ModuleType):
+    """A module imported when first used: the SDK's server imports jsonschema (for the input
+    validation ``answer`` does itself) and, through its sessions, httpx (for one status code of a
+    timed-out request), ~45 ms of CPU at every start for what a run most often never touches.
+    Any attribute looked up (``__path__`` by a submodule's import too) imports the real module."""
+
+    def __getattr__(self, attr: str) -> Any:
+        import importlib
+        import sys
+
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]
+        real = importlib.import_module(self.__name__)
+        self.__dict__.update(real.__dict__)
+        return getattr(real, attr)
+
+
+DEFERRED = ("jsonschema", "httpx")
+
+
 def _server_half_of_sdk() -> None:
     """Make ``import mcp.server.lowlevel`` load the SDK's server modules without running the
     ``__init__`` of ``mcp`` and ``mcp.server``, which import its client and FastMCP (httpx-sse,
     starlette, uvicorn, pydantic-settings): about 80 ms of CPU at every start of the server. The
     packages are entered in ``sys.modules`` as bare packages over the same folders; anything that
-    goes wrong leaves the normal import to run."""
+    goes wrong leaves the normal import to run. jsonschema and httpx are ``_Deferred``, and
+    pydantic looks for no plugins (its ``PYDANTIC_DISABLE_PLUGINS``: reading every installed
+    package's entry points costs ~6 ms, and the server's models want none)."""
     import importlib.machinery
     import importlib.util
     import sys
-    import types
 
     if "mcp" in sys.modules:
         return
@@ -79,6 +105,11 @@ def _server_half_of_sdk() -> None:
     root = Path(next(iter(spec.submodule_search_locations)))
     if not all((root / "server" / f).is_file() for f in ("lowlevel/server.py", "stdio.py")):
         return
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    _defer_pydantic_builds()
+    for lazy in DEFERRED:
+        if lazy not in sys.modules:
+            sys.modules[lazy] = _Deferred(lazy)
     for name, folder in (("mcp", root), ("mcp.server", root / "server")):
         pkg = types.ModuleType(name)
         pkg.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=True)
@@ -86,6 +117,21 @@ def _server_half_of_sdk() -> None:
         pkg.__path__ = [str(folder)]
         pkg.__package__ = name
         sys.modules[name] = pkg
+
+
+def _defer_pydantic_builds() -> None:
+    """Let pydantic build each of the SDK's ~200 models when it is first used, not when its class
+    is made (``defer_build``, pydantic's own option, as the default of every model): the models a
+    run never validates or dumps (the client's side of the protocol, tasks, sampling, elicitation)
+    are never built, ~20 ms of CPU at every start. The default lives in a private table of
+    pydantic's; where it is not (another pydantic), the models are built as before."""
+    try:
+        from pydantic._internal import _config
+    except ImportError:
+        return
+    defaults = getattr(_config, "config_defaults", None)
+    if isinstance(defaults, dict) and defaults.get("defer_build") is False:
+        defaults["defer_build"] = True
 
 
 def _sdk() -> tuple[Any, Any, Any]:
@@ -121,22 +167,23 @@ def serve(*, allow_writes: bool = False) -> None:
 
     from .mcp_tools import tools
 
-    types, Server, stdio_server = _sdk()
+    mcp_types, Server, stdio_server = _sdk()
 
     server = Server("git-oxide", version=__version__, instructions=INSTRUCTIONS)
 
     @server.list_tools()
     async def list_tools() -> list[Any]:
-        return [types.Tool(name=t.name, title=t.title, description=t.description, inputSchema=t.schema,
-                           annotations=types.ToolAnnotations(
-                               title=t.title, readOnlyHint=not t.writes, destructiveHint=False,
-                               idempotentHint=not t.writes, openWorldHint=False))
+        return [mcp_types.Tool(name=t.name, title=t.title, description=t.description, inputSchema=t.schema,
+                               annotations=mcp_types.ToolAnnotations(
+                                   title=t.title, readOnlyHint=not t.writes, destructiveHint=False,
+                                   idempotentHint=not t.writes, openWorldHint=False))
                 for t in tools(allow_writes)]
 
-    @server.call_tool()
+    @server.call_tool(validate_input=False)  # ``answer`` checks the arguments
     async def call_tool(name: str, arguments: dict[str, Any]) -> Any:
         text, failed = answer(name, arguments or {}, allow_writes)
-        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], isError=failed)
+        content = [mcp_types.TextContent(type="text", text=text)]
+        return mcp_types.CallToolResult(content=content, isError=failed)
 
     async def run() -> None:
         async with stdio_server() as (read, write):

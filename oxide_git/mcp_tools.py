@@ -15,10 +15,12 @@ import binascii
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .context import Context
 from .errors import OxideError
+
+if TYPE_CHECKING:  # the server lists the tools before any call needs the index
+    from .context import Context
 
 MAX_CHARS = 20_000  # characters of JSON per result, about 5,000 tokens: well under agents' limits
 
@@ -53,10 +55,22 @@ def _object(props: dict[str, Any], required: list[str] | None = None) -> dict[st
     return d
 
 
+class _Views:
+    """``mcp_views``'s functions, imported at the first call (listing the tools needs none)."""
+
+    def __getattr__(self, name: str) -> Callable[[Context, dict[str, Any]], dict[str, Any]]:
+        def run(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
+            from . import mcp_views
+
+            return getattr(mcp_views, name)(ctx, args)
+        return run
+
+
 def tools(allow_writes: bool = False) -> list[Tool]:
     """The tools offered; ``memory_add`` only when the user allowed writes."""
-    from . import mcp_views as v
     from .agents import AGENT_NAMES
+
+    v = _Views()
 
     session = {"type": "string", "description": "a session id (git oxide's or the agent's own), or a "
                                                 "unique prefix of one"}
@@ -131,6 +145,37 @@ def call(ctx: Context, name: str, args: dict[str, Any], *, allow_writes: bool = 
         raise NotInitialised(f"git oxide keeps no sessions in {ctx.repo.workdir} yet",
                              hint="run `git oxide init` and `git oxide import` there")
     return redacted(ctx, tool.run(ctx, args))
+
+
+_TYPES = {"string": (str,), "integer": (int,), "boolean": (bool,), "object": (dict,)}
+
+
+def check_arguments(schema: dict[str, Any], args: dict[str, Any]) -> str | None:
+    """What is wrong with ``args`` for the tool's input ``schema`` (the parts of JSON Schema the
+    tools use, said as jsonschema says it), or None. The server checks here, so the SDK's
+    validation, and its import of jsonschema at every start, is not needed."""
+    props = schema.get("properties", {})
+    for key in schema.get("required", []):
+        if key not in args:
+            return f"{key!r} is a required property"
+    extra = [k for k in args if k not in props]
+    if extra and schema.get("additionalProperties") is False:
+        return f"Additional properties are not allowed ({', '.join(repr(k) for k in extra)} " \
+               f"{'was' if len(extra) == 1 else 'were'} unexpected)"
+    for key, value in args.items():
+        p = props.get(key, {})
+        want = _TYPES.get(p.get("type", ""))
+        whole = want == (int,) and isinstance(value, float) and value.is_integer()  # as jsonschema has it
+        flag = isinstance(value, bool) and want != (bool,)  # True is an int to Python, not to JSON
+        if want and not whole and (flag or not isinstance(value, want)):
+            return f"{value!r} is not of type {p['type']!r}"
+        if "enum" in p and value not in p["enum"]:
+            return f"{value!r} is not one of {p['enum']!r}"
+        if "minimum" in p and value < p["minimum"]:
+            return f"{value!r} is less than the minimum of {p['minimum']!r}"
+        if "maximum" in p and value > p["maximum"]:
+            return f"{value!r} is greater than the maximum of {p['maximum']!r}"
+    return None
 
 
 def redacted(ctx: Context, result: dict[str, Any]) -> dict[str, Any]:

@@ -19,6 +19,8 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from .ago import ago_secs
+
 SCHEMA_VERSION = 1
 
 
@@ -176,6 +178,21 @@ def to_iso(ms: int | None) -> str | None:
         return _second(ms // 1000) + f".{ms % 1000:03d}Z"
     except (OverflowError, OSError, ValueError):
         return datetime.fromtimestamp(0, UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+def ago(iso: str | int | None, now_ms: int) -> str:
+    """How long ago: an ISO time or milliseconds since the epoch."""
+    if iso is None or iso == "":
+        return "-"
+    if isinstance(iso, int):
+        secs = max(0, (now_ms - iso) / 1000)
+    else:
+        try:
+            t = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+        except ValueError:
+            return iso
+        secs = max(0, now_ms / 1000 - t.replace(tzinfo=t.tzinfo or UTC).timestamp())
+    return ago_secs(secs)
 
 
 def from_iso(text: str | None) -> int | None:

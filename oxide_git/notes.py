@@ -101,7 +101,11 @@ def rebuild_links(ctx: Any) -> int:
     except Exception:
         return 0
     for note in notes:
-        put_links(ctx, str(note.annotated_id), merge_notes(parse_note(note.message)))
+        try:
+            text = note.message
+        except Exception:  # a notes tree from elsewhere: pygit2 raises KeyError or GitError
+            continue
+        put_links(ctx, str(note.annotated_id), merge_notes(parse_note(text)))
         n += 1
     return n
 

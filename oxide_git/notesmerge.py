@@ -19,17 +19,21 @@ def merge_texts(*texts: str) -> str:
     return json.dumps(merge_note_dicts(*(parse_note(t) for t in texts)), sort_keys=True) + "\n"
 
 
-def _flatten(git: pygit2.Repository, tree: pygit2.Tree, prefix: str = "") -> dict[str, pygit2.Oid]:
-    """{annotated object hex: note blob} of a notes tree, whatever its fan-out."""
+def _flatten(git: pygit2.Repository, tree: pygit2.Tree) -> dict[str, pygit2.Oid]:
+    """{annotated object hex: note blob} of a notes tree, whatever its fan-out (git's fan-out is
+    at most 19 levels for SHA-1: a deeper tree is not a notes tree, and its depth stops here)."""
     out: dict[str, pygit2.Oid] = {}
-    for e in tree:
-        name = prefix + (e.name or "")
-        if e.type_str == "tree":
-            sub = git[e.id]
-            if isinstance(sub, pygit2.Tree):
-                out.update(_flatten(git, sub, name))
-        else:
-            out[name] = e.id
+    todo = [(tree, "")]
+    while todo:
+        t, prefix = todo.pop()
+        for e in t:
+            name = prefix + (e.name or "")
+            if e.type_str == "tree":
+                sub = git[e.id]
+                if isinstance(sub, pygit2.Tree) and len(name) < 64:
+                    todo.append((sub, name))
+            else:
+                out[name] = e.id
     return out
 
 

@@ -31,6 +31,9 @@ _NAMES = _FANOUT + 256 * 4
 _BLOB = 3
 _GIVE_UP = 64
 _OFS_DELTA, _REF_DELTA = 6, 7
+# The largest object inflated here (codec.MAX_PAYLOAD, the largest payload decoded): the size in
+# an entry's header is read first, and a bigger object is refused before any of it is inflated.
+MAX_OBJECT = 256 * 1024 * 1024
 _MAX_DELTA_CHAIN = 100  # misses beyond the hits by this many: the objects are elsewhere, stop searching
 
 
@@ -82,8 +85,8 @@ class Pack:
         """The blob at ``off`` and where the next entry starts; None for anything else (a delta,
         a tree, a damaged entry)."""
         head = self._header(off)
-        if head is None or head[0] != _BLOB:
-            return None, -1  # a delta (6, 7), a commit, tree or tag: the odb knows
+        if head is None or head[0] != _BLOB or head[1] > MAX_OBJECT:
+            return None, -1  # a delta (6, 7), a commit, tree or tag, one too big: the odb says
         found = self._inflate(head[2], head[1])
         return (None, -1) if found is None else found
 
@@ -133,6 +136,8 @@ class Pack:
         if head is None or depth > _MAX_DELTA_CHAIN:
             raise ValueError(f"damaged pack entry at {off}")
         kind, size, pos = head
+        if size > MAX_OBJECT:
+            raise ValueError(f"the object at {off} is {size} bytes, larger than the {MAX_OBJECT} read here")
         if kind == _OFS_DELTA:
             c = self.data[pos]
             pos += 1

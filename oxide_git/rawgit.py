@@ -18,6 +18,7 @@ import os
 import zlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 from . import packread
 from .errors import OxideError
@@ -72,7 +73,7 @@ class Objects:
             raise OxideError(f"object {hexid} cannot be read: its delta or alternates chain loops")
         try:
             with open(os.path.join(self.dir, hexid[:2], hexid[2:]), "rb") as f:
-                return _parse_loose(zlib.decompress(f.read()), hexid)
+                return _read_loose(f, hexid)
         except FileNotFoundError:
             pass
         except (OSError, zlib.error) as e:
@@ -192,15 +193,31 @@ def _freshen(path: str) -> bool:
         return os.path.exists(path)
 
 
-def _parse_loose(raw: bytes, hexid: str) -> tuple[int, bytes]:
+def _read_loose(f: BinaryIO, hexid: str) -> tuple[int, bytes]:
+    """A loose object: its header inflated first, so one over ``packread.MAX_OBJECT`` is refused
+    before the rest is inflated (1 GiB of zeros is a 1 MB file)."""
+    z = zlib.decompressobj()
+    raw = z.decompress(f.read(4096), 64)
     nul = raw.find(b"\0")
     head = raw[:nul].split(b" ")
     if nul < 0 or len(head) != 2 or head[0] not in _KINDS or not head[1].isdigit():
         raise OxideError(f"object {hexid} has no valid header")
-    data = raw[nul + 1:]
-    if int(head[1]) != len(data):
+    size = int(head[1])
+    if size > packread.MAX_OBJECT:
+        raise OxideError(f"object {hexid} is {size} bytes, larger than the {packread.MAX_OBJECT} read here")
+    parts = [raw[nul + 1:]]
+    got = len(parts[0])
+    tail = z.unconsumed_tail + f.read()
+    while got <= size and (tail or not z.eof):
+        chunk = z.decompress(tail, size + 1 - got)
+        tail = z.unconsumed_tail
+        parts.append(chunk)
+        got += len(chunk)
+        if not chunk:
+            break
+    if got != size:
         raise OxideError(f"object {hexid} is truncated")
-    return _KINDS[head[0]], data
+    return _KINDS[head[0]], b"".join(parts)
 
 
 # -- trees and commits ------------------------------------------------------------------------

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pygit2
 
 from . import notes, refs, sessionlog, snapshots
 from .context import Context
-from .errors import OxideError
+from .errors import CorruptIndex, OxideError
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from .index import Index
+    from .model import Message
+
+BATCH = 2000
 
 
 @dataclass
@@ -22,20 +33,16 @@ class ReindexResult:
     problems: list[str] | None = None
 
 
-def _first_difference(git: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree) -> int:
-    """The first seq whose bucket differs between two log trees (0 when there is no old tree)."""
-    if old is None or sessionlog.MESSAGES_DIR not in old:
-        return 0
-    if sessionlog.MESSAGES_DIR not in new:
-        return 0
-    a = git[old[sessionlog.MESSAGES_DIR].id]
-    b = git[new[sessionlog.MESSAGES_DIR].id]
-    assert isinstance(a, pygit2.Tree) and isinstance(b, pygit2.Tree)
-    old_buckets = {e.name: e.id for e in a}
-    for entry in b:
-        if old_buckets.get(entry.name) != entry.id:
-            return int(entry.name or 0) * sessionlog.BUCKET
-    return len(b) * sessionlog.BUCKET
+def _put_messages(index: Index, conn: sqlite3.Connection, sid: str,
+                  messages: Iterator[tuple[int, Message]], start: int) -> int:
+    """The rows of a log's messages from ``start``, a batch at a time: a log of a million messages
+    costs the memory of one batch, not of the log."""
+    n = 0
+    index.put_messages(conn, sid, {}, truncate_at=start)
+    while batch := dict(itertools.islice(messages, BATCH)):
+        index.put_messages(conn, sid, batch)
+        n += len(batch)
+    return n
 
 
 def reindex(ctx: Context, *, full: bool = False) -> ReindexResult:
@@ -62,16 +69,18 @@ def reindex(ctx: Context, *, full: bool = False) -> ReindexResult:
                     old_tree = git[tips[sid]].peel(pygit2.Tree)
                 except (KeyError, ValueError, pygit2.GitError):
                     old_tree = None
-            start = _first_difference(git, old_tree, log.commit.tree)
-            puts = dict(sessionlog.iter_messages(git, log.commit.tree, start))
+            start = sessionlog.first_difference(git, old_tree, log.commit.tree)
+            with index.write() as conn:  # one transaction: a log that fails half-way changes nothing
+                n = _put_messages(index, conn, sid, sessionlog.iter_messages(git, log.commit.tree, start),
+                                  start)
+                index.put_session(conn, log.session, log_commit=str(oid), count=log.count)
+        except CorruptIndex:
+            raise
         except OxideError as e:
             res.problems.append(f"{name}: {e.message}")  # type: ignore[union-attr]
             continue
-        with index.write() as conn:
-            index.put_messages(conn, sid, puts, truncate_at=start)
-            index.put_session(conn, log.session, log_commit=str(oid), count=log.count)
         res.sessions_updated += 1
-        res.messages_indexed += len(puts)
+        res.messages_indexed += n
     gone = set(tips) - seen
     if gone:
         with index.write() as conn:

@@ -28,6 +28,7 @@ _OBJ_TREE = int(pygit2.enums.ObjectType.TREE)
 _HFS_IGNORABLE = dict.fromkeys(map(ord, "\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
                                         "\u206a\u206b\u206c\u206d\u206e\u206f\ufeff"))
 MAX_BLOB = 1 << 30
+MAX_DEPTH = 256  # folders in folders (real worktrees stay under 40)
 
 
 @dataclass
@@ -140,6 +141,9 @@ def _entries(git: pygit2.Repository, oid: pygit2.Oid | None, where: str) -> dict
 def _diff_raw(
     git: pygit2.Repository, a: pygit2.Oid | None, b: pygit2.Oid | None, prefix: str
 ) -> Iterator[tuple[str, Side, Side]]:
+    if prefix.count("/") > MAX_DEPTH:  # a tree from elsewhere can nest deeper than Python recurses
+        raise UntrustedTree(f"refusing a tree nested more than {MAX_DEPTH} folders deep",
+                            hint="this checkpoint was not made by git oxide from a real worktree")
     ea, eb = _entries(git, a, prefix), _entries(git, b, prefix)
     differ = {name for name, _ in ea.items() ^ eb.items()}  # set operations in C, not a loop
     for name in sorted(differ):

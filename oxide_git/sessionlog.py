@@ -47,13 +47,29 @@ _OBJ_BLOB = int(pygit2.enums.ObjectType.BLOB)
 
 def _blob(repo: pygit2.Repository, oid: pygit2.Oid) -> bytes:
     # Read through the object database: no Object wrapper per message (the hot loop of show/resume).
+    # Sized from its header first: an entry over the limit is refused without being inflated.
     try:
+        kind, size = repo.odb.read_header(oid)
+        if kind != _OBJ_BLOB:
+            raise OxideError(f"session log entry {oid} is not a blob")
+        if size > codec.MAX_PAYLOAD:
+            raise OxideError(f"session log entry {oid} is {size} bytes, larger than the "
+                             f"{codec.MAX_PAYLOAD} git oxide reads")
         kind, data = repo.odb.read(oid)
     except KeyError:
         raise OxideError(f"session log entry {oid} is missing from the object store") from None
-    if kind != _OBJ_BLOB:
-        raise OxideError(f"session log entry {oid} is not a blob")
     return data
+
+
+def _object(repo: pygit2.Repository, oid: pygit2.Oid, what: str) -> pygit2.Object:
+    """A tree or commit of a log, sized from its header before libgit2 parses it."""
+    try:
+        _kind, size = repo.odb.read_header(oid)
+    except KeyError:
+        raise OxideError(f"{what} {oid} is missing from the object store") from None
+    if size > codec.MAX_PAYLOAD:
+        raise OxideError(f"{what} {oid} is {size} bytes, larger than the {codec.MAX_PAYLOAD} git oxide reads")
+    return repo[oid]
 
 
 def load(repo: pygit2.Repository, session_id: str) -> Log | None:
@@ -71,10 +87,12 @@ def load_required(repo: pygit2.Repository, session_id: str, ref: str | None = No
 
 
 def load_commit(repo: pygit2.Repository, oid: pygit2.Oid) -> Log:
-    commit = repo.get(oid)
+    commit = _object(repo, oid, "session log")
     if not isinstance(commit, pygit2.Commit):
         raise OxideError(f"session log {oid} is not a commit")
-    tree = commit.tree
+    tree = _object(repo, commit.tree_id, "session log tree")
+    if not isinstance(tree, pygit2.Tree):
+        raise OxideError(f"session log {oid} has no tree")
     if SESSION_FILE not in tree:
         raise OxideError(f"session log {oid} has no {SESSION_FILE}")
     session = codec.decode_session(_blob(repo, tree[SESSION_FILE].id))
@@ -84,15 +102,28 @@ def load_commit(repo: pygit2.Repository, oid: pygit2.Oid) -> Log:
 def _messages_tree(repo: pygit2.Repository, tree: pygit2.Tree) -> pygit2.Tree | None:
     if MESSAGES_DIR not in tree:
         return None
-    obj = repo[tree[MESSAGES_DIR].id]
+    obj = _object(repo, tree[MESSAGES_DIR].id, "session log folder")
     return obj if isinstance(obj, pygit2.Tree) else None
+
+
+def first_difference(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree) -> int:
+    """The first seq whose bucket differs between two log trees (0 when there is no old tree)."""
+    a = _messages_tree(repo, old) if old is not None else None
+    b = _messages_tree(repo, new)
+    if a is None or b is None:
+        return 0
+    old_buckets = {e.name: e.id for e in a}
+    for entry in b:
+        if old_buckets.get(entry.name) != entry.id:
+            return seq_of(entry.name) * BUCKET
+    return len(b) * BUCKET
 
 
 def count_messages(repo: pygit2.Repository, tree: pygit2.Tree) -> int:
     msgs = _messages_tree(repo, tree)
     if msgs is None or len(msgs) == 0:
         return 0
-    last_bucket = repo[msgs[len(msgs) - 1].id]
+    last_bucket = _object(repo, msgs[len(msgs) - 1].id, "session log bucket")
     if not isinstance(last_bucket, pygit2.Tree) or len(last_bucket) == 0:
         return 0
     return seq_of(last_bucket[len(last_bucket) - 1].name) + 1
@@ -102,7 +133,7 @@ def iter_messages(
     repo: pygit2.Repository, tree: pygit2.Tree, start: int = 0, stop: int | None = None
 ) -> Iterator[tuple[int, Message]]:
     """Messages in sequence order from ``start``; reads one blob at a time (streams)."""
-    for seq, data in _iter_blobs(repo, tree, start, stop):
+    for seq, data in iter_blobs(repo, tree, start, stop):
         yield seq, codec.decode_message(data)
 
 
@@ -110,13 +141,14 @@ def iter_message_dicts(
     repo: pygit2.Repository, tree: pygit2.Tree, start: int = 0, stop: int | None = None
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """The same messages as plain dicts (what JSON output needs), without model objects."""
-    for seq, data in _iter_blobs(repo, tree, start, stop):
+    for seq, data in iter_blobs(repo, tree, start, stop):
         yield seq, codec.decode_message_dict(data)
 
 
-def _iter_blobs(
-    repo: pygit2.Repository, tree: pygit2.Tree, start: int, stop: int | None
+def iter_blobs(
+    repo: pygit2.Repository, tree: pygit2.Tree, start: int = 0, stop: int | None = None
 ) -> Iterator[tuple[int, bytes]]:
+    """The stored (encoded) messages in sequence order from ``start``."""
     msgs = _messages_tree(repo, tree)
     if msgs is None:
         return
@@ -127,10 +159,12 @@ def _iter_blobs(
         for bentry in msgs:
             if seq_of(bentry.name) < first_bucket:
                 continue
-            bucket = repo[bentry.id]
+            bucket = _object(repo, bentry.id, "session log bucket")
             if not isinstance(bucket, pygit2.Tree):
                 continue
             entries = [(seq_of(e.name), e.id) for e in bucket]
+            if any(q // BUCKET != seq_of(bentry.name) for q, _ in entries):
+                raise OxideError(f"session log bucket {bentry.name} holds messages of another bucket")
             done = stop is not None and entries and entries[-1][0] >= stop
             entries = [e for e in entries if e[0] >= start and (stop is None or e[0] < stop)]
             for (seq, oid), data in zip(entries, packs.blobs([o.raw for _, o in entries]), strict=True):

@@ -17,7 +17,7 @@ from typing import Any
 
 import pygit2
 
-from . import journal, logwrite, refs, sessionlog
+from . import incoming, journal, logwrite, refs, sessionlog
 from .context import Context
 from .errors import OxideError, Refused
 from .model import new_session_id
@@ -26,6 +26,7 @@ from .repo import clean_git_env
 
 REMOTES = "refs/oxide/remotes/"
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+_HEX = re.compile(r"^[0-9a-f]{40}$|^[0-9a-f]{64}$")
 
 
 class RemoteError(OxideError):
@@ -79,8 +80,29 @@ def _mirror(name: str, ns: str) -> str:
     return ns + name.removeprefix("refs/oxide/")
 
 
-def fetch(ctx: Context, remote: str, *, checkpoints: bool = False) -> dict[str, str]:
-    """Mirror the remote's oxide refs under ``namespace(remote)``; returns {remote ref: oid}."""
+def _ours(name: str, checkpoints: bool) -> str | None:
+    """Why a remote ref is not one this pull takes (None: it is), or "" when it is one of ours
+    that is not asked for or not shared (checkpoints without --checkpoints, trash, mirrors)."""
+    if name in (refs.MEMORY, refs.NOTES):
+        return None
+    if name.startswith(refs.SESSIONS):
+        return None if _SAFE_ID.match(name[len(refs.SESSIONS):]) else "not a session id, left alone"
+    if name.startswith(refs.CHECKPOINTS):
+        if not checkpoints:
+            return ""
+        owner, _, cid = name[len(refs.CHECKPOINTS):].partition("/")
+        ok = (owner == "manual" or _SAFE_ID.match(owner)) and _HEX.match(cid)
+        return None if ok else "not a checkpoint name git oxide writes, left alone"
+    if name.startswith((refs.TRASH, refs.OPLOG, REMOTES)):
+        return ""
+    return "not a ref git oxide shares, left alone"
+
+
+def fetch(ctx: Context, remote: str, *, checkpoints: bool = False,
+          problems: list[str] | None = None) -> dict[str, str]:
+    """Mirror the remote's oxide refs under ``namespace(remote)``; returns {remote ref: oid} of
+    those fetched. A ref that is not ours, or that git cannot fetch (the remote lacks an object it
+    names), is left out with a line in ``problems``: one bad ref does not stop the others."""
     r = _git(ctx, "ls-remote", remote, "refs/oxide/*", refs.NOTES)
     if r.returncode != 0:
         raise RemoteError(f"cannot reach remote {remote!r}: {r.stderr.strip()}",
@@ -88,59 +110,112 @@ def fetch(ctx: Context, remote: str, *, checkpoints: bool = False) -> dict[str, 
     wanted = {}
     for line in r.stdout.splitlines():
         oid, _, name = line.partition("\t")
-        if name == refs.MEMORY or name == refs.NOTES or any(
-                name.startswith(p[:-1]) for p in _kinds(checkpoints) if p.endswith("*")):
-            if name.startswith(REMOTES):
-                continue
+        why = _ours(name, checkpoints)
+        if why is None:
             wanted[name] = oid
+        elif why and problems is not None:
+            problems.append(f"{remote} {name}: {why}")
     ns = namespace(remote)
-    specs = [f"+{n}:{_mirror(n, ns)}" for n in sorted(wanted)]
-    for i in range(0, len(specs), 500):
-        f = _git(ctx, "fetch", "-q", "--no-tags", "--no-write-fetch-head", remote, *specs[i:i + 500])
-        if f.returncode != 0:
-            raise RemoteError(f"fetch from {remote!r} failed: {f.stderr.strip()}")
+    failed = _fetch_all(ctx, remote, [f"+{n}:{_mirror(n, ns)}" for n in sorted(wanted)])
+    for spec, why in failed.items():
+        name = spec[1:].partition(":")[0]
+        del wanted[name]
+        if problems is not None:
+            problems.append(f"{remote} {name}: cannot be fetched, left alone ({why})")
     git = ctx.repo.git
-    live = {_mirror(n, ns) for n in wanted}
+    live = {_mirror(n, ns) for n in wanted} | {spec.partition(":")[2] for spec in failed}
     stale = {n: (oid, None) for n, oid in refs.iter_refs(git, ns) if n not in live}
     if stale:
         refs.update(git, stale, f"oxide: prune {remote}")  # type: ignore[arg-type]
     return wanted
 
 
+def _fetch_all(ctx: Context, remote: str, specs: list[str]) -> dict[str, str]:
+    """Fetch ``specs`` in one `git fetch`; when it fails, halve the set to find the refspecs that
+    fail on their own. Returns {spec: git's reason} of those."""
+    failed: dict[str, str] = {}
+    budget = [64]
+
+    def go(part: list[str]) -> None:
+        if not part:
+            return
+        f = subprocess.run(["git", "fetch", "-q", "--no-tags", "--no-write-fetch-head", "--stdin", remote],
+                           cwd=ctx.repo.workdir, capture_output=True, text=True, input="\n".join(part) + "\n",
+                           env=clean_git_env({"GIT_TERMINAL_PROMPT": "0"}))
+        if f.returncode == 0:
+            return
+        if budget[0] <= 0:
+            raise RemoteError(f"fetch from {remote!r} failed: {f.stderr.strip()}")
+        if len(part) == 1:
+            failed[part[0]] = _reason(f.stderr)
+            return
+        budget[0] -= 1
+        go(part[:len(part) // 2])
+        go(part[len(part) // 2:])
+
+    go(specs)
+    return failed
+
+
+def _reason(stderr: str) -> str:
+    lines = [ln.removeprefix("remote: ").strip() for ln in stderr.splitlines()]
+    first = next((ln for ln in lines if ln.startswith(("error:", "fatal:")) and "aborting" not in ln), None)
+    return (first or next((ln for ln in lines if ln), "git fetch failed")).removeprefix("error: ") \
+        .removeprefix("fatal: ")
+
+
 def pull(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) -> ShareResult:
-    """Fetch, then bring every session, memory, notes (and checkpoints) up to date; reindex."""
+    """Fetch, screen (``incoming``), then bring every session, memory, notes (and checkpoints)
+    up to date; reindex. A ref refused is named in ``problems`` and changes nothing here."""
     from .reindex import reindex
 
     name = remote_name(ctx, remote)
     res = ShareResult(name)
-    fetched = fetch(ctx, name, checkpoints=checkpoints)
+    fetched = fetch(ctx, name, checkpoints=checkpoints, problems=res.problems)
     ns, git = namespace(name), ctx.repo.git
+    changed = {r: oid for r, oid in fetched.items() if str(refs.read(git, r) or "") != oid}
+    refused = incoming.screen(ctx, changed, incoming.limits(ctx))
     for rname in sorted(fetched):
         theirs = refs.read(git, _mirror(rname, ns))
-        if theirs is None:
+        if theirs is None or rname not in changed:
             continue
-        if rname.startswith(refs.SESSIONS):
-            sid = rname[len(refs.SESSIONS):]
-            if not _SAFE_ID.match(sid):
-                res.problems.append(f"{rname}: not a session id, skipped")
-                continue
-            try:
-                _retry(_reconcile_session, ctx, sid, theirs, res)
-            except OxideError as e:
-                res.problems.append(f"{rname}: {e.message}")
-        elif rname.startswith(refs.CHECKPOINTS):
-            if refs.read(git, rname) is None:
-                refs.update(git, {rname: (None, theirs)}, f"oxide: pull {name}")
-                res.move(rname, None, theirs)
-                res.updated[rname] = "new"
-        elif rname == refs.NOTES:
-            _retry(_reconcile_notes, ctx, theirs, res)
-        elif rname == refs.MEMORY:
-            _retry(_reconcile_memory, ctx, theirs, res)
+        if rname in refused:
+            res.problems.append(f"{name} {rname}: {refused[rname]}")
+            continue
+        try:
+            _is_commit(git, theirs)
+            if rname.startswith(refs.SESSIONS):
+                _retry(_reconcile_session, ctx, rname[len(refs.SESSIONS):], theirs, res)
+            elif rname.startswith(refs.CHECKPOINTS):
+                _take_checkpoint(ctx, rname, theirs, res)
+            elif rname == refs.NOTES:
+                _retry(_reconcile_notes, ctx, theirs, res)
+            elif rname == refs.MEMORY:
+                _retry(_reconcile_memory, ctx, theirs, res)
+        except OxideError as e:
+            res.problems.append(f"{name} {rname}: {e.message}, left alone")
     if res.moved:  # a pull that changed nothing is not journaled: undo reverts what came before it
         journal.record(ctx, journal.Entry("pull", ctx.now_ms, f"pull {name}", refs=dict(res.moved)))
-    reindex(ctx)
+    done = reindex(ctx)
+    res.problems.extend(done.problems or [])
     return res
+
+
+def _is_commit(git: pygit2.Repository, oid: pygit2.Oid) -> None:
+    kind, _size = git.odb.read_header(oid)
+    if kind != pygit2.enums.ObjectType.COMMIT:
+        raise OxideError(f"it points at a {pygit2.enums.ObjectType(kind).name.lower()}, not a commit")
+
+
+def _take_checkpoint(ctx: Context, name: str, theirs: pygit2.Oid, res: ShareResult) -> None:
+    """A checkpoint the store lacks: its ref names the commit it points at (its id), a commit."""
+    git = ctx.repo.git
+    if name.rsplit("/", 1)[1] != str(theirs):
+        raise OxideError("not a checkpoint (its name is not the commit it points at)")
+    if refs.read(git, name) is None:
+        refs.update(git, {name: (None, theirs)}, f"oxide: pull {res.remote}")
+        res.move(name, None, theirs)
+        res.updated[name] = "new"
 
 
 def _retry(fn: Callable[..., None], *args: Any) -> None:
@@ -187,9 +262,8 @@ def _reconcile_session(ctx: Context, sid: str, theirs: pygit2.Oid, res: ShareRes
     has something new, else ours) makes both histories ancestors, so push fast-forwards."""
     git = ctx.repo.git
     name = refs.session_ref(sid)
+    incoming.check_log(git, sid, theirs, refs.read(git, name))
     remote_log = sessionlog.load_commit(git, theirs)
-    if remote_log.session.id != sid:
-        raise OxideError(f"its log names session {remote_log.session.id}")
     ours = _simple(git, name, theirs, res)
     if ours is None:
         return
@@ -299,18 +373,23 @@ def push(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) 
         if len(parts) < 3 or len(parts[0]) != 1:
             continue
         flag, ref = parts[0], parts[1].partition(":")[2]
-        if flag == "!":
+        if flag == "!" and "remote rejected" in parts[2]:  # not diverged: the remote would not take it
+            res.problems.append(f"{name} {ref}: the remote refused it {parts[2].partition(' ')[2]}")
+        elif flag == "!":
             res.rejected.append(ref)
         elif flag in ("*", " ", "+"):
             res.updated[ref] = "new" if flag == "*" else "pushed"
-    if r.returncode != 0 and not res.rejected:
+    if r.returncode != 0 and not res.rejected and not res.problems:
         raise RemoteError(f"push to {name!r} failed: {r.stderr.strip()}",
                           hint="check the remote with `git remote -v`, or set `git config oxide.remote`")
     return res
 
 
 def check_pushed(res: ShareResult) -> None:
-    """Raise when a push left refs behind (they diverged on the remote)."""
+    """Raise when a push left refs behind (they diverged on the remote, or it refused them)."""
+    if res.problems and not res.rejected:
+        raise RemoteError(f"{res.remote} refused {len(res.problems)} ref(s)",
+                          hint="`git fsck` on the remote says what it lacks; the refs stay here")
     if res.rejected:
         raise Refused(f"{len(res.rejected)} ref(s) changed on {res.remote} since your last pull: "
                       + ", ".join(res.rejected[:5]),

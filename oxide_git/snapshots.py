@@ -201,19 +201,26 @@ def apply_changes(
 ) -> pygit2.Oid | None:
     """``tree`` with ``changes`` applied, rewriting only the trees on changed paths (None: empty)."""
     tb = git.TreeBuilder(tree) if tree is not None else git.TreeBuilder()
+    # Which names the tree has, from iterating it: pygit2 (1.21) keeps a reference to the name of
+    # every lookup that misses (TreeBuilder.get, `in`, tree[name]), and a new file always misses;
+    # in the long-running `watch` that served checkpoints it was 10-60 KB a checkpoint.
+    present: dict[str, tuple[pygit2.Oid, int]] = {}
+    if tree is not None:
+        present = {str(e.name): (e.id, int(e.filemode)) for e in tree}
     nested: dict[str, dict[str, Entry]] = {}
     for path, entry in changes.items():
         head, sep, rest = path.partition("/")
         if sep:
             nested.setdefault(head, {})[rest] = entry
         elif entry is None:
-            if tb.get(head) is not None:
+            if present.pop(head, None) is not None:
                 tb.remove(head)
         else:
             tb.insert(head, entry[0], entry[1])
+            present[head] = (entry[0], entry[1])
     for name, sub in nested.items():
-        existing = tb.get(name)
-        subtree = git[existing.id] if existing is not None and existing.filemode == _TREE else None
+        existing = present.get(name)
+        subtree = git[existing[0]] if existing is not None and existing[1] == _TREE else None
         oid = apply_changes(git, subtree if isinstance(subtree, pygit2.Tree) else None, sub)
         if oid is None:
             if existing is not None:

@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .model import Message
 
-# Blocks the agents' harnesses put in a user turn (Claude Code, Codex), by their opening tag.
+# Blocks the agents' harnesses put in a user turn (Claude Code, Codex, Gemini CLI), by their opening tag.
 _HARNESS_TAGS = ("<system-reminder>", "<environment_context>", "<user_instructions>", "<permissions",
                  "<command-name>", "<command-message>", "<local-command-stdout>", "<local-command-caveat>",
-                 "<user-prompt-submit-hook>", "<turn_aborted>", "<INSTRUCTIONS>")
+                 "<user-prompt-submit-hook>", "<turn_aborted>", "<INSTRUCTIONS>",
+                 "<session_context>", "<hook_context>")  # the last two: Gemini CLI's
 _HARNESS_STARTS = ("# AGENTS.md instructions", "Caveat: The messages below were generated")
 
 

@@ -24,10 +24,24 @@ def watcher(repo: Repo) -> dict[str, Any] | None:
     """The running watcher's pid file, if its process is alive."""
     try:
         info = json.loads((repo.oxide_dir / PID_FILE).read_text())
-        os.kill(int(info["pid"]), 0)
+        pid = int(info["pid"])
+        os.kill(pid, 0)
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    if _dead(pid):
+        return None
     return info if isinstance(info, dict) else None
+
+
+def _dead(pid: int) -> bool:
+    """A killed watcher nobody reaped: a zombie still answers ``kill(pid, 0)``. A container's
+    first process often reaps no orphans, so the daemon, once killed, stays one."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False  # no /proc (macOS): kill(pid, 0) is all there is to know
+    return state in (b"Z", b"X")
 
 
 def head_oid(repo: Repo) -> str | None:
@@ -109,6 +123,7 @@ def status_from_journal(repo: Repo) -> status_mod.Status | None:
 
     git = repo.git
     tree = None if git.head_is_unborn else git.head.peel(pygit2.Commit).tree
+    lookup = _Lookup(git, tree)
     paths: set[str] = set()
     for p in got[1]:
         full = repo.workdir / p
@@ -119,22 +134,50 @@ def status_from_journal(repo: Repo) -> status_mod.Status | None:
                 paths.update(f"{rel}/{f}" for f in files)
         else:
             paths.add(p)
-        obj = _lookup(git, tree, p)
+        obj = lookup.get(p)
         if isinstance(obj, pygit2.Tree):  # a tracked folder: every file in it may have gone
             paths.update(f"{p}/{sub}" for sub in _blobs(git, obj))
     st = status_mod.Status()
-    new = {p for p in paths if _lookup(git, tree, p) is None}
+    new = {p for p in paths if lookup.get(p) is None}
     st.changed = paths - new
     st.untracked = new - _ignored(repo, sorted(new))
     return st
 
 
-def _lookup(git: Any, tree: Any, path: str) -> Any:
-    if tree is None:
-        return None
-    try:
-        return git[tree[path].id]
-    except (KeyError, ValueError):
+class _Lookup:
+    """Paths of HEAD's tree, found by walking it into dicts: pygit2 (1.21) keeps a reference to
+    the name of every lookup that misses (``tree[path]``), and an untracked path always misses; in
+    the long-running `watch`, each checkpoint it served leaked ~60 KB that way."""
+
+    def __init__(self, git: Any, tree: Any) -> None:
+        self.git, self.root = git, tree
+        self.dirs: dict[Any, dict[str, Any]] = {}
+
+    def _entries(self, tree: Any) -> dict[str, Any]:
+        got = self.dirs.get(tree.id)
+        if got is None:
+            got = self.dirs[tree.id] = {e.name: e for e in tree}
+        return got
+
+    def get(self, path: str) -> Any:
+        """The blob or tree at ``path`` in HEAD, or None."""
+        t = self.root
+        if t is None:
+            return None
+        parts = path.split("/")
+        for i, part in enumerate(parts):
+            e = self._entries(t).get(part)
+            if e is None:
+                return None
+            try:
+                obj = self.git[e.id]
+            except (KeyError, ValueError):
+                return None
+            if i == len(parts) - 1:
+                return obj
+            if e.type_str != "tree":
+                return None
+            t = obj
         return None
 
 

@@ -38,7 +38,7 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     }.items():
         monkeypatch.setenv(k, v)
     for k in ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_COMMON_DIR", "OXIDE_NOW",
-              "PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR"):
+              "PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR", "GEMINI_CLI_HOME", "QWEN_HOME"):
         monkeypatch.delenv(k, raising=False)
     for k in ("CLINE_DIR", "CLINE_DATA_DIR", "CLINE_SESSION_DATA_DIR", "CLINE_PROVIDER_SETTINGS_PATH"):
         monkeypatch.delenv(k, raising=False)  # Cline's store: under the test's HOME

@@ -128,3 +128,29 @@ def test_two_sessions_in_one_worktree(repo: Path) -> None:
            lambda: (repo / "f.txt").write_text("from claude\nfrom codex\n"))
     _, got = who(repo, clock, "f.txt")
     assert got == [("from claude", "agent", SID, "claude"), ("from codex", "agent", SID2, "codex")]
+
+
+def test_a_session_without_times_goes_by_its_prompt_checkpoint(repo: Path) -> None:
+    """Aider records one time for a whole session: its calls have no order in time, so those of
+    the turn a prompt checkpoint starts are that checkpoint's intervals' (and are not replayed)."""
+    from oxide_git import store
+    from oxide_git.model import Message, Part, Session
+
+    clock = Clock()
+    s = Session(id=SID, agent="aider", cwd=str(repo), worktree="main")
+    t = clock.tick()
+    ctx = make_ctx(repo, t)
+    placed = store.append(ctx, s, [Message("user", (Part.text("add notes"),), created_at=t)])
+    ctx.close()
+    take(repo, clock, kind="prompt", session=SID, message_id=next(iter(placed.values())).id)
+    (repo / "notes.txt").write_text("by aider\n")
+    ctx = make_ctx(repo, t)
+    store.append(ctx, s, [Message("assistant", (Part.patch("<<<<<<< SEARCH\n=======\nby aider\n>>>>>>> REPLACE",
+                                                           path="notes.txt"),), created_at=t),
+                          Message("user", (Part.text("and the next"),), created_at=t)])
+    ctx.close()
+    human_edit(repo, clock, "mine.txt", "mine\n")
+    _, got = who(repo, clock, "notes.txt")
+    assert got == [("by aider", "agent", SID, "aider")]
+    _, got = who(repo, clock, "mine.txt")
+    assert got == [("mine", "human", None, None)]

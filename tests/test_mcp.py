@@ -251,3 +251,42 @@ def test_the_command_without_the_fast_path_and_its_help(repo: Path) -> None:
     assert "--allow-writes" in h and "stdio" in h
     bad = oxide(repo, "mcp", "--bogus", check=False)
     assert bad.returncode == 2 and "No such option" in bad.stderr
+
+
+def test_arguments_outside_a_tools_schema_are_refused_as_the_sdk_would(store: dict[str, Any]) -> None:
+    """The server checks arguments itself (the SDK's check imports jsonschema at every start):
+    each rule the tools' schemas use, said as the SDK says it, and the server goes on."""
+    _l, results = serve(store["repo"], [
+        ("search", {"query": 5}), ("search", {"query": "x", "limit": 0}), ("search", {"query": "x", "limit": 51}),
+        ("search", {"query": "x", "agent": "nobody"}), ("search", {"query": "x", "colour": "red"}),
+        ("show_session", {"session": "x", "full": 1}), ("search", {"query": "deploy", "limit": 2.0}),
+    ])
+    *bad, fine = results
+    for got, words in zip(bad, ("5 is not of type 'string'", "0 is less than the minimum of 1",
+                                "51 is greater than the maximum of 50", "'nobody' is not one of",
+                                "('colour' was unexpected)", "1 is not of type 'boolean'"), strict=True):
+        assert got[0] == "error" and got[1].startswith("Input validation error: ") and words in got[1], got
+    assert fine["results"]
+
+
+def test_the_argument_check_agrees_with_jsonschema() -> None:
+    """Same verdict as the SDK's validator (jsonschema) on every tool's schema, over valid and
+    invalid arguments of each kind."""
+    import jsonschema
+
+    from oxide_git.mcp_tools import check_arguments, tools
+
+    samples: list[Any] = ["x", "", 0, 1, 2.0, 2.5, -1, 10_000, True, False, None, [], {}, "claude"]
+    for tool in tools(allow_writes=True):
+        props = tool.schema["properties"]
+        cases: list[dict[str, Any]] = [{}, {"unexpected": 1}]
+        cases += [{k: v} for k in props for v in samples]
+        cases += [{k: "x" for k in tool.schema.get("required", [])}]
+        for args in cases:
+            try:
+                jsonschema.validate(instance=args, schema=tool.schema)
+                expected = None
+            except jsonschema.ValidationError as e:
+                expected = e.message
+            got = check_arguments(tool.schema, args)
+            assert (got is None) == (expected is None), (tool.name, args, got, expected)

@@ -60,6 +60,26 @@ def test_append_writes_constant_objects(repo: Path) -> None:
     assert after_two - after_one == after_one - before
 
 
+def test_a_source_read_whole_again_writes_only_what_changed(repo: Path) -> None:
+    """An OpenCode database is parsed whole on every change and every message placed again: the
+    write stores only the messages that differ (each import used to write a pack of them all)."""
+    ctx = make_ctx(repo)
+    s = _session()
+    msgs = {i: _msg(i) for i in range(500)}
+    store.save(ctx, s, msgs, summary="import")
+    git(repo, "gc", "-q")
+    before = _count_objects(repo)
+    msgs[499] = _msg(499, "assistant")  # the last answer grew as it streamed
+    msgs[500] = _msg(500)
+    store.save(ctx, s, msgs, summary="import again")
+    # two blobs, bucket 000001, messages tree, session blob, root tree, commit
+    assert _count_objects(repo) - before <= 7
+    log = sessionlog.load(ctx.repo.git, s.id)
+    assert log is not None and log.count == 501
+    assert [m.role for _q, m in sessionlog.iter_messages(ctx.repo.git, log.commit.tree, 499)] == ["assistant", "user"]
+    fsck_clean(repo)
+
+
 def test_concurrent_appends_lose_nothing(repo: Path) -> None:
     ctx = make_ctx(repo)
     s = _session()

@@ -216,7 +216,7 @@ def test_pull_skips_a_remote_ref_that_is_not_a_session_id(clones: tuple[Path, Pa
     oxide(a, "push")
     assert git(bare, "rev-parse", "--verify", "-q", refs.session_ref(evil)).strip()
     res = json.loads(oxide(b, "pull", "--json").stdout)
-    assert res["problems"] == [f"{refs.session_ref(evil)}: not a session id, skipped"]
+    assert res["problems"] == [f"origin {refs.session_ref(evil)}: not a session id, left alone"]
     assert res["updated"] == {refs.session_ref(SID): "new"}
     assert git(b, "rev-parse", "--verify", "-q", refs.session_ref(evil), check=False) == ""
 
@@ -269,7 +269,7 @@ def test_pull_refuses_a_ref_whose_log_names_another_session(clones: tuple[Path, 
     other = "019c18a520e8ffffeeeeddddccccbbbb"
     git(bare, "update-ref", refs.session_ref(other), git(bare, "rev-parse", refs.session_ref(SID)).strip())
     res = json.loads(oxide(b, "pull", "--json").stdout)
-    assert res["problems"] == [f"{refs.session_ref(other)}: its log names session {SID}"]
+    assert res["problems"] == [f"origin {refs.session_ref(other)}: its log names session {SID}, left alone"]
     assert git(b, "rev-parse", "--verify", "-q", refs.session_ref(other), check=False) == ""
     assert res["updated"] == {refs.session_ref(SID): "new"}
 

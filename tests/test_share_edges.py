@@ -55,7 +55,7 @@ def test_a_hostile_ref_that_sorts_first_does_not_stop_the_pull(clones: tuple[Pat
     say(a, "honest")
     oxide(a, "push")
     res = _pull(b)
-    assert res["problems"] == [f"{refs.session_ref(evil)}: not a session id, skipped"]
+    assert res["problems"] == [f"origin {refs.session_ref(evil)}: not a session id, left alone"]
     assert res["updated"] == {refs.session_ref(SID): "new"} and texts(b) == ["honest"]
 
 

@@ -196,3 +196,61 @@ def test_lost_file_events_rebuild_the_journal(repo: Path) -> None:
         t.join(10)
     assert not t.is_alive()
     assert not [h for h in logging.getLogger("watchdog").handlers if isinstance(h, watch._OverflowFlag)]
+
+
+def test_a_killed_watcher_nobody_reaped_is_not_running(repo: Path) -> None:
+    """A zombie still answers kill(pid, 0); a container's first process often reaps no orphans,
+    so a killed daemon stays one, and `watch --daemon` must not say it is already running."""
+    import subprocess
+    import sys
+
+    from oxide_git import watch_journal as journal
+
+    r = make_ctx(repo).repo
+    r.oxide_dir.mkdir(parents=True, exist_ok=True)
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    wait_for(lambda: Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z")
+    (r.oxide_dir / journal.PID_FILE).write_text(json.dumps({"pid": child.pid, "token": "t"}))
+    try:
+        assert journal.watcher(r) is None
+        (r.oxide_dir / journal.PID_FILE).write_text(json.dumps({"pid": os.getpid(), "token": "t"}))
+        assert journal.watcher(r) is not None  # a live one still counts
+    finally:
+        child.wait()
+
+
+def test_checkpoints_the_watcher_serves_do_not_grow_its_memory(repo: Path) -> None:
+    """pygit2 keeps the name of each lookup that misses, and an untracked path always misses: the
+    journal's status, run for every checkpoint `watch` serves, leaked each one's paths."""
+    import gc
+    import tracemalloc
+
+    from oxide_git import snapshots
+    from oxide_git import watch_journal as journal
+
+    fake_watcher(repo)
+    r = make_ctx(repo).repo
+    names = [f"new/d{i % 7}/untracked-{i}.txt" for i in range(300)]
+    for n in names:
+        (repo / n).parent.mkdir(parents=True, exist_ok=True)
+        (repo / n).write_text("x\n")
+    journal.append(r, names)
+    git_ = r.git
+    base = git_.head.peel().tree
+
+    def once() -> None:
+        st = journal.status_from_journal(r)
+        assert st is not None and len(st.untracked) == 300
+        changes = {p: (git_.create_blob(b"x\n"), 0o100644) for p in sorted(st.untracked)}
+        snapshots.apply_changes(git_, base, changes)
+
+    once()
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for _ in range(30):
+        once()
+    gc.collect()
+    grown = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert grown < 200_000, f"{grown} bytes kept after 30 checkpoints' status and tree"

@@ -146,7 +146,7 @@ class Agent(Protocol):
         ...
 
 
-AGENT_NAMES = ("claude", "codex", "opencode", "aider", "copilot", "cline", "pi")
+AGENT_NAMES = ("claude", "codex", "opencode", "aider", "copilot", "cline", "pi", "gemini", "qwen")
 
 
 def agent(name: str) -> Agent:

@@ -63,7 +63,8 @@ def effects(name: str, args: Any) -> list[Effect] | None:
     """The files a tool call writes and how; None when the call writes no file it names (a read,
     a search, or a shell command: see ``shell_command``)."""
     if name == "apply_patch" or (isinstance(args, Mapping) and name in ("patch", "apply_patch")):
-        text = args.get("input", args.get("patchText", args.get("patch"))) if isinstance(args, Mapping) else args
+        text = (args.get("input", args.get("patchText", args.get("patch")))
+                if isinstance(args, Mapping) else args)
         return parse_patch(text) if isinstance(text, str) else None
     if name in tools.SHELL:
         cmd = tools.command(name, args)
@@ -74,7 +75,8 @@ def effects(name: str, args: Any) -> list[Effect] | None:
     args = tools.args_of(args)
     if not isinstance(args, Mapping):
         return None
-    path = tools.path_arg(args)
+    notebook = args.get("notebook_path")  # Claude Code's NotebookEdit
+    path = tools.path_arg(args) or (notebook if isinstance(notebook, str) else None)
     if path is None:
         return None
     if name == "str_replace_based_edit_tool":
@@ -294,13 +296,14 @@ def shell_names(command: str, path: str, cwd: str) -> bool:
             words = chunk.split()
         for w in words:
             w = w.strip("'\"")
-            if not w or w.startswith("-") and "=" not in w:
+            if not w or (w.startswith("-") and "=" not in w):
                 continue
             w = w.split("=", 1)[1] if w.startswith("-") else w
             target = posixpath.normpath(w if os.path.isabs(w) else posixpath.join(cwd, w)) if cwd else w
             if target == path or w == rel:
                 return True
-            if any(c in w for c in "*?[") and (fnmatch.fnmatchcase(path, target) or fnmatch.fnmatchcase(rel, w)):
+            globbed = any(c in w for c in "*?[")
+            if globbed and (fnmatch.fnmatchcase(path, target) or fnmatch.fnmatchcase(rel, w)):
                 return True
             if cwd and target != posixpath.normpath(cwd) and path.startswith(target.rstrip("/") + "/"):
                 return True

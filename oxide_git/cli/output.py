@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 import click
+
+from ..model import ago  # noqa: F401 - how long ago, as every command says it
 
 
 def emit_json_lines(items: list[str]) -> None:
@@ -124,24 +125,6 @@ def cid(oid: str | None) -> str:
 def refresh_ids() -> None:
     """Forget the abbreviations (after a command created sessions or checkpoints)."""
     _abbrev.clear()
-
-
-def ago(iso: str | int | None, now_ms: int) -> str:
-    """How long ago: an ISO time or milliseconds since the epoch."""
-    if iso is None or iso == "":
-        return "-"
-    if isinstance(iso, int):
-        secs = max(0, (now_ms - iso) / 1000)
-    else:
-        try:
-            t = datetime.fromisoformat(iso.replace("Z", "+00:00"))
-        except ValueError:
-            return iso
-        secs = max(0, now_ms / 1000 - t.replace(tzinfo=t.tzinfo or UTC).timestamp())
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if secs >= size:
-            return f"{int(secs // size)}{unit} ago"
-    return "just now"
 
 
 def clip(text: Any, width: int) -> str:

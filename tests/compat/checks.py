@@ -171,6 +171,10 @@ def request_tool_calls(server: ModelServer) -> list[tuple[str, str]]:
     row = server.last_request()
     body, api = row["body"], row["api"]
     out: list[tuple[str, str]] = []
+    if api == "gemini":  # functionCall parts of the contents
+        from .modelserver_gemini import tool_calls
+
+        return tool_calls(body)
     if api == "responses":
         for it in body.get("input") or []:
             if isinstance(it, dict) and it.get("type", "").endswith("_call"):

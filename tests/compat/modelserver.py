@@ -1,9 +1,10 @@
 """A scripted model server on 127.0.0.1 for driving the agents' real CLIs.
 
-It speaks the three APIs the agents use (Anthropic Messages, OpenAI Responses, OpenAI Chat
-Completions; streaming as server-sent events, or one JSON body) and plays a script of turns. The
-turn is chosen from the request itself, never from server state: the last user prompt that holds
-a script marker names the exchange, and the number of assistant turns after it names the step.
+It speaks the four APIs the agents use (Anthropic Messages, OpenAI Responses, OpenAI Chat
+Completions, and the Gemini API in modelserver_gemini.py; streaming as server-sent events, or one
+JSON body) and plays a script of turns. The turn is chosen from the request itself, never from
+server state: the last user prompt that holds a script marker names the exchange, and the number
+of assistant turns after it names the step.
 So a session the agent resumes later (from its own files, or from files oxide wrote) continues the
 script exactly where it stood. Requests without the script's tools (titles, summaries, topic
 checks) are side requests: they get a short text and use up nothing.
@@ -30,6 +31,8 @@ from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from . import modelserver_gemini as gemini
 
 # The tool each agent declares for a shell command, an edit, a whole-file write (first found wins).
 SHELL_TOOLS = ("Bash", "exec_command", "shell", "bash", "run_shell_command", "run_commands")
@@ -78,6 +81,8 @@ class Turn:
 # ---- reading a request: which tools, which prompt, how many assistant turns since -----------------
 
 def _tool_names(api: str, body: Mapping[str, Any]) -> list[str]:
+    if api == "gemini":
+        return gemini.tool_names(body)
     names = []
     for t in body.get("tools") or []:
         if not isinstance(t, dict):
@@ -92,6 +97,8 @@ def _tool_names(api: str, body: Mapping[str, Any]) -> list[str]:
 
 
 def _tool_schema(api: str, body: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    if api == "gemini":
+        return gemini.tool_schema(body, name)
     for t in body.get("tools") or []:
         if not isinstance(t, dict):
             continue
@@ -116,6 +123,8 @@ def _texts(content: Any) -> list[str]:
 
 def conversation(api: str, body: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The request's history as (kind, text): kind is user | assistant | tool_result | tool_call."""
+    if api == "gemini":
+        return gemini.conversation(body)
     out: list[tuple[str, str]] = []
     if api == "responses":
         items = body.get("input")
@@ -308,7 +317,10 @@ class ModelServer:
                               "edits": [{"oldText": turn.args["old"], "newText": turn.args["new"]}]}
             okey = next((k for k in ("oldString", "old_str", "old_text") if k in props), "old_string")
             nkey = next((k for k in ("newString", "new_str", "new_text") if k in props), "new_string")
-            return name, {pkey: turn.args["path"], okey: turn.args["old"], nkey: turn.args["new"]}
+            edit = {pkey: turn.args["path"], okey: turn.args["old"], nkey: turn.args["new"]}
+            if "instruction" in props:  # Gemini CLI's replace requires one
+                edit["instruction"] = "Apply the scripted edit"
+            return name, edit
         raise ValueError(turn.kind)
 
 
@@ -358,8 +370,12 @@ class _Handler(BaseHTTPRequestHandler):
         if path.endswith("/messages/count_tokens"):
             self._send(200, b'{"input_tokens": 12}')
             return
+        if gemini.is_count_tokens(path):
+            self._send(200, b'{"totalTokens": 12}')
+            return
         api = ("anthropic" if path.endswith("/messages") else "responses" if path.endswith("/responses")
-               else "chat" if path.endswith("/chat/completions") else "other")
+               else "chat" if path.endswith("/chat/completions") else "gemini" if gemini.is_gemini(path)
+               else "other")
         row: dict[str, Any] = {"time": time.time(), "method": "POST", "path": self.path, "api": api,
                                "user_agent": self.headers.get("User-Agent"), "body": body}
         if api == "other":
@@ -373,6 +389,8 @@ class _Handler(BaseHTTPRequestHandler):
             row["marker"] = marker
             call = self.owner.resolve(api, body, turn) if turn else None
             text = (turn.text if turn and turn.kind == "text" else "") if turn else self.owner.side_text
+            if api == "gemini" and not turn:
+                text = gemini.side_json(body) or text
             row["reply"] = {"text": text, "call": call}
         except LookupError as e:
             row["scripted"] = True
@@ -381,9 +399,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, json.dumps({"error": {"message": str(e), "type": "invalid_request"}}).encode())
             return
         self.owner._record(row)
-        stream = bool(body.get("stream"))
-        model = str(body.get("model") or self.owner.model)
-        reply = {"anthropic": _anthropic, "responses": _responses, "chat": _chat}[api]
+        stream = bool(body.get("stream")) or ":streamGenerateContent" in path
+        model = str(body.get("model") or (gemini.model_of(path) if api == "gemini" else self.owner.model))
+        reply = {"anthropic": _anthropic, "responses": _responses, "chat": _chat,
+                 "gemini": gemini.reply}[api]
         more = {"reasoning": turn.reasoning} if api == "responses" and turn and turn.reasoning else {}
         payload, ctype = reply(model, text, call, stream, **more)
         self._send(200, payload, ctype)

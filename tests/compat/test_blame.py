@@ -147,7 +147,20 @@ def test_every_line_is_attributed_right(agent: str, compat_repo: Path, model_ser
     misses += _score(agent, version, "amended notes.txt", _blame(compat_repo, "notes.txt", "--rev", "HEAD"),
                      NOTES, sid, prompts)
     misses += _score(agent, version, "amended shell.txt", _blame(compat_repo, "shell.txt"), SHELL, sid, prompts)
-    assert not misses, "\n".join(misses)
+    assert not misses, "\n".join(misses) + "\n" + _diagnosis(compat_repo, sid)
+
+
+def _diagnosis(repo: Path, sid: str) -> str:
+    """What blame went by, for a failure's message: the checkpoints and the calls, with times."""
+    out = ["checkpoints:"]
+    for c in sorted(checks.oxide_json(repo, "checkpoints"), key=lambda c: str(c.get("created_at"))):
+        out.append(f"  {c.get('created_at')} {c.get('kind')} {str(c.get('id'))[:8]} {c.get('message')}")
+    out.append("messages:")
+    for m in checks.show(repo, sid)["messages"]:
+        tools = [p.get("name") or p.get("call_id") for p in m["parts"] if p["type"] in ("tool_call", "tool_result")]
+        out.append(f"  {m['created_at']} {m['role']} {tools}")
+    out.append(checks.oxide(repo, "blame", "--porcelain", "notes.txt").stdout)
+    return "\n".join(out)
 
 
 def _git(repo: Path, *args: str) -> None:

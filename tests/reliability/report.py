@@ -12,6 +12,7 @@ FIGURES: Counter[str] = Counter()
 ROWS = [
     ("trials", "crash trials run"),
     ("kills", "kills survived (SIGKILL mid-operation)"),
+    ("half_done", "kills that left the work half done (then finished by a rerun)"),
     ("messages_acked", "messages acknowledged before a kill"),
     ("messages_lost", "messages lost (must be 0)"),
     ("checkpoints_acked", "checkpoints acknowledged before a kill"),

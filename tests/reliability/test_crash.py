@@ -148,13 +148,14 @@ def test_append_and_checkpoint_survive_sigkill(tmp_path: Path) -> None:
     _check_store(root)
 
 
-def _claude_transcript(path: Path, sessions: int = 3, messages: int = 300) -> None:
+def _claude_transcript(path: Path, sessions: int = 3, messages: int = 300, cwd: str = "/work/p",
+                       tag: int = 0) -> None:
     lines = []
     for s in range(sessions):
-        sid = f"4000000{s}-0000-4000-8000-000000000000"
+        sid = f"4000000{s}-0000-4000-8000-{tag:012d}"
         parent = None
         for i in range(messages):
-            uid = f"{s:08d}-0000-4000-8000-{i:012d}"
+            uid = f"{s:04d}{tag:04d}-0000-4000-8000-{i:012d}"
             role = "user" if i % 2 == 0 else "assistant"
             msg: dict[str, object] = {"role": role, "content": f"s{s} message {i} " + "lorem " * 20}
             if role == "assistant":
@@ -162,7 +163,7 @@ def _claude_transcript(path: Path, sessions: int = 3, messages: int = 300) -> No
                        "content": [{"type": "text", "text": f"s{s} reply {i}"}], "stop_reason": "end_turn",
                        "usage": {"input_tokens": 1, "output_tokens": 1}}
             lines.append(json.dumps({
-                "parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": "/work/p",
+                "parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": cwd,
                 "sessionId": sid, "version": "2.1.39", "gitBranch": "main", "type": role,
                 "message": msg, "uuid": uid,
                 "timestamp": f"2026-02-01T10:{i // 60 % 60:02d}:{i % 60:02d}.000Z"}))

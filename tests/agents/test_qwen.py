@@ -1,0 +1,291 @@
+"""Qwen Code: parse a real 0.24.4 file exactly, restart anywhere, write it back byte for byte,
+follow a branch of the parentUuid chain as a fork, discover, hand another agent's session over."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable, Unknown, qwen
+from oxide_git.model import Message, Part, Session, message_id_for, session_id_for
+
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "qwen"
+SID = "c753d781-2223-4830-999a-641b7cd106a4"
+MAIN = FIX / "projects" / "-tmp-gemini-q1-project" / "chats" / f"{SID}.jsonl"
+
+
+def env_for(*worktrees: str, home: Path | None = None, environ: dict[str, str] | None = None) -> AgentEnv:
+    import os
+
+    return AgentEnv(home=home or Path(os.environ["HOME"]), environ=environ or {},
+                    worktrees=tuple(Path(w) for w in worktrees))
+
+
+def run(path: Path, offset: int = 0, state: Any = None):
+    msgs: list[tuple[str, Message]] = []
+    last = (offset, state, 0)
+    sessions: dict[str, Session] = {}
+    problems = []
+    for ev in qwen.parse(path, offset=offset, state=state):
+        if isinstance(ev, Resumable):
+            last = (ev.offset, json.loads(json.dumps(dict(ev.state))), len(msgs))
+        elif isinstance(ev, FoundMessage):
+            msgs.append((ev.session_id, ev.message))
+        elif isinstance(ev, FoundSession):
+            sessions[ev.session.id] = ev.session
+        elif isinstance(ev, Problem):
+            problems.append(ev)
+        else:
+            assert isinstance(ev, Unknown), ev
+    return msgs, last, sessions, problems
+
+
+def by_session(path: Path) -> tuple[dict[str, Session], dict[str, list[Message]]]:
+    msgs, _l, sessions, _p = run(path)
+    out: dict[str, list[Message]] = {sid: [] for sid in sessions}
+    for sid, m in msgs:
+        out[sid].append(m)
+    return sessions, out
+
+
+def shape(m: Message) -> tuple[str, list[str]]:
+    return m.role, [p.type for p in m.parts]
+
+
+def chain(data: bytes) -> list[str]:
+    """The uuids Qwen Code 0.24 rebuilds a conversation from: the last record up the parentUuid
+    chain (``prepareTranscriptRecords``), in order."""
+    recs = [json.loads(x) for x in data.splitlines()]
+    by = {r["uuid"]: r for r in recs}
+    out, u = [], recs[-1]["uuid"]
+    while u in by:
+        out.append(u)
+        u = by[u]["parentUuid"]
+    return out[::-1]
+
+
+def test_a_real_session_parses_exactly() -> None:
+    sessions, msgs = by_session(MAIN)
+    [s] = sessions.values()
+    assert s.id == session_id_for("qwen", SID, 1796164915766)  # its first record's time
+    assert (s.native_id, s.cwd, s.model) == (SID, "/tmp/gemini/q1/project", "fake-model")
+    got = msgs[s.id]
+    assert [shape(m) for m in got] == [
+        ("user", ["text"]), ("assistant", ["tool_call"]), ("user", ["tool_result"]),
+        ("assistant", ["tool_call"]), ("user", ["tool_result"]), ("assistant", ["tool_call"]),
+        ("user", ["tool_result"]), ("assistant", ["text"]), ("user", ["text"]), ("assistant", ["text"])]
+    calls = [p for m in got for p in m.parts if p.type == "tool_call"]
+    results = [p for m in got for p in m.parts if p.type == "tool_result"]
+    assert [c.get("name") for c in calls] == ["run_shell_command", "write_file", "edit"]
+    assert [c.get("call_id") for c in calls] == [r.get("call_id") for r in results]
+    assert "Output: from-shell" in results[0].get("output")
+    assert got[1].usage == {"promptTokenCount": 100, "candidatesTokenCount": 20, "thoughtsTokenCount": 0,
+                            "totalTokenCount": 120, "cachedContentTokenCount": 0}
+    assert [m.native_id for m in got][:2] == ["dbf9e047-e177-4668-9221-b27fe3cbf96b",
+                                              "320b0dba-9a4c-429e-a880-ff7acc681a9b"]
+    # the system records (attribution_snapshot, ui_telemetry) are kept with the message before them
+    kept = [x.get("subtype") for m in got for x in m.extra["qwen"]["lines"] if x is not None]
+    assert set(kept) == {"attribution_snapshot", "ui_telemetry"} and len(kept) == 15
+    assert all("raw" not in m.extra["qwen"] for m in got)
+    assert not any(m.is_harness() for m in got)
+
+
+def test_restart_from_every_resumable_gives_the_same_events() -> None:
+    full = run(MAIN)[0]
+    points = [(ev.offset, json.loads(json.dumps(dict(ev.state)))) for ev in qwen.parse(MAIN)
+              if isinstance(ev, Resumable)]
+    assert len(points) >= 10
+    done = 0
+    for offset, state in points:
+        again = run(MAIN, offset, state)[0]
+        done = len(full) - len(again)
+        assert again == full[done:], offset
+
+
+def test_a_growing_file_imports_the_same_as_the_whole(tmp_path: Path) -> None:
+    lines = MAIN.read_bytes().splitlines(keepends=True)
+    path = tmp_path / MAIN.name
+    got: list[tuple[str, Message]] = []
+    offset, state, kept = 0, None, 0
+    for i in range(len(lines)):
+        path.write_bytes(b"".join(lines[:i + 1]) + b'{"uuid":"hal')
+        msgs, (offset2, state2, n), _s, _p = run(path, offset, state)
+        got = got[:kept] + msgs
+        offset, state, kept = offset2, state2, kept + n
+    assert got == run(MAIN)[0]
+
+
+def test_a_session_goes_back_byte_for_byte(tmp_path: Path) -> None:
+    sessions, msgs = by_session(MAIN)
+    [s] = sessions.values()
+    exp = qwen.export(s, msgs[s.id], env_for(home=tmp_path))
+    assert exp.files == {tmp_path / ".qwen" / "projects" / "-tmp-gemini-q1-project" / "chats" / MAIN.name:
+                         MAIN.read_bytes()}
+    assert (exp.native_id, exp.command, exp.cwd) == (SID, ["qwen", "--resume", SID], "/tmp/gemini/q1/project")
+
+
+def _branched(tmp_path: Path) -> Path:
+    """The real file with a rewind to before its second prompt, as 0.24.4's ``rewindRecording``
+    writes one (CONSTRUCTED from its source: the interactive /rewind dialog could not be driven
+    here): a ``system/rewind`` record re-rooted on the second prompt's parent, then a new turn."""
+    recs = [json.loads(x) for x in MAIN.read_bytes().splitlines()]
+    second = next(r for r in recs if r["type"] == "user" and "PROMPT-2" in json.dumps(r))
+    base = {k: second[k] for k in ("sessionId", "cwd", "version")}
+    rw = {"uuid": str(uuid.UUID(int=1)), "parentUuid": second["parentUuid"], **base,
+          "timestamp": "2026-12-01T22:50:00.000Z", "type": "system", "subtype": "rewind", "systemPayload": {}}
+    user = {"uuid": str(uuid.UUID(int=2)), "parentUuid": rw["uuid"], **base, "timestamp": "2026-12-01T22:50:01.000Z",
+            "type": "user", "provenance": "real_user", "message": {"role": "user", "parts": [{"text": "PROMPT-3: three"}]}}
+    answer = {"uuid": str(uuid.UUID(int=3)), "parentUuid": user["uuid"], **base, "timestamp": "2026-12-01T22:50:02.000Z",
+              "type": "assistant", "model": "fake-model", "message": {"role": "model", "parts": [{"text": "Three."}]}}
+    path = tmp_path / MAIN.name
+    path.write_bytes(MAIN.read_bytes() + b"".join(
+        json.dumps(r, separators=(",", ":")).encode() + b"\n" for r in (rw, user, answer)))
+    return path
+
+
+def test_a_branch_of_the_chain_is_a_fork_that_keeps_both(tmp_path: Path) -> None:
+    path = _branched(tmp_path)
+    sessions, msgs = by_session(path)
+    first, fork = sessions.values()
+    assert fork.native_id == f"{SID}/branch-1" and fork.parent_id == first.id
+    before, after = msgs[first.id], msgs[fork.id]
+    assert len(before) == 10 and "PROMPT-2" in before[8].text()
+    assert after[:8] == before[:8]
+    assert fork.fork_message_id == message_id_for(first.id, 7, before[7].created_at)
+    assert [m.text() for m in after[8:]] == ["PROMPT-3: three", "Three."]
+    exp = qwen.export(fork, after, env_for(home=tmp_path / "h"))
+    [(where, data)] = exp.files.items()
+    assert exp.native_id != SID and where.name == f"{exp.native_id}.jsonl"
+    recs = [json.loads(x) for x in data.splitlines()]
+    assert {r["sessionId"] for r in recs} == {exp.native_id}  # one session, as the CLI requires
+    mine = chain(data)
+    assert [r["uuid"] for r in recs if r["uuid"] in mine and r["type"] != "system"] == [
+        m.native_id for m in after]  # what the CLI resumes: the kept turns and the new one
+
+
+def test_another_agents_session_becomes_qwens_own_tools(tmp_path: Path) -> None:
+    s = Session(id="01a2000000001234567890abcdef0123", agent="claude", native_id="c1", cwd="/w",
+                created_at=1796162920303, branch="main")
+    msgs = [
+        Message("user", (Part.text("do it"),), created_at=1796162920400),
+        Message("assistant", (Part.text("ok"), Part.tool_call("t1", "Bash", {"command": "ls"}),
+                              Part.tool_call("t2", "Edit", {"file_path": "a.txt", "old_string": "a",
+                                                            "new_string": "b"})), model="m"),
+        Message("user", (Part.tool_result("t1", "a.txt"), Part.tool_result("t2", "edited"), Part.text("next"))),
+        Message("assistant", (Part.text("done"),)),
+    ]
+    exp = qwen.export(s, msgs, env_for("/w", home=tmp_path))
+    [(path, data)] = exp.files.items()
+    assert path == tmp_path / ".qwen" / "projects" / "-w" / "chats" / f"{exp.native_id}.jsonl"
+    recs = [json.loads(x) for x in data.splitlines()]
+    assert [r["type"] for r in recs] == ["user", "assistant", "tool_result", "user", "assistant"]
+    assert recs[0]["cwd"] == "/w" and recs[0]["parentUuid"] is None and recs[0]["gitBranch"] == "main"
+    assert [r["parentUuid"] for r in recs[1:]] == [r["uuid"] for r in recs[:-1]]
+    calls = [p["functionCall"] for p in recs[1]["message"]["parts"] if "functionCall" in p]
+    assert calls == [{"id": "t1", "name": "run_shell_command", "args": {"command": "ls"}},
+                     {"id": "t2", "name": "edit", "args": {"file_path": "/w/a.txt", "old_string": "a",
+                                                          "new_string": "b"}}]
+    assert chain(data) == [r["uuid"] for r in recs]
+    path.parent.mkdir(parents=True)
+    path.write_bytes(data)
+    again, amsgs = by_session(path)
+    [a] = again.values()
+    assert [shape(m) for m in amsgs[a.id]] == [("user", ["text"]), ("assistant", ["text", "tool_call", "tool_call"]),
+                                               ("user", ["tool_result", "tool_result"]), ("user", ["text"]),
+                                               ("assistant", ["text"])]
+
+
+def test_discover_by_the_first_records_cwd(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    dest = home / ".qwen" / "projects"
+    shutil.copytree(FIX / "projects", dest)
+    (dest / "-tmp-gemini-q1-project" / "chats" / "notes.jsonl").write_text("{}\n")  # not a session file
+    assert qwen.discover(env_for("/tmp/gemini/q1/project", home=home)) == [
+        dest / "-tmp-gemini-q1-project" / "chats" / MAIN.name]
+    assert qwen.discover(env_for("/elsewhere", home=home)) == []
+    custom = env_for("/tmp/gemini/q1/project", home=tmp_path, environ={"QWEN_HOME": str(home / ".qwen")})
+    assert qwen.discover(custom) == [dest / "-tmp-gemini-q1-project" / "chats" / MAIN.name]
+    assert qwen.watch_roots(custom) == [home / ".qwen" / "projects"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(where=st.floats(0, 1), mode=st.sampled_from(["truncate", "overwrite", "insert"]),
+       junk=st.binary(min_size=1, max_size=40))
+def test_damage_never_raises_nor_loses_what_came_before(tmp_path: Path, where: float, mode: str,
+                                                       junk: bytes) -> None:
+    data = MAIN.read_bytes()
+    at = int(where * len(data))
+    bad = {"truncate": data[:at], "overwrite": data[:at] + junk + data[at + len(junk):],
+           "insert": data[:at] + junk + data[at:]}[mode]
+    path = tmp_path / MAIN.name
+    path.write_bytes(data[: data.rfind(b"\n", 0, at) + 1])
+    msgs, (_o, _s, n), _ss, _p = run(path)
+    before = msgs[:n]
+    path.write_bytes(bad)
+    assert run(path)[0][:len(before)] == before
+
+
+_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+                       lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3),
+                       max_leaves=6)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(line=st.integers(0, 30), value=_VALUES,
+       key=st.sampled_from(["uuid", "parentUuid", "type", "subtype", "message", "parts", "role", "text",
+                            "functionCall", "functionResponse", "usageMetadata", "model", "sessionId", "cwd",
+                            "timestamp", "systemPayload"]))
+def test_odd_values_never_raise_and_export_gives_them_back(tmp_path: Path, line: int, key: str, value: Any) -> None:
+    lines = MAIN.read_bytes().split(b"\n")
+    i = line % (len(lines) - 1)
+    obj = json.loads(lines[i])
+
+    def poke(o: Any) -> None:
+        if isinstance(o, dict):
+            for k in list(o):
+                if k == key:
+                    o[k] = value
+                else:
+                    poke(o[k])
+        elif isinstance(o, list):
+            for x in o:
+                poke(x)
+
+    poke(obj)
+    lines[i] = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
+    path = tmp_path / MAIN.name
+    path.write_bytes(b"\n".join(lines))
+    sessions, msgs = by_session(path)
+    for s in sessions.values():
+        exp = qwen.export(s, msgs[s.id], env_for(home=tmp_path / "h"))
+        [data] = exp.files.values()
+        again = tmp_path / "again.jsonl"
+        again.write_bytes(data)
+        assert [m.parts for _s, m in run(again)[0]] == [m.parts for m in msgs[s.id]]
+
+
+SUB_PARENT = FIX / "projects" / "-tmp-gemini-q4-project" / "chats" / "4e3c6dc1-09bd-4668-b8e5-738a23334208.jsonl"
+SUB = (FIX / "projects" / "-tmp-gemini-q4-project" / "subagents" / "4e3c6dc1-09bd-4668-b8e5-738a23334208"
+       / "agent-general-purpose-call_9d6bc1da12a64fae9579c681.jsonl")
+
+
+def test_a_sub_agent_hangs_on_the_call_that_ran_it(tmp_path: Path) -> None:
+    parents, pmsgs = by_session(SUB_PARENT)
+    [parent] = parents.values()
+    subs, smsgs = by_session(SUB)
+    [sub] = subs.values()
+    assert sub.native_id == f"{parent.native_id}/agent-general-purpose-call_9d6bc1da12a64fae9579c681"
+    assert sub.parent_id == parent.id
+    call = next(p for m in pmsgs[parent.id] for p in m.parts if p.type == "tool_call")
+    assert call.get("name") == "agent" and sub.extra["parent_call_id"] == call.get("call_id")
+    assert [m.text() for m in smsgs[sub.id] if m.role == "user" and m.text()] == ["SUBTASK-1 list files"]
+    home = tmp_path / "home"
+    shutil.copytree(FIX / "projects", home / ".qwen" / "projects")
+    found = qwen.discover(env_for("/tmp/gemini/q4/project", home=home))
+    assert [p.name for p in found] == [SUB_PARENT.name, SUB.name]  # the sub-agent after its parent
