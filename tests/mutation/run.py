@@ -40,6 +40,7 @@ from pathlib import Path
 from . import reach, sandbox
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 T = "tests/"
 # module -> the tests that guard it (the first ones kill most mutants fastest)
 MODULES: dict[str, tuple[str, ...]] = {
@@ -183,6 +184,19 @@ def mutants(tree: Path, module: str) -> list[Mutant]:
     return out
 
 
+def stale_entries(explained: dict[tuple[str, str, str], str], modules: list[str]) -> list[str]:
+    """Entries of ``modules`` whose source line (and next line) no module line reads any more."""
+    out = []
+    for module, operator, text in explained:
+        if module.removeprefix("oxide_git/").removesuffix(".py") not in modules:
+            continue
+        src = [ln.strip() for ln in (ROOT / module).read_text().splitlines()]
+        first, _, after = text.split(" => ")[0].partition(" >> ")
+        if not any(s == first and (not after or src[i + 1:i + 2] == [after]) for i, s in enumerate(src)):
+            out.append(f"{module} || {operator} || {text}")
+    return out
+
+
 def survivors_file() -> dict[tuple[str, str, str], str]:
     """survivors.txt: ``module || operator || source line || why it cannot matter`` per line; the
     source line may be followed by `` >> the next line`` where two lines read the same, and by
@@ -323,6 +337,8 @@ def main(argv: list[str]) -> int:
         if m not in MODULES:
             ap.error(f"unknown module {m!r}")
     explained = survivors_file()
+    for entry in stale_entries(explained, modules):
+        print(f"survivors.txt: no line reads this any more (remove the entry): {entry}", flush=True)
 
     def log(text: str) -> None:
         print(text, flush=True)
