@@ -58,11 +58,11 @@ def test_a_bracket_inside_a_notify_string_does_not_swallow_the_rest_of_the_confi
     config.parent.mkdir(parents=True)
     original = 'notify = ["say", "done ["]\nmodel = "o3"\n\n[profiles.x]\nmodel = "o4"\n'
     config.write_text(original)
-    configure_codex({}, home)
+    assert configure_codex({}, home) == [f"set Codex notify in {config} (chaining say)"]
     got = tomllib.loads(config.read_text())
     assert got["model"] == "o3" and got["profiles"] == {"x": {"model": "o4"}}
     assert got["notify"][-3:] == ["--", "say", "done ["]
-    configure_codex({}, home, remove=True)
+    assert configure_codex({}, home, remove=True) == [f"removed Codex notify in {config}"]
     assert tomllib.loads(config.read_text()) == tomllib.loads(original)
 
 
