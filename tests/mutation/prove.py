@@ -101,6 +101,15 @@ PROOFS = [
           '                    if stale.name.startswith(".oxide-tmp-") and not stale.name.startswith(mine):',
           "                    if False:",
           (T + "test_restore_guards.py::test_temp_files_of_a_killed_restore_are_swept_ours_are_not_left",)),
+    Proof("doctor sees an index missing a table", "oxide_git/doctor.py",
+          '                conn.execute(f"SELECT 1 FROM {table} LIMIT 1")', "                pass",
+          (T + "test_doctor_damage.py::test_an_index_missing_a_table_is_unreadable_and_fix_rebuilds_it",)),
+    Proof("a damaged notes ref is never pushed as a deletion", "oxide_git/hook_impl.py",
+          "        return False\n", "        return True\n",
+          (T + "test_hook_impl_failures.py::test_a_damaged_notes_ref_never_deletes_the_remotes_notes",)),
+    Proof("a bracket in a notify string ends nothing", "oxide_git/agent_hooks.py",
+          "                return i, j\n", "                return i, len(lines)\n",
+          (T + "test_agent_hooks_edges.py::test_a_bracket_inside_a_notify_string_does_not_swallow_the_rest_of_the_config",)),
 ]
 
 

@@ -77,6 +77,8 @@ CI_MODULES: dict[str, tuple[str, ...]] = {
     "notesmerge": (T + "test_notes.py",),
     "undo": (T + "test_journal.py", T + "test_history.py"),
     "journal": (T + "test_journal.py", T + "test_history.py"),
+    "secretgate": (T + "test_secretgate_clearing.py", T + "test_secretgate.py"),
+    "redact": (T + "test_redact_walk.py", T + "test_redact.py"),
 }
 
 # Selective mutation: one replacement per operator says what the others would (a test that
