@@ -219,3 +219,18 @@ def test_a_ref_the_remote_cannot_send_is_named_and_the_others_are_fetched(clones
     assert problem.startswith(f"origin {refs.session_ref(bad)}: cannot be fetched, left alone (")
     assert git(b, "for-each-ref", "--format=%(refname)", "refs/oxide/remotes/origin/").split() == sorted(
         f"refs/oxide/remotes/origin/sessions/{s}" for s in sids)
+
+
+def test_checkpoint_refs_are_taken_only_under_names_git_oxide_writes(clones: tuple[Path, Path, Path]) -> None:
+    a, b, bare = clones
+    say(a, "x")
+    oxide(a, "push")
+    head = git(bare, "rev-parse", "main").strip()
+    good = f"{refs.CHECKPOINTS}manual/{head}"
+    for name in (good, f"{refs.CHECKPOINTS}a.b/{head}", f"{refs.CHECKPOINTS}manual/not-hex"):
+        git(bare, "update-ref", name, head)
+    res = json.loads(oxide(b, "pull", "--checkpoints", "--json").stdout)
+    assert res["updated"][good] == "new"
+    assert sorted(res["problems"]) == sorted(
+        f"origin {refs.CHECKPOINTS}{n}: not a checkpoint name git oxide writes, left alone"
+        for n in (f"a.b/{head}", "manual/not-hex"))
