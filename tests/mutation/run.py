@@ -354,8 +354,12 @@ def main(argv: list[str]) -> int:
         for nodeid in reached.failing:
             log(f"  {nodeid} fails or skips on the unmutated code: left out")
         kills: Counter[str] = Counter()
-        results = [run_module(tree, m, sample, a.seed, explained, log, reached, selections[m], kills, only)
-                   for m in modules]
+        results = []
+        for m in modules:  # written after each module: a run stopped half-way keeps what it did
+            results.append(run_module(tree, m, sample, a.seed, explained, log, reached, selections[m], kills,
+                                      only))
+            if a.json:
+                a.json.write_text(json.dumps(results, indent=1))
     took = time.monotonic() - t0
     n = sum(r.get("mutants", 0) for r in results)
     print(f"mutation: {n} mutants in {took / 60:.1f} min ({60 * n / max(took, 1e-9):.1f} mutants/min, "
