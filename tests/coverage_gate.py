@@ -3,7 +3,8 @@ commands, hooks and their background drains, forked import workers) combined, li
 branches together, and what is below the targets.
 
 Targets (issue 18): the modules that guard users' work at 95%, the whole package at 90%, no
-module under 80%. A miss is listed; it fails the run only with ``OXIDE_COVERAGE_STRICT=1``.
+module under 80%. A miss is listed and fails the run (so CI fails on a regression);
+``OXIDE_COVERAGE_STRICT=0`` only prints it (a focused run that measures part of the suite).
 
     COVERAGE_FILE=... python -m tests.coverage_gate
 """
@@ -60,7 +61,7 @@ def main() -> int:
           f"guarded modules {min(guarded, default=100.0):.1f}% at least")
     if below:
         print("below target: " + "; ".join(below))
-    strict = os.environ.get("OXIDE_COVERAGE_STRICT") == "1"
+    strict = os.environ.get("OXIDE_COVERAGE_STRICT", "1") != "0"
     return 1 if below and strict else 0
 
 

@@ -58,11 +58,11 @@ def test_a_bracket_inside_a_notify_string_does_not_swallow_the_rest_of_the_confi
     config.parent.mkdir(parents=True)
     original = 'notify = ["say", "done ["]\nmodel = "o3"\n\n[profiles.x]\nmodel = "o4"\n'
     config.write_text(original)
-    configure_codex({}, home)
+    assert configure_codex({}, home) == [f"set Codex notify in {config} (chaining say)"]
     got = tomllib.loads(config.read_text())
     assert got["model"] == "o3" and got["profiles"] == {"x": {"model": "o4"}}
     assert got["notify"][-3:] == ["--", "say", "done ["]
-    configure_codex({}, home, remove=True)
+    assert configure_codex({}, home, remove=True) == [f"removed Codex notify in {config}"]
     assert tomllib.loads(config.read_text()) == tomllib.loads(original)
 
 
@@ -139,3 +139,25 @@ def test_an_agents_hook_called_without_its_event_does_nothing_and_logs_nothing(r
     r = run_hook(repo, ["copilot"], json.dumps({"cwd": str(repo)}))
     assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
     assert hook_log(repo) == ""
+
+
+def test_codex_notify_says_set_then_removed(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    config = home / ".codex" / "config.toml"
+    assert configure_codex({}, home) == [f"set Codex notify in {config}"]
+    assert configure_codex({}, home, remove=True) == [f"removed Codex notify in {config}"]
+
+
+def test_configure_reaches_an_agents_own_hooks_module_and_refuses_an_agent_without_hooks(repo: Path) -> None:
+    import pytest
+
+    from oxide_git.agent_hooks import configure, hooked_agents
+    from oxide_git.errors import OxideError
+
+    oxide(repo, "init")
+    ctx = make_ctx(repo)
+    assert "copilot" in hooked_agents() and configure(ctx, "copilot")  # agent_hooks_copilot's own
+    with pytest.raises(OxideError) as e:
+        configure(ctx, "aider")
+    assert e.value.message == "no agent hooks for aider"
+    assert e.value.hint == f"agents with hooks: {', '.join(hooked_agents())}"

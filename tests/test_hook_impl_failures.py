@@ -91,3 +91,27 @@ def test_the_frameworks_post_checkout_records_the_switch(repo: Path) -> None:
 def test_waiting_for_the_hooks_of_a_repository_without_oxide_is_immediate(repo: Path) -> None:
     t0 = time.monotonic()
     assert wait_idle(repo / ".git", timeout=5) and time.monotonic() - t0 < 1
+
+
+def test_a_cherry_pick_carries_the_picked_commits_note_and_a_commit_is_dated_now(repo: Path) -> None:
+    from .test_hooks import make_session, note
+
+    oxide(repo, "hooks", "install")
+    sid = make_session(repo)
+    git(repo, "checkout", "-q", "-b", "side")
+    (repo / "picked.txt").write_text("p")
+    git(repo, "add", "picked.txt")
+    before = int(time.time() * 1000)
+    git(repo, "commit", "-q", "-m", "on side")
+    picked = git(repo, "rev-parse", "HEAD").strip()
+    side_note = note(repo, picked)
+    assert side_note["sessions"] == [sid]
+    from .conftest import make_ctx
+
+    [cp] = [c for c in make_ctx(repo).index.checkpoint_rows() if c["kind"] == "pre-commit"]
+    assert before <= cp["created_at"] <= int(time.time() * 1000)  # the checkpoint is taken now
+    git(repo, "checkout", "-q", "main")
+    (repo / ".git" / "oxide" / "worktrees" / "main" / "current-session").unlink()  # no session now
+    git(repo, "cherry-pick", picked)
+    carried = note(repo, "HEAD")
+    assert carried["sessions"] == [sid] and set(side_note["checkpoints"]) <= set(carried["checkpoints"])

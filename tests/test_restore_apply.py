@@ -167,3 +167,28 @@ def test_a_subtree_both_sides_share_is_never_read(repo: Path) -> None:
 @pytest.mark.parametrize("path", ["ab:c/x", "a.b:c", "x/c:", ":notes.txt"])
 def test_a_colon_that_is_no_drive_letter_passes(path: str) -> None:
     restore.check_path(path)
+
+
+def _nested(g: pygit2.Repository, depth: int) -> pygit2.Tree:
+    """A tree whose one file lies ``depth`` folders deep."""
+    tb = g.TreeBuilder()
+    tb.insert("f", g.create_blob(b"deep\n"), pygit2.enums.FileMode.BLOB)
+    oid = tb.write()
+    for _ in range(depth):
+        tb = g.TreeBuilder()
+        tb.insert("d", oid, pygit2.enums.FileMode.TREE)
+        oid = tb.write()
+    t = g[oid]
+    assert isinstance(t, pygit2.Tree)
+    return t
+
+
+def test_a_tree_nested_deeper_than_any_worktree_is_refused_at_its_limit(repo: Path) -> None:
+    g = pygit2.Repository(str(repo))
+    empty = g[g.TreeBuilder().write()]
+    assert isinstance(empty, pygit2.Tree)
+    at_limit = list(restore.diff_trees(g, empty, _nested(g, restore.MAX_DEPTH)))
+    assert [p.count("/") for p, _o, _n in at_limit] == [restore.MAX_DEPTH]
+    with pytest.raises(UntrustedTree) as e:
+        list(restore.diff_trees(g, empty, _nested(g, restore.MAX_DEPTH + 1)))
+    assert e.value.message == f"refusing a tree nested more than {restore.MAX_DEPTH} folders deep"

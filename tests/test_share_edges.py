@@ -203,3 +203,34 @@ def test_a_rejected_push_names_five_of_the_refs_and_counts_them_all(clones: tupl
     assert r.returncode == 1
     named = ", ".join(refs.session_ref(s) for s in sids[:5])
     assert f"error: 7 ref(s) changed on origin since your last pull: {named}\n" in r.stderr
+
+
+def test_a_ref_the_remote_cannot_send_is_named_and_the_others_are_fetched(clones: tuple[Path, Path, Path]) -> None:
+    a, b, bare = clones
+    sids = [f"{i:012x}" + "d" * 20 for i in range(1, 6)]
+    for sid in sids:
+        store.append(make_ctx(a), Session(sid, "claude"), [Message("user", (Part.text(sid),))])
+    oxide(a, "push")
+    bad = sids[2][:12] + "9" * 20  # sorts among the others
+    (bare / "refs" / "oxide" / "sessions" / bad).write_text("ab" * 20 + "\n")  # an object it lacks
+    res = _pull(b)
+    assert res["updated"] == {refs.session_ref(s): "new" for s in sids}
+    [problem] = res["problems"]
+    assert problem.startswith(f"origin {refs.session_ref(bad)}: cannot be fetched, left alone (")
+    assert git(b, "for-each-ref", "--format=%(refname)", "refs/oxide/remotes/origin/").split() == sorted(
+        f"refs/oxide/remotes/origin/sessions/{s}" for s in sids)
+
+
+def test_checkpoint_refs_are_taken_only_under_names_git_oxide_writes(clones: tuple[Path, Path, Path]) -> None:
+    a, b, bare = clones
+    say(a, "x")
+    oxide(a, "push")
+    head = git(bare, "rev-parse", "main").strip()
+    good = f"{refs.CHECKPOINTS}manual/{head}"
+    for name in (good, f"{refs.CHECKPOINTS}a.b/{head}", f"{refs.CHECKPOINTS}manual/not-hex"):
+        git(bare, "update-ref", name, head)
+    res = json.loads(oxide(b, "pull", "--checkpoints", "--json").stdout)
+    assert res["updated"][good] == "new"
+    assert sorted(res["problems"]) == sorted(
+        f"origin {refs.CHECKPOINTS}{n}: not a checkpoint name git oxide writes, left alone"
+        for n in (f"a.b/{head}", "manual/not-hex"))
