@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +19,8 @@ from oxide_git.model import Message, Part, Session, message_id_for, session_id_f
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "qwen"
 SID = "c753d781-2223-4830-999a-641b7cd106a4"
 MAIN = FIX / "projects" / "-tmp-gemini-q1-project" / "chats" / f"{SID}.jsonl"
+COMPRESS = (FIX / "compress" / "projects" / "-tmp-pt-compact-b-test-qwen-compress0-project" / "chats"
+            / "a3660604-a2e7-4eb7-9f0e-a6c72592f087.jsonl")  # a real /compress, then a prompt
 
 
 def env_for(*worktrees: str, home: Path | None = None, environ: dict[str, str] | None = None) -> AgentEnv:
@@ -96,29 +99,31 @@ def test_a_real_session_parses_exactly() -> None:
     assert not any(m.is_harness() for m in got)
 
 
-def test_restart_from_every_resumable_gives_the_same_events() -> None:
-    full = run(MAIN)[0]
-    points = [(ev.offset, json.loads(json.dumps(dict(ev.state)))) for ev in qwen.parse(MAIN)
+@pytest.mark.parametrize("path", [MAIN, COMPRESS], ids=["main", "compress"])
+def test_restart_from_every_resumable_gives_the_same_events(path: Path) -> None:
+    full = run(path)[0]
+    points = [(ev.offset, json.loads(json.dumps(dict(ev.state)))) for ev in qwen.parse(path)
               if isinstance(ev, Resumable)]
     assert len(points) >= 10
     done = 0
     for offset, state in points:
-        again = run(MAIN, offset, state)[0]
+        again = run(path, offset, state)[0]
         done = len(full) - len(again)
         assert again == full[done:], offset
 
 
-def test_a_growing_file_imports_the_same_as_the_whole(tmp_path: Path) -> None:
-    lines = MAIN.read_bytes().splitlines(keepends=True)
-    path = tmp_path / MAIN.name
+@pytest.mark.parametrize("path", [MAIN, COMPRESS], ids=["main", "compress"])
+def test_a_growing_file_imports_the_same_as_the_whole(path: Path, tmp_path: Path) -> None:
+    lines = path.read_bytes().splitlines(keepends=True)
+    grown = tmp_path / path.name
     got: list[tuple[str, Message]] = []
     offset, state, kept = 0, None, 0
     for i in range(len(lines)):
-        path.write_bytes(b"".join(lines[:i + 1]) + b'{"uuid":"hal')
-        msgs, (offset2, state2, n), _s, _p = run(path, offset, state)
+        grown.write_bytes(b"".join(lines[:i + 1]) + b'{"uuid":"hal')
+        msgs, (offset2, state2, n), _s, _p = run(grown, offset, state)
         got = got[:kept] + msgs
         offset, state, kept = offset2, state2, kept + n
-    assert got == run(MAIN)[0]
+    assert got == run(path)[0]
 
 
 def test_a_session_goes_back_byte_for_byte(tmp_path: Path) -> None:
@@ -128,6 +133,30 @@ def test_a_session_goes_back_byte_for_byte(tmp_path: Path) -> None:
     assert exp.files == {tmp_path / ".qwen" / "projects" / "-tmp-gemini-q1-project" / "chats" / MAIN.name:
                          MAIN.read_bytes()}
     assert (exp.native_id, exp.command, exp.cwd) == (SID, ["qwen", "--resume", SID], "/tmp/gemini/q1/project")
+
+
+def test_a_compression_is_a_compaction_that_goes_back_byte_for_byte(tmp_path: Path) -> None:
+    """0.24.4's /compress (the compat run): its ``system/chat_compression`` record is a message of
+    its own, a compaction whose summary is the first turn of ``compressedHistory``; what came
+    before stays (compacted), and the file goes back byte for byte."""
+    from oxide_git.model import mark_compacted
+
+    sessions, msgs = by_session(COMPRESS)
+    [s] = sessions.values()
+    got = msgs[s.id]
+    assert [shape(m) for m in got] == [
+        ("user", ["text"]), ("assistant", ["tool_call"]), ("user", ["tool_result"]),
+        ("assistant", ["tool_call"]), ("user", ["tool_result"]), ("assistant", ["tool_call"]),
+        ("user", ["tool_result"]), ("assistant", ["text"]), ("system", ["compaction"]),
+        ("user", ["text"]), ("assistant", ["text"])]
+    comp = got[8].parts[0]
+    assert comp.get("summary").startswith(
+        "<state_snapshot>\n<overall_goal>COMPAT-SNAPSHOT: the conversation so far, summarised")
+    assert (comp.get("replaces"), comp.get("trigger")) == (None, "manual")
+    assert [m.compacted for m in mark_compacted(got)] == [True] * 8 + [False] * 3
+    assert got[9].text() == "PROMPT-2: now just say you are done."
+    exp = qwen.export(s, got, env_for(home=tmp_path))
+    assert list(exp.files.values()) == [COMPRESS.read_bytes()]
 
 
 def _branched(tmp_path: Path) -> Path:

@@ -383,6 +383,17 @@ class _Handler(BaseHTTPRequestHandler):
             self.owner._record(row)
             self._send(404, b'{"error":{"message":"not found"}}')
             return
+        if api in ("gemini", "chat") and (snap := _state_snapshot_asked(api, body)) is not None:
+            # Gemini CLI's and Qwen Code's compression: its summary, and (Qwen weighs the result by
+            # the usage it reports) the summarised history as a large prompt.
+            row.update(scripted=False, marker=None, reply={"text": snap, "call": None})
+            self.owner._record(row)
+            more = {"prompt_tokens": SNAPSHOT_PROMPT_TOKENS} if api == "chat" else {}
+            payload, ctype = (gemini.reply if api == "gemini" else _chat)(
+                str(body.get("model") or self.owner.model) if api == "chat" else gemini.model_of(path),
+                snap, None, bool(body.get("stream")) or ":streamGenerateContent" in path, **more)
+            self._send(200, payload, ctype)
+            return
         try:
             turn, marker = self.owner.choose(api, body)
             row["scripted"] = turn is not None
@@ -406,6 +417,28 @@ class _Handler(BaseHTTPRequestHandler):
         more = {"reasoning": turn.reasoning} if api == "responses" and turn and turn.reasoning else {}
         payload, ctype = reply(model, text, call, stream, **more)
         self._send(200, payload, ctype)
+
+
+# ---- a compression's summary (Gemini CLI, Qwen Code) ----------------------------------------------
+
+# What the summary says: a compat test looks for it in the request after a compression.
+SNAPSHOT_TEXT = "COMPAT-SNAPSHOT: the conversation so far, summarised"
+STATE_SNAPSHOT = f"<state_snapshot>\n<overall_goal>{SNAPSHOT_TEXT}</overall_goal>\n</state_snapshot>"
+SNAPSHOT_PROMPT_TOKENS = 50_000
+
+
+def _state_snapshot_asked(api: str, body: Mapping[str, Any]) -> str | None:
+    """The summary, when a request without tools ends with a user turn that asks for a
+    ``<state_snapshot>`` (Gemini CLI's and Qwen Code's summariser); else None. Qwen first asks its
+    main model, tools declared (a "cache-sharing" request): that one stays a scripted request,
+    whose answer (no snapshot) sends Qwen on to its summariser."""
+    if _tool_names(api, body):
+        return None
+    conv = conversation(api, body)
+    last = next((text for kind, text in reversed(conv) if kind == "user"), "")
+    if conv and conv[-1][0] == "user" and "<state_snapshot>" in last:
+        return STATE_SNAPSHOT
+    return None
 
 
 # ---- the three reply formats -------------------------------------------------------------------
@@ -520,10 +553,10 @@ def _responses(model: str, text: str, call: tuple[str, dict[str, Any]] | None,
 
 
 def _chat(model: str, text: str, call: tuple[str, dict[str, Any]] | None,
-          stream: bool) -> tuple[bytes, str]:
+          stream: bool, prompt_tokens: int = 100) -> tuple[bytes, str]:
     cid = "chatcmpl-" + uuid.uuid4().hex[:24]
     created = int(time.time())
-    usage = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": 20, "total_tokens": prompt_tokens + 20}
     tool_calls = [{"index": 0, "id": "call_" + uuid.uuid4().hex[:24], "type": "function",
                    "function": {"name": call[0], "arguments": json.dumps(call[1])}}] if call else None
     finish = "tool_calls" if call else "stop"
