@@ -59,3 +59,43 @@ def test_qwen_hooks_capture_without_an_import(compat_repo: Path, model_server) -
     cps = checks.oxide_json(compat_repo, "checkpoints", "--session", rows[0]["id"])
     assert [(c["kind"], c["message"]) for c in cps] == [("prompt", PROMPT2)], cps
     assert checks.user_prompts(checks.show(compat_repo, sid))[-1] == PROMPT2
+
+
+def test_qwen_compression_is_a_compaction_it_resumes(compat_repo: Path, model_server, tmp_path: Path) -> None:
+    """A real ``/compress`` (``-p`` mode; the summariser's ``<state_snapshot>`` request answered by
+    the model server): 0.24.4 writes a ``system/chat_compression`` record, oxide imports it as a
+    compaction (the messages before it kept, compacted), writes the file back line for line, and
+    the CLI resumed from that file sends the summary, not the history it replaced."""
+    from .modelserver import SNAPSHOT_TEXT, Turn
+
+    d = make_driver("qwen", compat_repo, model_server)
+    model_server.script["PROMPT-3"] = [Turn.say("Done with three.")]
+    sid = d.run().check().native_id
+    assert sid
+    out = d.resume(sid, "/compress").check().stdout
+    assert "Context compressed" in out, out[-800:]
+    model_server._log.clear()
+    d.resume(sid, PROMPT2).check()
+    body = checks.request_text(model_server)
+    assert SNAPSHOT_TEXT in body and PROMPT2 in body
+    assert d.prompt1 not in body, "the CLI sent the history its compression replaced"
+
+    shown = checks.import_session(compat_repo, sid)
+    kinds = [[p["type"] for p in m["parts"]] for m in shown["messages"]]
+    at = kinds.index(["compaction"])
+    assert SNAPSHOT_TEXT in shown["messages"][at]["parts"][0]["summary"]
+    assert all(m["compacted"] for m in shown["messages"][:at]) and not shown["messages"][at]["compacted"]
+    context = checks.oxide_json(compat_repo, "resume", sid, "--format", "json")
+    ctx_msgs = context["messages"] if isinstance(context, dict) else context
+    assert [p["type"] for p in ctx_msgs[0]["parts"]] == ["compaction"]  # the model context starts there
+
+    original = d.session_file(sid)
+    rt = checks.round_trip(d, compat_repo, sid, tmp_path, compare=[original])
+    checks.record({"agent": "qwen", "version": d.pin.version, "check": "round_trip_compression",
+                   "lines_same": rt.lines_same, "lines_total": rt.lines_total})
+    assert rt.lines_same == rt.lines_total, f"{rt.lines_same}/{rt.lines_total} lines identical"
+    model_server._log.clear()
+    d.resume(sid, "PROMPT-3: three").check()
+    body = checks.request_text(model_server)
+    assert SNAPSHOT_TEXT in body and PROMPT2 in body and "PROMPT-3: three" in body
+    assert d.prompt1 not in body, "the CLI resumed the history its compression replaced"
