@@ -99,3 +99,67 @@ def test_qwen_compression_is_a_compaction_it_resumes(compat_repo: Path, model_se
     body = checks.request_text(model_server)
     assert SNAPSHOT_TEXT in body and PROMPT2 in body and "PROMPT-3: three" in body
     assert d.prompt1 not in body, "the CLI resumed the history its compression replaced"
+
+
+def test_qwen_rewind_in_the_cli_is_a_fork_it_resumes(compat_repo: Path, model_server, tmp_path: Path) -> None:
+    """Qwen Code's own rewind, driven in its interactive UI (tmux): two prompts, Escape twice on
+    the empty input opens the rewind dialog (typing ``/rewind`` opens nothing in 0.24.4), the last
+    turn, "Restore conversation only", then a new prompt. oxide imports a fork
+    ``<id>/branch-1`` that keeps the first turn and the new one; `resume --into qwen` of it is a
+    session the CLI resumes (its request holds the branch, not the turn the rewind dropped), and
+    what the CLI adds then hangs on the fork."""
+    from .drive_qwen import MODEL
+    from .modelserver import Turn
+    from .tmux import TMUX, Pane
+
+    if TMUX is None:
+        import pytest
+
+        pytest.skip("tmux is not installed")
+    d = make_driver("qwen", compat_repo, model_server)
+    for n, word in enumerate(("one", "two", "three", "four"), 1):
+        model_server.script[f"RW-{n}"] = [Turn.say(f"Done with {word}.")]
+    env = {**d.env(), "TERM": "xterm-256color"}
+    env.pop("NO_COLOR", None)
+    pane = Pane([str(d.binary), "--auth-type", "openai", "-m", MODEL, "--yolo"], compat_repo, env,
+                tmp_path / "tmux.sock")
+    try:
+        pane.wait("Type your message")
+        for n, word in ((1, "one"), (2, "two")):
+            pane.type(f"RW-{n}: {word}")
+            pane.keys("Enter")
+            pane.wait(f"Done with {word}.")
+        pane.keys("Escape", "Escape", pause=0.15)
+        pane.wait("Rewind Conversation (2 turns)")
+        pane.keys("Enter")  # the last turn is the one chosen
+        pane.wait("Restore conversation only")
+        pane.keys("Enter")
+        pane.wait("Conversation rewound")
+        pane.keys("C-e", "C-u")  # the rewound prompt is back in the input box
+        pane.type("RW-3: three")
+        pane.keys("Enter")
+        pane.wait("Done with three.")
+    finally:
+        pane.close()
+    [path] = list((d.home / ".qwen" / "projects").glob("*/chats/*.jsonl"))
+    sid = path.stem
+    assert any('"subtype":"rewind"' in x for x in path.read_text().splitlines())
+
+    checks.oxide(compat_repo, "import")
+    rows = checks.oxide_json(compat_repo, "list", "--all")
+    [first] = [r for r in rows if r["native_id"] == sid]
+    [fork] = [r for r in rows if r["parent_id"] == first["id"]]
+    assert fork["native_id"] == f"{sid}/branch-1"
+    assert checks.user_prompts(checks.show(compat_repo, first["id"])) == ["RW-1: one", "RW-2: two"]
+    assert checks.user_prompts(checks.show(compat_repo, fork["id"])) == ["RW-1: one", "RW-3: three"]
+
+    res = checks.into(compat_repo, fork["id"], "qwen")
+    assert res["native_id"] != sid
+    model_server._log.clear()
+    d.resume(res["native_id"], "RW-4: four").check()
+    body = checks.request_text(model_server)
+    assert "RW-1: one" in body and "RW-3: three" in body and "RW-4: four" in body
+    assert "RW-2: two" not in body, "the CLI resumed what its own rewind dropped"
+    checks.oxide(compat_repo, "import")
+    new = [r for r in checks.oxide_json(compat_repo, "list", "--all") if r["id"] not in {x["id"] for x in rows}]
+    assert len(new) == 1 and new[0]["parent_id"] == fork["id"], new
