@@ -25,7 +25,9 @@ PARENT = FIX / "subagent" / "chats" / "session-2026-12-01T22-26-dcf30305.jsonl"
 SUB = FIX / "subagent" / "chats" / "dcf30305-1e8d-42c3-b064-42193509cbc9" / "78bbc48c-bd90-4b03-b11f-b53ece61dc52.jsonl"
 LEGACY = FIX / "legacy" / "chats" / "session-2026-12-01T22-24-fe2e1a3b.json"
 COMPRESS = FIX / "compress" / "chats" / "session-2026-12-02T01-47-670ae26d.jsonl"  # a real compression
-JSONL = [MAIN, REWIND, PARENT, SUB, COMPRESS]
+# a compression that kept the last turn (under new ids), then a prompt
+COMPRESS_TAIL = FIX / "compress-tail" / "chats" / "session-2026-12-02T01-57-09aa7cc1.jsonl"
+JSONL = [MAIN, REWIND, PARENT, SUB, COMPRESS, COMPRESS_TAIL]
 MAIN_ID = "29b5301f-f84d-4437-bfbd-3b5886c08b03"
 
 
@@ -155,6 +157,24 @@ def test_a_compression_is_a_compaction_and_its_answer_harness() -> None:
     assert all("raw" not in m.extra["gemini"] for m in got)  # the summary's record rebuilt from its part
 
 
+def test_a_compression_that_keeps_a_turn_gives_the_context_the_cli_holds() -> None:
+    """Two turns, then a compression at the third prompt: 0.61 summarises the first turn and keeps
+    the second under new ids (copies). From the compaction on, the messages are the history the
+    CLI holds after loading the file, in its order."""
+    from oxide_git.model import mark_compacted
+
+    sessions, msgs = by_session(COMPRESS_TAIL)
+    [s] = sessions.values()
+    got = mark_compacted(msgs[s.id])
+    at = next(i for i, m in enumerate(got) if m.is_compaction())
+    assert [m.text() for m in got[at + 1:]] == [
+        "Got it. Thanks for the additional context!", "PROMPT-2: now just say you are done.",
+        "Done with two.", "PROMPT-3: three", "Done with three.", "PROMPT-4: four", "Done with four."]
+    assert [record_id(m) for m in got[at:]] == replay(COMPRESS_TAIL.read_bytes())[1:]
+    assert all(m.compacted for m in got[:at]) and not any(m.compacted for m in got[at:])
+    assert "PROMPT-2: now just say you are done." in [m.text() for m in got[:at]]  # the original too
+
+
 def test_the_file_a_resume_leaves_behind_is_no_session() -> None:
     assert run(STUB) == ([], (0, None, 0), {}, [])
 
@@ -254,7 +274,8 @@ def test_a_growing_file_imports_the_same_as_the_whole(tmp_path: Path) -> None:
 # --- written back ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", [MAIN, PARENT, REWIND, LEGACY, COMPRESS], ids=lambda p: p.parent.parent.name)
+@pytest.mark.parametrize("path", [MAIN, PARENT, REWIND, LEGACY, COMPRESS, COMPRESS_TAIL],
+                         ids=lambda p: p.parent.parent.name)
 def test_a_session_goes_back_byte_for_byte(path: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     sessions, msgs = by_session(path)
@@ -482,7 +503,7 @@ def test_importing_every_fixture_links_only_the_fork_and_the_sub_agent(repo: Pat
     out = json.loads(oxide(repo, "import", "--agent", "gemini", str(FIX), "--json").stdout)
     assert not [f for f in out["files"] if f.get("problems")], out
     rows = json.loads(oxide(repo, "list", "--all", "--json").stdout)
-    assert len(rows) == 7
+    assert len(rows) == 8
     linked = {r["native_id"]: r["parent_id"] for r in rows if r["parent_id"]}
     ids = {r["native_id"]: r["id"] for r in rows}
     assert linked == {"5b71e34a-e694-4623-8b6d-a0afa66cdeb4/rewind-1": ids["5b71e34a-e694-4623-8b6d-a0afa66cdeb4"],
