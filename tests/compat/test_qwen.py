@@ -3,6 +3,7 @@ resume of a file oxide wrote."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from . import checks
@@ -129,8 +130,14 @@ def test_qwen_rewind_in_the_cli_is_a_fork_it_resumes(compat_repo: Path, model_se
             pane.type(f"RW-{n}: {word}")
             pane.keys("Enter")
             pane.wait(f"Done with {word}.")
-        pane.keys("Escape", "Escape", pause=0.15)
-        pane.wait("Rewind Conversation (2 turns)")
+        # Escape twice opens the dialog only while the UI is idle (else the first one cancels
+        # what is still running): pressed again until it shows
+        for _ in range(10):
+            time.sleep(1)
+            pane.keys("Escape", "Escape", pause=0.4)
+            if "Rewind Conversation (2 turns)" in pane.text():
+                break
+        pane.wait("Rewind Conversation (2 turns)", timeout=5)
         pane.keys("Enter")  # the last turn is the one chosen
         pane.wait("Restore conversation only")
         pane.keys("Enter")
