@@ -9,7 +9,7 @@ from typing import Any
 
 from ..model import Message, Part, Session, from_iso, session_id_for
 from . import Event, FoundMessage, FoundSession, Problem, Resumable, Unknown, jsonline
-from .copilot_lines import parts_of
+from .copilot_lines import COMPLETE, START, parts_of, with_summary
 
 name = "copilot"
 STATE_VERSION = 1
@@ -111,7 +111,13 @@ class Parser:
         self.streams: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (st.get("streams") or {}).items()}
         self.version: str | None = st.get("version")
         self.open: dict[str, _Open] = {}
-        self.out: list[Event] = []
+        self.out: list[Event | None] = []
+        # a compaction of the main agent under way: its start's message (the boundary Copilot
+        # cuts its history at), its attempt id, and every event after it, held back until its
+        # summary arrives (no restart point inside: the next parse reads it again from its start)
+        self.boundary: _Open | None = None
+        self.attempt: Any = None
+        self.held: list[Event | None] | None = None
 
     def state(self) -> dict[str, Any]:
         return {"v": STATE_VERSION, "line": self.line, "version": self.version,
@@ -185,7 +191,26 @@ class Parser:
             return
         acc = self.streams[stream]
         self._found(acc)
+        if c is self.boundary:
+            self.out.append(None)  # the placeholder of the boundary's message (see _release)
+            return
         self.out.append(FoundMessage(acc["sid"], c.message()))
+
+    def _release(self, summary: str | None, complete: Mapping[str, Any] | None) -> None:
+        """The held events, the boundary's message first (with the summary, when there is one)."""
+        c, held = self.boundary, self.held or []
+        assert c is not None
+        if summary is not None and complete is not None:
+            extra = {k: complete[k] for k in ("messagesRemoved", "tokensRemoved", "checkpointNumber")
+                     if isinstance(complete.get(k), int) and not isinstance(complete.get(k), bool)}
+            with_summary(c.parts, summary, **extra)
+        if self.open.get("main") is c:  # still open: the complete line came right after it
+            self._close("main")
+            held += self.out
+            self.out = []
+        sid = self.streams["main"]["sid"]
+        self.boundary = self.attempt = self.held = None
+        self.out[:0] = [FoundMessage(sid, c.message()) if ev is None else ev for ev in held]
 
     def feed(self, obj: dict[str, Any], raw: bytes, start: int) -> None:
         t = obj.get("type")
@@ -198,9 +223,15 @@ class Parser:
         data = _dict(obj.get("data"))
         ts = _ts(obj)
         role = _OPENS.get(t)
-        if t == "session.compaction_complete" and isinstance(data.get("summaryContent"), str) \
+        compacting = self.boundary is not None and stream == "main" and t == COMPLETE and (
+            data.get("compactionAttemptId") == self.attempt)
+        if t == COMPLETE and not compacting and isinstance(data.get("summaryContent"), str) \
                 and data["summaryContent"]:
+            role = "system"  # a summary without its start seen: a compaction message of its own
+        elif t == START and stream == "main" and self.boundary is None:
             role = "system"
+        elif t == "session.usage_record" and cur is not None and cur is self.boundary:
+            role = "assistant"  # the turn the compaction started in goes on
         if role is None:
             want = _JOINS.get(t)
             if cur is None:
@@ -209,17 +240,23 @@ class Parser:
                 role = want
         if role is not None:
             self._close(stream)
-            if not self.open:
+            if not self.open and self.held is None:
                 self.out.append(Resumable(start, self.state()))
             cur = self.open[stream] = _Open(role, obj, ts)
+            if t == START:
+                self.boundary, self.attempt, self.held = cur, data.get("compactionAttemptId"), []
             if role == "user" and (data.get("isAutopilotContinuation") is True
                                    or str(data.get("source") or "").startswith("system")):
                 cur.extra["harness"] = True  # the harness's own turn, not the user's
         assert cur is not None
-        cur.parts.extend(parts_of(obj, raw))
+        cur.parts.extend(parts_of(obj, raw, summary=not compacting))
         self._note(acc, cur, t, data, ts)
         if t not in KNOWN:
             self.out.append(Unknown(t, f"copilot {self.version}" if self.version else None))
+        if compacting:
+            text = data.get("summaryContent")
+            ok = data.get("success") is True and isinstance(text, str) and bool(text)
+            self._release(text if ok else None, data)
         if stream != "main" and t in _SUB_ENDS:
             self._close(stream)
 
@@ -263,15 +300,22 @@ class Parser:
                     self.out.append(Problem(self.line, "not a JSON object, skipped"))
                 else:
                     self.feed(obj, raw, start)
-                if self.out:
-                    yield from self.out
+                if self.held is not None:
+                    self.held += self.out
                     self.out.clear()
-        tail = bool(self.open)
+                elif self.out:
+                    yield from self.out  # type: ignore[misc]  # no placeholder outside a hold
+                    self.out.clear()
+        tail = bool(self.open) or self.held is not None
         for stream in list(self.open):
             self._close(stream)
+        if self.held is not None:  # a compaction still under way: what came after it, as it is
+            self.held += self.out
+            self.out.clear()
+            self._release(None, None)
         for acc in self.streams.values():
             self._found(acc, final=True)
         if not tail:
             self.out.append(Resumable(pos, self.state()))
-        yield from self.out
+        yield from self.out  # type: ignore[misc]
         self.out.clear()

@@ -119,3 +119,50 @@ def test_copilot_hooks_capture_the_session(compat_repo: Path, model_server) -> N
     assert any(c.get("kind") == "prompt" for c in cps), cps
     status = checks.oxide(compat_repo, "status").stdout + checks.oxide(compat_repo, "status").stderr
     assert shown["session"]["id"][:8] in status
+
+
+def test_copilot_compaction_is_imported_and_resumed(compat_repo: Path, model_server, tmp_path: Path) -> None:
+    """A compaction Copilot makes itself: with a prompt budget of 24,000 tokens a long tool output
+    starts one in the background (``session.compaction_start``), the model server answers its
+    summarisation request, and ``session.compaction_complete`` carries the summary. Imported, the
+    compaction's start is the boundary (Copilot keeps what came after it), the lines come back
+    byte for byte, and the resumed Copilot sends the summary, not the history it replaced."""
+    from .modelserver import SUMMARY_TEXT
+
+    d = make_driver("copilot", compat_repo, model_server)
+    model_server.script["COMPACT-1"] = [Turn.shell("seq 1 4000"), Turn.shell("echo one"),
+                                        Turn.shell("echo two"), Turn.shell("echo three"),
+                                        Turn.say("Compacted work done.")]
+    run = d._exec(d.run_argv("COMPACT-1: make a long output"),
+                  extra_env={"COPILOT_PROVIDER_MAX_PROMPT_TOKENS": "24000"}).check()
+    sid = run.native_id
+    assert sid
+    assert [r for r in model_server.requests("chat") if r.get("summary")], "no summarisation request"
+    events = [json.loads(ln) for ln in d.session_file(sid).read_text().splitlines()]
+    [done] = [e for e in events if e["type"] == "session.compaction_complete"]
+    assert done["data"]["success"] is True and done["data"]["summaryContent"] == SUMMARY_TEXT, done
+
+    shown = checks.import_session(compat_repo, sid)
+    msgs = shown["messages"]
+    [i] = [i for i, m in enumerate(msgs) if any(p["type"] == "compaction" for p in m["parts"])]
+    assert msgs[i]["role"] == "system" and SUMMARY_TEXT in json.dumps(msgs[i]["parts"])
+    assert all(m["compacted"] for m in msgs[:i]) and not any(m["compacted"] for m in msgs[i:])
+    after = json.dumps(msgs[i + 1:])
+    assert "echo one" in after and "seq 1 4000" not in after  # the turn the compaction began in stays
+    context = checks.oxide_json(compat_repo, "resume", sid, "--format", "json")
+    assert SUMMARY_TEXT in json.dumps(context) and "seq 1 4000" not in json.dumps(context)
+
+    original = d.session_file(sid)
+    rt = checks.round_trip(d, compat_repo, sid, tmp_path, compare=[original])
+    checks.record({"agent": "copilot", "version": d.pin.version, "check": "compaction_round_trip",
+                   "lines_same": rt.lines_same, "lines_total": rt.lines_total})
+    assert rt.lines_same == rt.lines_total, f"{rt.lines_same}/{rt.lines_total} lines identical"
+
+    model_server._log.clear()
+    d.resume(sid, PROMPT2).check()
+    checks.assert_request_holds(model_server, [SUMMARY_TEXT, "COMPACT-1: make a long output", PROMPT2])
+    body = checks.request_text(model_server)
+    assert "3999\\n4000" not in body, "the resumed Copilot sent the history its compaction replaced"
+    again = checks.import_session(compat_repo, sid)
+    assert checks.user_prompts(again)[-1] == PROMPT2
+    assert again["messages"][:len(msgs)] == msgs
