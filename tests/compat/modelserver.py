@@ -43,8 +43,10 @@ WRITE_TOOLS = ("Write", "write", "write_file", "create_file", "create", "editor"
 PATCH_TOOLS = ("apply_patch",)
 # The request an agent sends to have its history summarised (its last user message starts so):
 # answered with the server's summary text, never with a scripted turn (whose tool call the
-# summariser would run, and ask again). Copilot CLI 1.0.102 sends the script's tools with it.
-SUMMARY_PROMPTS = ("Please create a detailed summary of the conversation so far",)  # Copilot CLI
+# summariser would run, and ask again). Copilot CLI 1.0.102 sends the script's tools with it;
+# Cline 3.0.65 sends none (it was a side request before, answered with ``side_text``).
+SUMMARY_PROMPTS = ("Please create a detailed summary of the conversation so far",  # Copilot CLI
+                   "Summarize this session for continuation.")  # Cline's agentic compaction
 SUMMARY_TEXT = "COMPAT-SUMMARY: the user had shell.txt made and notes.txt written and edited."
 
 
