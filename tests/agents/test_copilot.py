@@ -14,14 +14,24 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable, Unknown, copilot
-from oxide_git.model import Message, Part, Session, from_iso, mark_compacted, session_id_for
+from oxide_git.model import (
+    Message,
+    Part,
+    Session,
+    from_iso,
+    mark_compacted,
+    message_id_for,
+    session_id_for,
+)
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "copilot"
 PLAIN = "01fbf44d-0f39-4b67-aab1-efc7e7ef9294"  # two prompts (the second through --resume), 3 tools
 SUB = "ffaff6d1-9cc2-48fc-8143-f42a14a75dbd"  # a sub-agent run by the task tool
 THINK = "81c03215-76d1-48c4-bea3-4d764f350eaa"  # Responses API: reasoning on the answers
 COMPACT = "2de21d16-5cff-4cb8-b8d9-1a23cce0ca32"  # a compaction that began in a turn, ended later
-REAL = [f"{PLAIN}/events.jsonl", f"{SUB}/events.jsonl", f"{THINK}/events.jsonl", f"{COMPACT}/events.jsonl"]
+REWIND = "4ed06c1f-a06c-46d6-99ed-06ddf87c13ad"  # /rewind in the terminal UI, then two more prompts
+REAL = [f"{PLAIN}/events.jsonl", f"{SUB}/events.jsonl", f"{THINK}/events.jsonl", f"{COMPACT}/events.jsonl",
+        f"{REWIND}/events.jsonl"]
 ALL = [*REAL, "edge_cases.jsonl"]
 
 
@@ -211,6 +221,27 @@ def test_a_compaction_still_under_way_holds_no_restart_point_and_no_summary(tmp_
                                                                           "tool_call"]]
 
 
+def test_a_rewind_copilot_made_in_place_is_a_fork_of_the_kept_messages():
+    """``/rewind`` ("Conversation only") rewrote the file: the kept events, a ``session.info`` of
+    ``infoType: "rewind"``, then the next prompts (one of them through ``--resume``). The session
+    is what was kept; the fork ``<id>/rewind-<info id>`` holds copies of it, the info and what
+    followed, and hangs on the last kept message."""
+    msgs, sessions, problems, unknown = parse_all(REAL[4])
+    assert not problems and not unknown
+    main = next(s for s in sessions.values() if s.parent_id is None)
+    [fork] = [s for s in sessions.values() if s.parent_id == main.id]
+    info = next(json.loads(ln) for ln in (FIX / REAL[4]).read_text().splitlines() if '"session.info"' in ln)
+    assert fork.native_id == f"{REWIND}/rewind-{info['id'][:8]}"
+    kept, theirs = own(msgs, main.id), own(msgs, fork.id)
+    assert theirs[:len(kept)] == kept
+    assert (theirs[len(kept)].role, kinds(theirs[len(kept)])) == ("system", ["session.info"])
+    prompts = [m.text() for m in theirs if m.role == "user"]
+    assert prompts == ["SAY-1: one", "PROMPT-2: after the rewind", "PROMPT-4: four"]
+    assert [m.text() for m in kept if m.role == "user"] == ["SAY-1: one"]
+    assert fork.fork_message_id == message_id_for(main.id, len(kept) - 1, kept[-1].created_at)
+    assert "Said one." in kept[-1].text()
+
+
 def test_a_partial_last_line_is_not_consumed(tmp_path):
     data = (FIX / REAL[0]).read_bytes()
     path = tmp_path / "s" / "events.jsonl"
@@ -324,7 +355,7 @@ def _main(name: str) -> tuple[Session, list[Message]]:
     return s, own(msgs, s.id)
 
 
-@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("name", [n for n in ALL if REWIND not in n])  # a rewind: two sessions
 def test_export_writes_every_line_back_byte_for_byte(name, tmp_path):
     s, ms = _main(name)
     exp = copilot.export(s, ms, AgentEnv(home=tmp_path, environ={}))
