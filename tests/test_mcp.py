@@ -317,3 +317,34 @@ def test_the_server_half_of_the_sdk_leaves_out_what_a_start_never_uses() -> None
     assert not {m for m in loaded for a in absent if m == a or m.startswith(a + ".")}
     assert out[1] == "True True EntryPoints"
     assert out[2] == "True"
+
+
+def test_a_deferred_module_imports_itself_when_one_of_its_functions_is_called(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_defer_functions``: the module is not run until a function of it is called (or anything
+    else of it is looked up); then it is the real module, in ``sys.modules`` and on its package."""
+    from oxide_git import mcp_server
+
+    pkg = tmp_path / "deferpkg"
+    (pkg / "lazy").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "lazy" / "__init__.py").write_text(
+        "import sys\nsys.deferpkg_runs = getattr(sys, 'deferpkg_runs', 0) + 1\n"
+        "def version(name):\n    return 'v-' + name\nCONSTANT = 7\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for m in ("deferpkg", "deferpkg.lazy", "deferpkg.gone"):
+        monkeypatch.delitem(sys.modules, m, raising=False)
+    monkeypatch.setattr(sys, "deferpkg_runs", 0, raising=False)
+    mcp_server._defer_functions("deferpkg.gone", ("version",))  # no such module: nothing put in place
+    assert "deferpkg.gone" not in sys.modules
+    mcp_server._defer_functions("deferpkg.lazy", ("version",))
+    import deferpkg  # type: ignore[import-not-found]
+    from deferpkg.lazy import version  # type: ignore[import-not-found]
+
+    assert sys.deferpkg_runs == 0 and isinstance(sys.modules["deferpkg.lazy"], mcp_server._Deferred)
+    assert version("x") == "v-x" and sys.deferpkg_runs == 1
+    real = sys.modules["deferpkg.lazy"]
+    assert not isinstance(real, mcp_server._Deferred) and deferpkg.lazy is real and real.CONSTANT == 7
+    assert version("y") == "v-y" and sys.deferpkg_runs == 1  # imported once
+    mcp_server._defer_functions("deferpkg.lazy", ("version",))  # already imported: left as it is
+    assert sys.modules["deferpkg.lazy"] is real
