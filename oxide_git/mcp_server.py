@@ -208,6 +208,13 @@ def main(argv: list[str]) -> int | None:
 
 def serve(*, allow_writes: bool = False) -> None:
     """Serve until the agent closes stdin."""
+    import gc
+
+    # The SDK's import makes ~200 pydantic model classes and their tables: the cyclic collector's
+    # passes over them while they are made find nothing to free. Off until the server is made,
+    # then what is there is kept out of later passes (``freeze``), and the collector runs again.
+    collecting = gc.isenabled()
+    gc.disable()
     import anyio
 
     from .mcp_tools import tools
@@ -234,4 +241,7 @@ def serve(*, allow_writes: bool = False) -> None:
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
+    if collecting:
+        gc.freeze()
+        gc.enable()
     anyio.run(run)
