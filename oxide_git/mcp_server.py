@@ -211,7 +211,7 @@ def serve(*, allow_writes: bool = False) -> None:
     import gc
 
     # The SDK's import makes ~200 pydantic model classes and their tables: the cyclic collector's
-    # passes over them while they are made find nothing to free. Off until the server is made,
+    # passes over them while they are made free next to nothing. Off until the server is made,
     # then what is there is kept out of later passes (``freeze``), and the collector runs again.
     collecting = gc.isenabled()
     gc.disable()
