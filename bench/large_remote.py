@@ -125,6 +125,7 @@ def _team(log: Log) -> tuple[Path, Path, Path]:
         common.git(src, "push", "-q", str(remote), "refs/heads/main:refs/heads/main",
                    "refs/oxide/sessions/*:refs/oxide/sessions/*")
         (remote / "bench-ready").write_text("ok\n")
+    remote = _copy(remote, "team-remote.git")  # what a run pushes does not stay in the cached one
     a, b = _copy(src, "team-a"), _copy(src, "team-b")
     for clone in (a, b):
         common.git(clone, "remote", "add", "origin", str(remote))
@@ -133,7 +134,7 @@ def _team(log: Log) -> tuple[Path, Path, Path]:
 
 
 def bench_team(reps: int, log: Log = _log) -> list[dict[str, Any]]:
-    _remote, a, b = _team(log)
+    remote, a, b = _team(log)
     push_t, gpush_t, pull_t, fetch_t = [], [], [], []
     log(f"push / pull of one session against a remote of {SESSIONS:,} session refs, {reps} reps…")
     for i in range(reps + 1):
@@ -154,7 +155,7 @@ def bench_team(reps: int, log: Log = _log) -> list[dict[str, Any]]:
             gpush_t.append(gpush)
             pull_t.append(pull)
             fetch_t.append(fetch)
-    for path in (a, b):
+    for path in (a, b, remote):
         shutil.rmtree(path, ignore_errors=True)
     p, gp, pl, gf = median(push_t), median(gpush_t), median(pull_t), median(fetch_t)
     return [

@@ -115,16 +115,18 @@ def fetch(ctx: Context, remote: str, *, checkpoints: bool = False,
             wanted[name] = oid
         elif why and problems is not None:
             problems.append(f"{remote} {name}: {why}")
-    ns = namespace(remote)
-    failed = _fetch_all(ctx, remote, [f"+{n}:{_mirror(n, ns)}" for n in sorted(wanted)])
+    ns, git = namespace(remote), ctx.repo.git
+    mirrored = dict(refs.iter_refs(git, ns))
+    # Only what is new: a ref whose mirror already holds the remote's oid is not fetched again.
+    new = sorted(n for n, oid in wanted.items() if str(mirrored.get(_mirror(n, ns))) != oid)
+    failed = _fetch_all(ctx, remote, [f"+{n}:{_mirror(n, ns)}" for n in new])
     for spec, why in failed.items():
         name = spec[1:].partition(":")[0]
         del wanted[name]
         if problems is not None:
             problems.append(f"{remote} {name}: cannot be fetched, left alone ({why})")
-    git = ctx.repo.git
     live = {_mirror(n, ns) for n in wanted} | {spec.partition(":")[2] for spec in failed}
-    stale = {n: (oid, None) for n, oid in refs.iter_refs(git, ns) if n not in live}
+    stale = {n: (oid, None) for n, oid in mirrored.items() if n not in live}
     if stale:
         refs.update(git, stale, f"oxide: prune {remote}")  # type: ignore[arg-type]
     return wanted
