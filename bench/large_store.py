@@ -208,12 +208,56 @@ def bench_size(n: int, reps: int, log: Log = _log) -> list[dict[str, Any]]:
         row(f"reindex --full peak memory ({label})", None, "≤ 100 MB", value=f"{peak:.0f} MB",
             met=peak <= 100),
     ]
+    rows += bench_watch_search(path, label, reps)
     rows[1]["chart"] = point("search / git oxide --version", n, rows[1]["ratio"], 1.5)
     rows[2]["chart"] = point("list --json / git oxide --version", n, rows[2]["ratio"], 2.0)
     rows[3]["chart"] = point("reindex --full (messages/s)", n, rate, 100_000)
     rows[4]["chart"] = point("SQLite alone (messages/s), reindex's floor", n, floor_rate)
     rows[5]["chart"] = point("reindex --full peak memory (MB)", n, peak, 100)
     return rows
+
+
+def bench_watch_search(path: Path, label: str, reps: int) -> list[dict[str, Any]]:
+    """``search`` with `watch` running: the command (answered over the watcher's socket) against
+    ``--version``, and the socket's own round trip (connect, ask, answer) measured in this process."""
+    from oxide_git import fastpath
+    from oxide_git import watch_journal as journal
+    from oxide_git.repo import find_repo
+
+    home = common.fresh_dir(common.CACHE / "run" / "watch-home")  # no agent store to import
+    extra = {"HOME": str(home), "XDG_DATA_HOME": str(home / "xdg"), "XDG_CONFIG_HOME": str(home / "cfg"),
+             "CODEX_HOME": str(home / "codex"), "CLAUDE_CONFIG_DIR": str(home / "claude")}
+    common.run(common.oxide_cmd("watch", "--daemon"), path, extra_env=extra)
+    saved, asking = dict(os.environ), common.env(extra)
+    os.environ.clear()
+    os.environ.update(asking)  # this process asks the watcher as the command would
+    try:
+        repo = find_repo(path, environ={})
+        t0 = time.perf_counter()
+        while not journal.active(repo) and time.perf_counter() - t0 < 300:
+            time.sleep(0.05)
+        floor = Contender("version", [common.oxide_cmd("--version")], extra)
+        search = Contender("search", [common.oxide_cmd("search", QUERY)], {**extra, "OXIDE_FASTPATH": "only"})
+        t = common.interleaved([floor, search], path, reps, warmup=2)
+        trips = []
+        for _ in range(reps + 2):
+            t1 = time.perf_counter()
+            answer = fastpath.ask([QUERY], str(path), "search")
+            trips.append(time.perf_counter() - t1)
+            if answer is None or answer[0] != 0:
+                raise RuntimeError("the watcher did not answer the search")
+        trips = trips[2:]
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        common.run(common.oxide_cmd("watch", "--stop"), path, extra_env=extra)
+    v, sm, trip = median(t["version"]), median(t["search"]), median(trips)
+    return [
+        row(f"search with watch running, the command ({label})", sm, "≤ 1.5× git oxide --version",
+            baseline_s=v, met=sm <= 1.5 * v, samples=t["search"]),
+        row(f"search with watch running, over its socket ({label})", trip, "≤ 10 ms", met=trip <= 0.010,
+            samples=trips, note="connect, ask, answer: what the command adds to its own start"),
+    ]
 
 
 def bench_show(reps: int, log: Log = _log) -> list[dict[str, Any]]:
