@@ -2,8 +2,14 @@
 
 Kept out of CI and out of `make bench`. What it generates is cached in ``.bench-cache/large-*``
 (outside the tracked tree) and reused by later runs; the first run of the 1M-file tree takes
-minutes and about 1 GB of disk. So far: the checkpoint rows at 10k, 100k and 1M files (10 changed
-+ 2 new), each against `git status --porcelain` in the same run, with the checkpoint's peak RSS.
+minutes and about 1 GB of disk. Parts (``BENCH_LARGE_PARTS``, all by default): for each tree size
+(``BENCH_LARGE_SIZES``, default 10k, 100k, 1M files) ``checkpoint`` (10 changed + 2 new, against
+`git status --porcelain`, with its peak memory), ``watch`` (its start, memory, how soon it sees a
+change, a checkpoint it answers), ``clone`` (the first checkpoint in a fresh clone), ``rewind``
+(`rewind --code` of 10 files); then ``messages`` (``large_store``: stores of 1k to 1M messages),
+``import`` (``large_import``: 1,500 sessions, a 2 GB rollout) and ``team`` (``large_remote``:
+hooks, push/pull and gc at 100,000 sessions and checkpoints). `python -m bench` draws the rows'
+``chart`` points into an SVG next to the results.
 
 The tree is shaped like a large monorepo rather than `make bench`'s flat one: folders three to
 six deep, about 20 files each (1M files: about 50,000 folders), sizes drawn from a long-tailed
@@ -290,7 +296,7 @@ def bench_rewind(files: int, reps: int, log: Log = _log) -> list[dict[str, Any]]
     return [r]
 
 
-PARTS = ("checkpoint", "watch", "clone", "rewind", "messages")
+PARTS = ("checkpoint", "watch", "clone", "rewind", "messages", "import", "team")
 
 
 def run(quick: bool) -> list[dict[str, Any]]:
@@ -313,6 +319,14 @@ def run(quick: bool) -> list[dict[str, Any]]:
         from . import large_store
 
         steps.append(("messages", partial(large_store.run, quick)))
+    if "import" in parts:
+        from . import large_import
+
+        steps.append(("import", partial(large_import.run, quick)))
+    if "team" in parts:
+        from . import large_remote
+
+        steps.append(("team", partial(large_remote.run, quick)))
     for name, fn in steps:
         try:
             rows += fn()
