@@ -132,11 +132,14 @@ def bench_checkpoint(files: int, reps: int, log: Log = _log) -> list[dict[str, A
     st, c = median(t["status"]), median(t["checkpoint"])
     another_state()
     _wall, peak = common.peak_rss_mb(common.oxide_cmd("checkpoint"), tree)
+    _wall, git_peak = common.peak_rss_mb(["git", "status", "--porcelain"], tree)
     rows = [
         row(f"git status --porcelain ({label})", st, "baseline", met=None, samples=t["status"]),
         row(f"git oxide checkpoint ({label})", c, "≤ 1.05× git status", baseline_s=st,
             met=c <= 1.05 * st, samples=t["checkpoint"]),
-        row(f"checkpoint peak memory ({label})", None, "≤ 100 MB", value=f"{peak:.0f} MB", met=peak <= 100),
+        row(f"checkpoint peak memory ({label})", None, "≤ 100 MB", value=f"{peak:.0f} MB", met=peak <= 100,
+            note=f"git status --porcelain alone peaks at {git_peak:.0f} MB (the largest process of "
+                 "each counts: a checkpoint without `watch` runs one)"),
     ]
     rows[1]["chart"] = point("checkpoint / git status", files, rows[1]["ratio"], 1.05)
     rows[2]["chart"] = point("checkpoint peak memory (MB)", files, peak, 100)
