@@ -17,9 +17,9 @@ _SNAPSHOT_FIRST = ("checkpoint", "rewind", "undo")
 def main() -> None:
     argv = sys.argv[1:]
     if argv[:1] in (["checkpoint"], ["search"]):
-        from .fastpath import serve
+        from .fastpath import serve as served
 
-        rc = serve(argv[0], argv[1:])  # `git oxide watch` answers, without click or pygit2 here
+        rc = served(argv[0], argv[1:])  # `git oxide watch` answers, without click or pygit2 here
         if rc is not None:
             _exit_now(rc)  # written with os.write: nothing to flush or free (~3 ms of teardown)
     if argv[:1] == ["import"]:
