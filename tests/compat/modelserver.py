@@ -7,7 +7,9 @@ server state: the last user prompt that holds a script marker names the exchange
 of assistant turns after it names the step.
 So a session the agent resumes later (from its own files, or from files oxide wrote) continues the
 script exactly where it stood. Requests without the script's tools (titles, summaries, topic
-checks) are side requests: they get a short text and use up nothing.
+checks) are side requests: they get a short text and use up nothing. A summarisation request (an
+agent compacting its history, recognised by its prompt: ``SUMMARY_PROMPTS``) gets
+``summary_text`` and uses up nothing either, even when it declares the script's tools.
 
 Every request is logged (path, headers the agents identify themselves by, body) in memory and,
 when ``log_path`` is given, as one JSON line each, so a test reads what the agent sent its model.
@@ -39,6 +41,13 @@ SHELL_TOOLS = ("Bash", "exec_command", "shell", "bash", "run_shell_command", "ru
 EDIT_TOOLS = ("Edit", "edit", "replace", "str_replace_based_edit_tool", "editor")
 WRITE_TOOLS = ("Write", "write", "write_file", "create_file", "create", "editor")  # create: Copilot CLI
 PATCH_TOOLS = ("apply_patch",)
+# The request an agent sends to have its history summarised (its last user message starts so):
+# answered with the server's summary text, never with a scripted turn (whose tool call the
+# summariser would run, and ask again). Copilot CLI 1.0.102 sends the script's tools with it;
+# Cline 3.0.65 sends none (it was a side request before, answered with ``side_text``).
+SUMMARY_PROMPTS = ("Please create a detailed summary of the conversation so far",  # Copilot CLI
+                   "Summarize this session for continuation.")  # Cline's agentic compaction
+SUMMARY_TEXT = "COMPAT-SUMMARY: the user had shell.txt made and notes.txt written and edited."
 
 
 @dataclass(frozen=True)
@@ -170,8 +179,10 @@ def conversation(api: str, body: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 class ModelServer:
     def __init__(self, script: Mapping[str, Sequence[Turn]], *, log_path: Path | None = None,
-                 model: str = "fake-model", side_text: str = "Compat session") -> None:
+                 model: str = "fake-model", side_text: str = "Compat session",
+                 summary_text: str = SUMMARY_TEXT) -> None:
         self.script = dict(script)
+        self.summary_text = summary_text
         self.log_path = log_path
         self.model = model
         self.side_text = side_text
@@ -238,6 +249,12 @@ class ModelServer:
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
     # choosing the turn
+    @staticmethod
+    def is_summary_request(api: str, body: Mapping[str, Any]) -> bool:
+        """Whether the request's last user message is an agent's summarisation prompt."""
+        users = [text for kind, text in conversation(api, body) if kind == "user"]
+        return bool(users) and users[-1].lstrip().startswith(SUMMARY_PROMPTS)
+
     def choose(self, api: str, body: Mapping[str, Any]) -> tuple[Turn | None, str | None]:
         """The scripted turn for this request, or None for a side request."""
         if not any(n in SHELL_TOOLS or n in EDIT_TOOLS or n in WRITE_TOOLS or n in PATCH_TOOLS
@@ -395,11 +412,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, payload, ctype)
             return
         try:
-            turn, marker = self.owner.choose(api, body)
+            summary = self.owner.is_summary_request(api, body)
+            turn, marker = (None, None) if summary else self.owner.choose(api, body)
+            if summary:
+                row["summary"] = True
             row["scripted"] = turn is not None
             row["marker"] = marker
             call = self.owner.resolve(api, body, turn) if turn else None
-            text = (turn.text if turn and turn.kind == "text" else "") if turn else self.owner.side_text
+            text = ((turn.text if turn and turn.kind == "text" else "") if turn else
+                    self.owner.summary_text if summary else self.owner.side_text)
             if api == "gemini" and not turn:
                 text = gemini.side_json(body) or text
             row["reply"] = {"text": text, "call": call}

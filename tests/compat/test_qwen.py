@@ -122,29 +122,37 @@ def test_qwen_rewind_in_the_cli_is_a_fork_it_resumes(compat_repo: Path, model_se
         model_server.script[f"RW-{n}"] = [Turn.say(f"Done with {word}.")]
     env = {**d.env(), "TERM": "xterm-256color"}
     env.pop("NO_COLOR", None)
-    pane = Pane([str(d.binary), "--auth-type", "openai", "-m", MODEL, "--yolo"], compat_repo, env,
-                tmp_path / "tmux.sock")
+    pane = Pane(tmp_path / "tmux.sock", [str(d.binary), "--auth-type", "openai", "-m", MODEL, "--yolo"],
+                cwd=compat_repo, env=env, width=120, height=40)
+
+    def press(*keys: str, pause: float = 0.3) -> None:  # one at a time: a key, not a paste
+        for k in keys:
+            pane.keys(k)
+            time.sleep(pause)
+
     try:
         pane.wait("Type your message")
         for n, word in ((1, "one"), (2, "two")):
             pane.type(f"RW-{n}: {word}")
-            pane.keys("Enter")
+            time.sleep(0.5)
+            press("Enter")
             pane.wait(f"Done with {word}.")
         # Escape twice opens the dialog only while the UI is idle (else the first one cancels
         # what is still running): pressed again until it shows
         for _ in range(10):
             time.sleep(1)
-            pane.keys("Escape", "Escape", pause=0.4)
+            press("Escape", "Escape", pause=0.4)
             if "Rewind Conversation (2 turns)" in pane.text():
                 break
         pane.wait("Rewind Conversation (2 turns)", timeout=5)
-        pane.keys("Enter")  # the last turn is the one chosen
+        press("Enter")  # the last turn is the one chosen
         pane.wait("Restore conversation only")
-        pane.keys("Enter")
+        press("Enter")
         pane.wait("Conversation rewound")
-        pane.keys("C-e", "C-u")  # the rewound prompt is back in the input box
+        press("C-e", "C-u")  # the rewound prompt is back in the input box
         pane.type("RW-3: three")
-        pane.keys("Enter")
+        time.sleep(0.5)
+        press("Enter")
         pane.wait("Done with three.")
     finally:
         pane.close()
