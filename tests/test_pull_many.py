@@ -89,3 +89,20 @@ def test_a_wildcard_fetch_that_fails_finds_the_ref_that_cannot_come(
     assert _mirrored(b) == sorted(MIRRORS + n.removeprefix(refs.SESSIONS) for n in names)
     [problem] = [p for p in res["problems"] if bad in p]
     assert problem.startswith(f"origin {refs.session_ref(bad)}: cannot be fetched, left alone (")
+
+
+def test_the_remotes_trash_oplog_and_mirrors_are_passed_over_in_silence(
+        clones: tuple[Path, Path, Path]) -> None:  # noqa: F811
+    """A remote pushed to with --mirror holds every ref of a store: its trash, its watch oplog
+    and its own mirrors of other remotes are not shared and say nothing; a ref under
+    refs/oxide/ that git oxide never writes is named."""
+    a, b, bare = clones
+    say(a, "x")
+    oxide(a, "push")
+    tip = git(bare, "rev-parse", refs.session_ref(SID)).strip()
+    for name in (f"{refs.TRASH}sessions/{SID}.1", f"{refs.OPLOG}main", f"refs/oxide/remotes/up/sessions/{SID}",
+                 "refs/oxide/other"):
+        git(bare, "update-ref", name, tip)
+    res = json.loads(oxide(b, "pull", "--json").stdout)
+    assert res["problems"] == ["origin refs/oxide/other: not a ref git oxide shares, left alone"]
+    assert _mirrored(b) == [MIRRORS + SID]
