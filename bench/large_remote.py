@@ -79,31 +79,34 @@ def _commit(repo: Path, i: int) -> float:
 
 
 def bench_hooks(reps: int, log: Log = _log) -> list[dict[str, Any]]:
+    """What the hooks add to `git commit`: the same store with and without them, 10 and 100,000
+    sessions (a store of many refs makes git's own ref updates slower: that is not the hooks')."""
     from .store import _init_repo, _list_repo
 
-    big = _copy(_list_repo(SESSIONS, log), "hooks-100k")
-    small = common.CACHE / "run" / "hooks-10"
-    plain = common.CACHE / "run" / "hooks-plain"
-    _init_repo(plain)
-    _init_repo(small)
-    for i in range(10):
-        _new_session(small, i)
-    for repo in (big, small):
-        common.run(common.oxide_cmd("init", "--hooks"), repo)
-        _new_session(repo, 99, current=True)
+    big = _list_repo(SESSIONS, log)
+    pairs: dict[str, tuple[Path, Path]] = {"100k": (_copy(big, "hooks-100k"), _copy(big, "hooks-100k-plain"))}
+    small, small_plain = common.CACHE / "run" / "hooks-10", common.CACHE / "run" / "hooks-10-plain"
+    for path in (small, small_plain):
+        _init_repo(path)
+        for i in range(10):
+            _new_session(path, i)
+    pairs["10"] = (small, small_plain)
+    for hooked, _plain in pairs.values():
+        common.run(common.oxide_cmd("init", "--hooks"), hooked)
+        _new_session(hooked, 99, current=True)
     added: dict[str, list[float]] = {"10": [], "100k": []}
-    log(f"git commit with hooks, 10 and {SESSIONS:,} sessions, against no hooks, {reps} reps…")
+    log(f"git commit with and without hooks, 10 and {SESSIONS:,} sessions, {reps} reps…")
     for i in range(reps + 1):
-        p = _commit(plain, i)
-        s = _commit(small, i)
-        b = _commit(big, i)
-        if i:
-            added["10"].append(s - p)
-            added["100k"].append(b - p)
+        for size, (hooked, plain) in pairs.items():
+            p = _commit(plain, i)
+            h = _commit(hooked, i)
+            if i:
+                added[size].append(h - p)
     a10, a100k = median(added["10"]), median(added["100k"])
     flat = a100k <= max(1.5 * a10, a10 + 0.010)
-    for path in (big, small, plain):
-        shutil.rmtree(path, ignore_errors=True)
+    for hooked, plain in pairs.values():
+        shutil.rmtree(hooked, ignore_errors=True)
+        shutil.rmtree(plain, ignore_errors=True)
     return [
         row("git commit + hooks, 10 sessions (added)", a10, "< 30 ms added", met=a10 < 0.030,
             samples=added["10"]),
@@ -124,6 +127,7 @@ def _team(log: Log) -> tuple[Path, Path, Path]:
         common.git(remote, "init", "-q", "--bare")
         common.git(src, "push", "-q", str(remote), "refs/heads/main:refs/heads/main",
                    "refs/oxide/sessions/*:refs/oxide/sessions/*")
+        common.git(remote, "pack-refs", "--all")  # as a hosted remote keeps them (and `git gc` would)
         (remote / "bench-ready").write_text("ok\n")
     remote = _copy(remote, "team-remote.git")  # what a run pushes does not stay in the cached one
     a, b = _copy(src, "team-a"), _copy(src, "team-b")
@@ -135,6 +139,10 @@ def _team(log: Log) -> tuple[Path, Path, Path]:
 
 def bench_team(reps: int, log: Log = _log) -> list[dict[str, Any]]:
     remote, a, b = _team(log)
+    log(f"first pull of a remote of {SESSIONS:,} session refs (all new to this clone's mirror)…")
+    first = common.time_steps([common.oxide_cmd("pull", "origin")], b)
+    for clone in (a, b):
+        common.git(clone, "pack-refs", "--all")  # what the clone's next `git gc` does
     push_t, gpush_t, pull_t, fetch_t = [], [], [], []
     log(f"push / pull of one session against a remote of {SESSIONS:,} session refs, {reps} reps…")
     for i in range(reps + 1):
@@ -159,6 +167,8 @@ def bench_team(reps: int, log: Log = _log) -> list[dict[str, Any]]:
         shutil.rmtree(path, ignore_errors=True)
     p, gp, pl, gf = median(push_t), median(gpush_t), median(pull_t), median(fetch_t)
     return [
+        row(f"first git oxide pull of a remote of {SESSIONS:,} session refs", first, "info",
+            note="every ref new to this clone's mirror (its sessions already here)"),
         row(f"git push of one ref (remote of {SESSIONS:,} session refs)", gp, "baseline", samples=gpush_t),
         row("git oxide push of one new session", p, "≤ 2× git push", baseline_s=gp, met=p <= 2 * gp,
             samples=push_t),
