@@ -63,11 +63,12 @@ def pull(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) 
     res = ShareResult(name)
     fetched = fetch(ctx, name, checkpoints=checkpoints, problems=res.problems)
     ns, git = namespace(name), ctx.repo.git
-    changed = {r: oid for r, oid in fetched.items() if str(refs.read(git, r) or "") != oid}
+    local = {n: str(oid) for n, oid in refs.iter_refs(git, "refs/")}  # one pass, not a read per ref
+    changed = {r: oid for r, oid in fetched.items() if local.get(r, "") != oid}
     refused = incoming.screen(ctx, changed, incoming.limits(ctx))
-    for rname in sorted(fetched):
+    for rname in sorted(changed):
         theirs = refs.read(git, mirror(rname, ns))
-        if theirs is None or rname not in changed:
+        if theirs is None:
             continue
         if rname in refused:
             res.problems.append(f"{name} {rname}: {refused[rname]}")
