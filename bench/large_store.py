@@ -17,7 +17,7 @@ import os
 import random
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -81,45 +81,36 @@ def messages(rng: random.Random, n: int, t: int) -> list[Any]:
 
 def cached_store(n_messages: int, log: Log = _log) -> Path:
     """A repository whose store holds ``n_messages`` in sessions of ``PER_SESSION``."""
-    from oxide_git import codec, logwrite
-
-    from .store import _context, _init_repo, _prune, _session
+    from .store import _context, _init_repo, _prune, _session, write_sessions
 
     key = common.sources_key(*_KEY_SOURCES)
     path = common.CACHE / f"large-store-{n_messages}-{key}"
     ready = path / ".git" / "bench-ready"
     if ready.exists():
         return path
-    sessions = max(1, n_messages // PER_SESSION)
-    log(f"building a store of {n_messages:,} messages in {sessions:,} sessions (one time)…")
+    count = max(1, n_messages // PER_SESSION)
+    log(f"building a store of {n_messages:,} messages in {count:,} sessions (one time)…")
     t0 = time.perf_counter()
     _prune(f"large-store-{n_messages}-", path)
     _init_repo(path)
     now_ms = 1_760_000_000_000
     ctx = _context(path, now_ms)
     base = _session(ctx, 0, now_ms)
-    objects, common_dir = ctx.repo.objects, ctx.repo.common_dir
-    _ = ctx.index  # opened (and reindexed when new) before anything is written
     rng = random.Random(n_messages)
-    batch = 100
-    for start in range(0, sessions, batch):
-        done = []
-        for i in range(start, min(sessions, start + batch)):
+
+    def sessions() -> Iterator[tuple[Any, list[Any]]]:
+        for i in range(count):
             t = now_ms - i * 3_600_000
-            s = replace(base, id=f"{t:012x}{i:020d}", native_id=f"native-{i}",
-                        title=f"session {i}: {_text(rng, 6)}", created_at=t,
-                        updated_at=t + PER_SESSION * 1000)
-            puts = logwrite.with_ids(s.id, dict(enumerate(messages(rng, PER_SESSION, t))))
-            blobs = {q: codec.encode_message(m) for q, m in puts.items()}
-            oid = logwrite.commit(objects, common_dir, s, blobs, now_ms=t, summary="bench")
-            assert oid is not None
-            done.append((s, puts, oid.hex()))
-        with ctx.index.write() as conn:
-            for s, puts, tip in done:
-                ctx.index.put_messages(conn, s.id, puts)
-                ctx.index.put_session(conn, s, log_commit=tip, count=len(puts))
-        if start and start % 1_000 == 0:
-            log(f"  {start * PER_SESSION:,} messages… ({time.perf_counter() - t0:.0f} s)")
+            yield (replace(base, id=f"{t:012x}{i:020d}", native_id=f"native-{i}",
+                           title=f"session {i}: {_text(rng, 6)}", created_at=t,
+                           updated_at=t + PER_SESSION * 1000),
+                   messages(rng, PER_SESSION, t))
+
+    def progress(done: int) -> None:
+        if done % 1_000 == 0:
+            log(f"  {done * PER_SESSION:,} messages… ({time.perf_counter() - t0:.0f} s)")
+
+    write_sessions(ctx, sessions(), 100, progress)
     ctx.close()
     common.git(path, "gc", "-q")
     ready.write_text("ok\n")

@@ -9,9 +9,10 @@ with 10,000 sessions < 150 ms wall, process start included.
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -165,6 +166,33 @@ def _write_new_session(ctx: Any, s: Any, messages: list[Any], now_ms: int, chunk
             ctx.index.put_session(conn, s, log_commit=oid.hex(), count=start + len(puts))
 
 
+def write_sessions(ctx: Any, sessions: Iterable[tuple[Any, list[Any]]], batch: int,
+                   progress: Callable[[int], None] | None = None) -> None:
+    """New sessions and their messages, written the way the store writes them (``logwrite.commit``,
+    then the index rows), with one index transaction per ``batch`` sessions instead of one per
+    session: only the setup is faster. Each commit is dated its session's ``created_at``."""
+    from oxide_git import codec, logwrite
+
+    objects, common_dir = ctx.repo.objects, ctx.repo.common_dir
+    _ = ctx.index  # opened (and reindexed when new) before anything is written
+    it, written = iter(sessions), 0
+    while chunk := list(itertools.islice(it, batch)):
+        done = []
+        for s, messages in chunk:
+            puts = logwrite.with_ids(s.id, dict(enumerate(messages)))
+            blobs = {q: codec.encode_message(m) for q, m in puts.items()}
+            oid = logwrite.commit(objects, common_dir, s, blobs, now_ms=s.created_at, summary="bench")
+            assert oid is not None
+            done.append((s, puts, oid.hex()))
+        with ctx.index.write() as conn:
+            for s, puts, tip in done:
+                ctx.index.put_messages(conn, s.id, puts)
+                ctx.index.put_session(conn, s, log_commit=tip, count=len(puts))
+        written += len(done)
+        if progress:
+            progress(written)
+
+
 def _prune(prefix: str, keep: Path) -> None:
     """Remove caches built with other product sources (their key differs)."""
     for old in common.CACHE.glob(prefix + "*"):
@@ -248,8 +276,6 @@ def bench_append(quick: bool, log: Log = _log) -> list[dict[str, Any]]:
 
 def _list_repo(n: int, log: Log) -> Path:
     """A cached repository with ``n`` small sessions, written the way the store writes them."""
-    from oxide_git import codec, logwrite
-
     key = common.sources_key(*_KEY_SOURCES)
     path = common.CACHE / f"list-{n}-{key}"
     ready = path / ".git" / "bench-ready"
@@ -264,29 +290,19 @@ def _list_repo(n: int, log: Log) -> Path:
     base = _session(ctx, 0, now_ms)
     from dataclasses import replace
 
-    objects, common_dir = ctx.repo.objects, ctx.repo.common_dir
-    _ = ctx.index  # opened (and reindexed when new) before anything is written
-    batch = 500
-    for start in range(0, n, batch):
-        # The store's write path (logwrite.commit, then the index rows), with one index
-        # transaction per batch of new sessions instead of one per session: only setup is faster.
-        done = []
-        for i in range(start, min(n, start + batch)):
+    def sessions() -> Iterator[tuple[Any, list[Any]]]:
+        for i in range(n):
             t = now_ms - i * 60_000
-            s = replace(base, id=f"{t:012x}{i:020d}", native_id=f"native-{i}",
-                        title=f"session {i}: fix the flaky test in module {i % 97}",
-                        created_at=t, updated_at=t + 30_000)
-            puts = logwrite.with_ids(s.id, dict(enumerate(_message(q, t) for q in range(3))))
-            blobs = {q: codec.encode_message(m) for q, m in puts.items()}
-            oid = logwrite.commit(objects, common_dir, s, blobs, now_ms=t, summary="bench")
-            assert oid is not None
-            done.append((s, puts, oid.hex()))
-        with ctx.index.write() as conn:
-            for s, puts, oid in done:
-                ctx.index.put_messages(conn, s.id, puts)
-                ctx.index.put_session(conn, s, log_commit=oid, count=len(puts))
-        if start and start % 2_000 == 0:
-            log(f"  {start:,} sessions…")
+            yield (replace(base, id=f"{t:012x}{i:020d}", native_id=f"native-{i}",
+                           title=f"session {i}: fix the flaky test in module {i % 97}",
+                           created_at=t, updated_at=t + 30_000),
+                   [_message(q, t) for q in range(3)])
+
+    def progress(done: int) -> None:
+        if done % 2_000 == 0:
+            log(f"  {done:,} sessions…")
+
+    write_sessions(ctx, sessions(), 500, progress)
     ctx.close()
     common.git(path, "gc", "-q")
     ready.write_text("ok\n")
