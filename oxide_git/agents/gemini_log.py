@@ -307,35 +307,24 @@ class Parser:
 
     # ---- the file -------------------------------------------------------------------------
     def run(self, offset: int) -> Iterator[Event]:
-        pos = offset
-        with self.path.open("rb", buffering=1 << 20) as f:
-            f.seek(offset)
-            for raw in f:
-                if not raw.endswith(b"\n") or (self.stop is not None and pos >= self.stop):
-                    break
-                start, pos = pos, pos + len(raw)
-                self.line += 1
-                if not raw.strip():
-                    continue
-                try:
-                    obj = jsonline.loads(raw)
-                except (ValueError, RecursionError):
-                    yield Problem(self.line, "not JSON, skipped")
-                    continue
-                if not isinstance(obj, dict):
-                    yield Problem(self.line, "not a JSON object, skipped")
-                    continue
-                if isinstance(obj.get("$rewindTo"), str):
-                    yield from self.rewind(obj, start)
-                elif isinstance(obj.get("id"), str):
-                    yield from self.record(obj, start)
-                elif isinstance(obj.get("$set"), dict):
-                    yield from self.set(obj, start)
-                elif isinstance(obj.get("sessionId"), str) and isinstance(obj.get("projectHash"), str):
-                    self.header_line(obj)
-                else:
-                    yield Unknown("line/" + ",".join(sorted(obj))[:60], self.version)
-                    self._add_line(obj)
+        lines = jsonline.Lines(self.path, offset, self.line, self.stop)
+        for start, obj in lines:
+            self.line = lines.line
+            if isinstance(obj, Problem):
+                yield obj
+                continue
+            if isinstance(obj.get("$rewindTo"), str):
+                yield from self.rewind(obj, start)
+            elif isinstance(obj.get("id"), str):
+                yield from self.record(obj, start)
+            elif isinstance(obj.get("$set"), dict):
+                yield from self.set(obj, start)
+            elif isinstance(obj.get("sessionId"), str) and isinstance(obj.get("projectHash"), str):
+                self.header_line(obj)
+            else:
+                yield Unknown("line/" + ",".join(sorted(obj))[:60], self.version)
+                self._add_line(obj)
+        self.line, pos = lines.line, lines.pos
         tail = self.pending is not None or bool(self.held)
         yield from self.flush()
         if self.sess is not None:

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 _orjson: Any
@@ -55,3 +57,35 @@ def valid_text(value: Any) -> Any:
     if isinstance(value, dict):
         return {valid_text(k): valid_text(x) for k, x in value.items()}
     return value
+
+
+class Lines:
+    """The complete lines of a JSONL file from ``offset`` (before ``stop``, when given): for each
+    line holding something, (the offset it starts at, its object or a ``Problem``). ``pos`` and
+    ``line`` follow the reading: where the next read starts (a partial last line waits for its
+    end) and the number of the last line read."""
+
+    def __init__(self, path: Path, offset: int, line: int, stop: int | None = None) -> None:
+        self.path, self.pos, self.line, self.stop = path, offset, line, stop
+
+    def __iter__(self) -> Iterator[tuple[int, Any]]:
+        from . import Problem
+
+        with self.path.open("rb", buffering=1 << 20) as f:
+            f.seek(self.pos)
+            for raw in f:
+                if not raw.endswith(b"\n") or (self.stop is not None and self.pos >= self.stop):
+                    break
+                start, self.pos = self.pos, self.pos + len(raw)
+                self.line += 1
+                if not raw.strip():
+                    continue
+                try:
+                    obj = loads(raw)
+                except (ValueError, RecursionError):
+                    yield start, Problem(self.line, "not JSON, skipped")
+                    continue
+                if not isinstance(obj, dict):
+                    yield start, Problem(self.line, "not a JSON object, skipped")
+                    continue
+                yield start, obj

@@ -205,27 +205,16 @@ class Parser:
         self._add(obj)
 
     def run(self, offset: int) -> Iterator[Event]:
-        pos = offset
-        with self.path.open("rb", buffering=1 << 20) as f:
-            f.seek(offset)
-            for raw in f:
-                if not raw.endswith(b"\n") or (self.stop is not None and pos >= self.stop):
-                    break
-                start, pos = pos, pos + len(raw)
-                self.line += 1
-                if not raw.strip():
-                    continue
-                try:
-                    obj = jsonline.loads(raw)
-                except (ValueError, RecursionError):
-                    yield Problem(self.line, "not JSON, skipped")
-                    continue
-                if not isinstance(obj, dict):
-                    yield Problem(self.line, "not a JSON object, skipped")
-                    continue
-                yield from self.record(obj, start)
-                if isinstance(obj.get("uuid"), str):
-                    self.last = obj["uuid"]
+        lines = jsonline.Lines(self.path, offset, self.line, self.stop)
+        for start, obj in lines:
+            self.line = lines.line
+            if isinstance(obj, Problem):
+                yield obj
+                continue
+            yield from self.record(obj, start)
+            if isinstance(obj.get("uuid"), str):
+                self.last = obj["uuid"]
+        self.line, pos = lines.line, lines.pos
         tail = self.pending is not None
         yield from self.flush()
         if self.sess is not None:
