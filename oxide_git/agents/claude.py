@@ -177,34 +177,22 @@ class _Parser:
         if (self.agent_id and main["id"] and not main["extra"].get("parent_call_id")
                 and not self.agent_id.startswith("acompact")):
             self._link(main)  # the parent may have written the Task's progress since
-        pos = offset
-        # A 1 MiB buffer: with the default 8 KiB one, splitting the file into lines costs three
-        # times as much (lines are ~2 KB, many are larger than the buffer).
-        with self.path.open("rb", buffering=1 << 20) as f:
-            f.seek(offset)
-            for raw in f:
-                if not raw.endswith(b"\n"):
-                    break  # a partial line: read it next time
-                start, pos = pos, pos + len(raw)
-                self.line += 1
-                try:
-                    obj = jsonline.loads(raw)
-                except (ValueError, RecursionError):
-                    if raw.strip():  # blank lines fail to parse too: test them only then
-                        yield Problem(self.line, "not JSON, skipped")
-                    continue
-                if not isinstance(obj, dict):
-                    yield Problem(self.line, "not a JSON object, skipped")
-                    continue
-                new = self.feed(obj)
-                if new is not None:
-                    yield from self.flush()
-                    yield Resumable(start, self.state(self.line - 1))
-                    self.pending.append(new)
-                kind = obj.get("type")
-                if not isinstance(kind, str) or kind not in KNOWN_TYPES:  # after the restart point
-                    v = obj.get("version")
-                    yield Unknown(str(kind), f"claude-code {v}" if isinstance(v, str) else None)
+        lines = jsonline.Lines(self.path, offset, self.line)
+        for start, obj in lines:
+            self.line = lines.line
+            if isinstance(obj, Problem):
+                yield obj
+                continue
+            new = self.feed(obj)
+            if new is not None:
+                yield from self.flush()
+                yield Resumable(start, self.state(self.line - 1))
+                self.pending.append(new)
+            kind = obj.get("type")
+            if not isinstance(kind, str) or kind not in KNOWN_TYPES:  # after the restart point
+                v = obj.get("version")
+                yield Unknown(str(kind), f"claude-code {v}" if isinstance(v, str) else None)
+        self.line, pos = lines.line, lines.pos
         had_tail = bool(self.pending)
         yield from self.flush(final=True)
         if not had_tail:

@@ -180,31 +180,21 @@ class _Parser:
                 "streams": {k: {**v, "tip": self.chains.tip_of.get(k)} for k, v in self.streams.items()}}
 
     def run(self, offset: int) -> Iterator[Event]:
-        pos = offset
-        with self.path.open("rb", buffering=1 << 20) as f:
-            f.seek(offset)
-            for raw in f:
-                if not raw.endswith(b"\n"):
-                    break  # a partial line: read it next time
-                start, pos = pos, pos + len(raw)
-                self.line += 1
-                try:
-                    obj = jsonline.loads(raw)
-                except (ValueError, RecursionError):
-                    if raw.strip():
-                        yield Problem(self.line, "not JSON, skipped")
+        lines = jsonline.Lines(self.path, offset, self.line)
+        for start, obj in lines:
+            self.line = lines.line
+            if isinstance(obj, Problem):
+                yield obj
+                continue
+            if self.header is None:
+                if obj.get("type") == "session" and isinstance(obj.get("id"), str):
+                    self.header = obj
                     continue
-                if not isinstance(obj, dict):
-                    yield Problem(self.line, "not a JSON object, skipped")
-                    continue
-                if self.header is None:
-                    if obj.get("type") == "session" and isinstance(obj.get("id"), str):
-                        self.header = obj
-                        continue
-                    yield Problem(self.line, "no pi session header (pi ignores such a file)")
-                    return
-                yield Resumable(start, self.state())
-                yield from self.entry(obj, start)
+                yield Problem(self.line, "no pi session header (pi ignores such a file)")
+                return
+            yield Resumable(start, self.state())
+            yield from self.entry(obj, start)
+        self.line, pos = lines.line, lines.pos
         for key in self.streams:
             found = self.session_event(key, with_time=True)
             if found is not None:
