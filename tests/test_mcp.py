@@ -290,3 +290,51 @@ def test_the_argument_check_agrees_with_jsonschema() -> None:
                 expected = e.message
             got = check_arguments(tool.schema, args)
             assert (got is None) == (expected is None), (tool.name, args, got, expected)
+
+
+def test_an_unexpected_failure_is_logged_and_the_server_goes_on(repo: Path) -> None:
+    """A tool that fails on something git oxide did not foresee (here an object of the memory lost
+    from the object store) answers with an error naming the log, which holds the traceback; the
+    server answers the next calls."""
+    oxide(repo, "init")
+    oxide(repo, "memory", "add", "build", "make test runs the suite")
+    lost = git(repo, "rev-parse", "refs/oxide/memory:MEMORY.md").strip()
+    (repo / ".git" / "objects" / lost[:2] / lost[2:]).unlink()
+    _l, [broken, again, other] = serve(repo, [("memory_read", {}), ("memory_read", {"topic": "build"}),
+                                              ("checkpoints", {})])
+    log = repo / ".git" / "oxide" / "oxide.log"
+    assert broken == ("error", f"error: unexpected error in git oxide (details in {log})")
+    assert again == broken  # another topic too (the memory is read whole): nothing half-read kept
+    assert other == {"checkpoints": [], "total": 0}  # ...and the server still serves the others
+    assert f"KeyError: {lost}" in log.read_text() and "Traceback" in log.read_text()
+
+
+def test_the_server_half_of_the_sdk_loads_without_its_client_and_defers_what_it_rarely_uses() -> None:
+    """`_server_half_of_sdk` (start-up speed): the low-level server and stdio transport import
+    without the SDK's client and FastMCP; jsonschema and httpx stand deferred, and a deferred
+    module, once used, is the real one (attribute and submodule alike). Run in a fresh
+    interpreter: it rewrites sys.modules."""
+    import subprocess
+
+    probe = """
+import sys
+from oxide_git.mcp_server import _server_half_of_sdk, _sdk
+_server_half_of_sdk()
+_server_half_of_sdk()  # a second call changes nothing
+types, Server, stdio_server = _sdk()
+print(type(sys.modules["jsonschema"]).__name__, type(sys.modules["httpx"]).__name__)
+print(sorted(m for m in sys.modules if m.startswith(("mcp.client", "mcp.server.fastmcp", "starlette", "uvicorn"))))
+print(Server.__module__, stdio_server.__module__, types.Tool.__name__)
+import jsonschema
+try:
+    jsonschema.validate(instance={"limit": 0}, schema={"type": "object", "properties": {"limit": {"minimum": 1}}})
+except jsonschema.ValidationError as e:
+    print("refused:", e.message)
+from jsonschema import exceptions
+print(exceptions.ValidationError is jsonschema.ValidationError, type(sys.modules["jsonschema"]).__name__)
+"""
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "_Deferred _Deferred", "[]", "mcp.server.lowlevel.server mcp.server.stdio Tool",
+        "refused: 0 is less than the minimum of 1", "True module"]
