@@ -207,6 +207,10 @@ def test_a_repository_without_oxide_gets_an_error_not_a_store(tmp_path: Path) ->
     _l, [res] = serve(repo, [("search", {"query": "x"})])
     assert res[0] == "error" and "git oxide init" in res[1]
     assert not (repo / ".git" / "oxide").exists()  # a read-only server creates nothing
+    nowhere = tmp_path / "nowhere"
+    nowhere.mkdir()
+    _l, [res] = serve(nowhere, [("search", {"query": "x"})])  # started outside any repository
+    assert res[0] == "error" and res[1].startswith("error: not a git repository"), res
 
 
 def test_blame_names_the_session_and_prompt_of_each_line(repo: Path) -> None:
