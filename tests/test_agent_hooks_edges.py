@@ -66,12 +66,17 @@ def test_a_bracket_inside_a_notify_string_does_not_swallow_the_rest_of_the_confi
     assert tomllib.loads(config.read_text()) == tomllib.loads(original)
 
 
-def _notify(repo: Path, payload: dict, tmp_path: Path) -> list[str]:  # type: ignore[type-arg]
-    """Run the notify command Codex would run; the chained command's arguments, one per line."""
+def _notify(repo: Path, payload: dict, tmp_path: Path,  # type: ignore[type-arg]
+            chained: list[str] | None = None) -> list[str]:
+    """Run the notify command Codex would run; what the chained command wrote (by default its
+    arguments, one per line) to ``tmp_path / "chained.out"``."""
     out = tmp_path / "chained.out"
     config = Path(os.environ["CODEX_HOME"]) / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text(f'notify = ["sh", "-c", "printf \'%s\\\\n\' \\"$@\\" > {out}", "sh"]\n')
+    if chained is None:
+        config.write_text(f'notify = ["sh", "-c", "printf \'%s\\\\n\' \\"$@\\" > {out}", "sh"]\n')
+    else:
+        config.write_text(f"notify = {json.dumps(chained)}\n")
     oxide(repo, "init", "--agent-hooks", "codex")
     notify = tomllib.loads(config.read_text())["notify"]
     env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"]}
@@ -104,6 +109,18 @@ def test_the_chained_notify_gets_the_json_once(repo: Path, tmp_path: Path) -> No
     oxide(repo, "init")
     payload = {"type": "agent-turn-complete", "cwd": str(repo)}
     assert _notify(repo, payload, tmp_path) == [json.dumps(payload)]
+
+
+def test_the_chained_notify_runs_in_a_session_of_its_own(repo: Path, tmp_path: Path) -> None:
+    """The user's own notify (a sound, a desktop notice) is started detached, in a session of its
+    own: the hangup or signal that ends the agent's terminal and process group, or the hook, does
+    not take it down half-way."""
+    oxide(repo, "init")
+    out = tmp_path / "chained.out"
+    probe = "import os, sys; open(sys.argv[1], 'w').write(f'{os.getsid(0) == os.getpid()} {sys.argv[2:]}')"
+    payload = {"type": "agent-turn-complete", "cwd": str(repo)}
+    got = _notify(repo, payload, tmp_path, [sys.executable, "-c", probe, str(out)])
+    assert got == [f"True {[json.dumps(payload)]}"]  # its own session's leader, given the JSON
 
 
 def test_notify_makes_the_threads_session_current_over_others_that_grew(repo: Path, tmp_path: Path) -> None:
