@@ -13,6 +13,8 @@ import time
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from oxide_git.agent_hooks import configure_codex
 
 from .conftest import FIXTURES, make_ctx, oxide
@@ -29,7 +31,9 @@ def test_claude_hooks_in_a_fresh_repository_go_in_the_shared_settings_only(repo:
     said = (out.stderr + out.stdout).splitlines()
     assert f"set Claude Code {EVENTS} hooks in {shared}" in said  # the whole line: portable, no note
     assert not [ln for ln in said if "removed" in ln]
-    assert set(json.loads(shared.read_text())["hooks"]) == set(EVENTS.split(", "))
+    assert json.loads(shared.read_text()) == {"hooks": {  # as Claude Code reads them: a 10 s timeout
+        event: [{"hooks": [{"type": "command", "timeout": 10, "command": f"git oxide agent-hook claude {action}"}]}]
+        for event, action in (("UserPromptSubmit", "prompt"), ("Stop", "stop"), ("SubagentStop", "stop"))}}
     out = oxide(repo, "init", "--agent-hooks", "claude", "--remove")
     said = (out.stderr + out.stdout).splitlines()
     assert f"removed git oxide's Claude Code hooks from {shared}" in said
@@ -178,3 +182,56 @@ def test_configure_reaches_an_agents_own_hooks_module_and_refuses_an_agent_witho
         configure(ctx, "aider")
     assert e.value.message == "no agent hooks for aider"
     assert e.value.hint == f"agents with hooks: {', '.join(hooked_agents())}"
+
+
+def test_claude_hooks_without_git_oxide_on_path_stay_on_this_machine_and_move_when_it_is(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without `git-oxide` on PATH the hooks name this machine's Python and go in the per-machine
+    settings.local.json only; `--remove` takes them out there; once `git-oxide` is on PATH, the
+    portable hooks go in settings.json and this machine's entries leave settings.local.json."""
+    from oxide_git.agent_hooks import configure_claude
+
+    shared, local = repo / ".claude" / "settings.json", repo / ".claude" / "settings.local.json"
+    monkeypatch.setenv("PATH", "/nowhere")
+    [said] = configure_claude(repo, remove=False)
+    assert said.startswith(f"set Claude Code {EVENTS} hooks in {local} (git-oxide is not on PATH")
+    assert not shared.exists()
+    [cmd] = [h["command"] for e in json.loads(local.read_text())["hooks"]["Stop"] for h in e["hooks"]]
+    assert cmd.endswith("-m oxide_git.agent_hooks claude stop") and cmd.startswith(sys.executable)
+    assert configure_claude(repo, remove=True) == [f"removed git oxide's Claude Code hooks from {local}"]
+    assert json.loads(local.read_text()) == {} and not shared.exists()
+    configure_claude(repo, remove=False)
+    monkeypatch.setenv("PATH", str(Path(sys.executable).parent))  # where the console script is
+    assert configure_claude(repo, remove=False) == [
+        f"removed git oxide's Claude Code hooks from {local}", f"set Claude Code {EVENTS} hooks in {shared}"]
+    assert json.loads(local.read_text()) == {} and "Stop" in json.loads(shared.read_text())["hooks"]
+
+
+def test_the_hook_finds_the_repository_by_the_payloads_cwd_else_its_own(repo: Path, tmp_path: Path) -> None:
+    """Claude Code says the session's folder in the payload (``cwd``); the hook may itself run
+    elsewhere. Without ``cwd`` the hook's own folder is the one."""
+    oxide(repo, "init")
+    transcript = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "p" / "t.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text(claude_line(repo, 5, "first prompt"))
+    payload = {"session_id": SID_NATIVE.format(5), "transcript_path": str(transcript), "prompt": "from the payload"}
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert run_hook(elsewhere, ["claude", "prompt"], json.dumps({**payload, "cwd": str(repo)})).returncode == 0
+    (repo / "README.md").write_text("changed\n")  # a checkpoint of an unchanged worktree is no new one
+    assert run_hook(repo, ["claude", "prompt"], json.dumps({**payload, "prompt": "no cwd"})).returncode == 0
+    assert hook_log(repo) == ""
+    assert sorted(c["message"] for c in make_ctx(repo).index.checkpoint_rows()) == ["from the payload", "no cwd"]
+
+
+def test_hooks_called_with_too_little_do_nothing_wrong_and_log_nothing(repo: Path) -> None:
+    """`agent-hook` with no arguments does nothing; Codex's notify without its JSON argument
+    still imports the Codex sessions (as a turn complete)."""
+    oxide(repo, "init")
+    native = _rollout(1, repo)
+    r = run_hook(repo, [], "")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    assert make_ctx(repo).index.query("SELECT count(*) FROM sessions")[0][0] == 0
+    r = run_hook(repo, ["codex", "notify"], "")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    assert hook_log(repo) == "" and _current(repo) == native
