@@ -31,9 +31,10 @@ def test_claude_hooks_in_a_fresh_repository_go_in_the_shared_settings_only(repo:
     said = (out.stderr + out.stdout).splitlines()
     assert f"set Claude Code {EVENTS} hooks in {shared}" in said  # the whole line: portable, no note
     assert not [ln for ln in said if "removed" in ln]
-    assert json.loads(shared.read_text()) == {"hooks": {  # as Claude Code reads them: a 10 s timeout
+    ours = {"hooks": {  # as Claude Code reads them: a 10 s timeout
         event: [{"hooks": [{"type": "command", "timeout": 10, "command": f"git oxide agent-hook claude {action}"}]}]
         for event, action in (("UserPromptSubmit", "prompt"), ("Stop", "stop"), ("SubagentStop", "stop"))}}
+    assert shared.read_text() == json.dumps(ours, indent=2) + "\n"  # a committed file: its layout must not change
     out = oxide(repo, "init", "--agent-hooks", "claude", "--remove")
     said = (out.stderr + out.stdout).splitlines()
     assert f"removed git oxide's Claude Code hooks from {shared}" in said
