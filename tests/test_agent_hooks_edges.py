@@ -236,3 +236,13 @@ def test_hooks_called_with_too_little_do_nothing_wrong_and_log_nothing(repo: Pat
     r = run_hook(repo, ["codex", "notify"], "")
     assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
     assert hook_log(repo) == "" and _current(repo) == native
+
+
+def test_a_prompt_checkpoint_is_named_by_the_prompts_first_200_characters(repo: Path) -> None:
+    oxide(repo, "init")
+    long = "fix the parser " * 20  # 300 characters
+    for i, prompt in enumerate((f"  \n{long}", " \n ")):
+        (repo / "README.md").write_text(f"change {i}\n")
+        assert run_hook(repo, ["claude", "prompt"], json.dumps({"cwd": str(repo), "prompt": prompt})).returncode == 0
+    got = sorted(c["message"] for c in make_ctx(repo).index.checkpoint_rows())
+    assert got == sorted([long[:200], "prompt"])  # stripped, cut at 200; an empty one says "prompt"
