@@ -246,3 +246,24 @@ def test_a_prompt_checkpoint_is_named_by_the_prompts_first_200_characters(repo: 
         assert run_hook(repo, ["claude", "prompt"], json.dumps({"cwd": str(repo), "prompt": prompt})).returncode == 0
     got = sorted(c["message"] for c in make_ctx(repo).index.checkpoint_rows())
     assert got == sorted([long[:200], "prompt"])  # stripped, cut at 200; an empty one says "prompt"
+
+
+def test_a_hook_run_with_another_repositorys_git_variables_works_on_the_payloads(repo: Path, tmp_path: Path) -> None:
+    """An agent started from a git hook or alias passes GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE
+    on to its hooks: ours checkpoint the payload's repository all the same, and leave the other
+    repository as it was."""
+    from .conftest import git, new_repo
+
+    oxide(repo, "init")
+    other = new_repo(tmp_path / "other")
+    before = git(other, "for-each-ref"), (other / ".git" / "index").read_bytes()
+    (repo / "README.md").write_text("changed\n")
+    env = {**os.environ, "GIT_DIR": str(other / ".git"), "GIT_WORK_TREE": str(other),
+           "GIT_INDEX_FILE": str(other / ".git" / "index")}
+    r = subprocess.run([sys.executable, "-m", "oxide_git.agent_hooks", "claude", "prompt"], cwd=repo, env=env,
+                       input=json.dumps({"cwd": str(repo), "prompt": "p"}), capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    assert hook_log(repo) == ""
+    [cp] = make_ctx(repo).index.checkpoint_rows()
+    assert cp["message"] == "p" and git(repo, "show", f"{cp['id']}:README.md") == "changed\n"
+    assert (git(other, "for-each-ref"), (other / ".git" / "index").read_bytes()) == before
