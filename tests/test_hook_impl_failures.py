@@ -115,3 +115,29 @@ def test_a_cherry_pick_carries_the_picked_commits_note_and_a_commit_is_dated_now
     git(repo, "cherry-pick", picked)
     carried = note(repo, "HEAD")
     assert carried["sessions"] == [sid] and set(side_note["checkpoints"]) <= set(carried["checkpoints"])
+
+
+
+def test_a_cherry_pick_is_noted_with_the_picked_commits_sessions_then_the_current_one(repo: Path) -> None:
+    """git names the picked commit in CHERRY_PICK_HEAD while the pick commits: its note's sessions
+    come first, the session current now after them."""
+    from .test_hooks import idle, make_session, note
+
+    oxide(repo, "hooks", "install")
+    sid = make_session(repo)
+    git(repo, "checkout", "-q", "-b", "side")
+    (repo / "picked.txt").write_text("p")
+    git(repo, "add", "picked.txt")
+    git(repo, "commit", "-q", "-m", "on side")
+    picked = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "main")
+    idle(repo)  # the checkout's own job is done: it makes no session current after ours
+    later = make_session(repo, 2)
+    (repo / "main.txt").write_text("m")
+    git(repo, "add", "main.txt")
+    git(repo, "commit", "-q", "-m", "on main")  # else the pick would be the very same commit object
+    git(repo, "cherry-pick", picked)
+    assert git(repo, "rev-parse", "HEAD").strip() != picked
+    carried = note(repo, "HEAD")
+    assert carried["sessions"] == [sid, later]
+    assert set(note(repo, picked)["checkpoints"]) <= set(carried["checkpoints"])
