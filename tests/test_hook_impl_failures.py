@@ -6,6 +6,7 @@ where someone will look."""
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from pathlib import Path
 
@@ -141,3 +142,34 @@ def test_a_cherry_pick_is_noted_with_the_picked_commits_sessions_then_the_curren
     carried = note(repo, "HEAD")
     assert carried["sessions"] == [sid, later]
     assert set(note(repo, picked)["checkpoints"]) <= set(carried["checkpoints"])
+
+
+def test_a_pre_commit_checkpoint_of_a_commit_that_never_happened_is_not_given_to_another(repo: Path) -> None:
+    """A commit aborted after its pre-commit hook (an empty message) leaves its checkpoint pending;
+    a later commit elsewhere (another branch, pre-commit skipped by --no-verify) is not its commit:
+    its note does not get that checkpoint."""
+    from .test_hooks import idle, make_session, note
+
+    base = git(repo, "rev-parse", "HEAD").strip()
+    oxide(repo, "hooks", "install")
+    make_session(repo)
+    for n in (1, 2):
+        (repo / f"m{n}.txt").write_text("m")
+        git(repo, "add", f"m{n}.txt")
+        git(repo, "commit", "-q", "-m", f"main {n}")
+    (repo / "aborted.txt").write_text("a")
+    git(repo, "add", "aborted.txt")
+    assert "empty commit message" in subprocess.run(["git", "commit", "-m", ""], cwd=repo, capture_output=True,
+                                                    text=True).stderr
+    idle(repo)
+    pending = repo / ".git" / "oxide" / "worktrees" / "main" / "pre-commit.json"
+    stale = json.loads(pending.read_text())["checkpoint"]
+    git(repo, "rm", "-q", "--cached", "aborted.txt")  # the other branch's commit does not carry it
+    (repo / "aborted.txt").unlink()
+    git(repo, "checkout", "-q", "-b", "other", base)
+    (repo / "o.txt").write_text("o")
+    git(repo, "add", "o.txt")
+    git(repo, "commit", "-q", "--no-verify", "-m", "on other")
+    got = note(repo, "HEAD")
+    assert got["checkpoints"] == [] and stale not in json.dumps(got)
+    assert not pending.exists()  # read once: no later commit gets it either
