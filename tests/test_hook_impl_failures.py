@@ -173,3 +173,34 @@ def test_a_pre_commit_checkpoint_of_a_commit_that_never_happened_is_not_given_to
     got = note(repo, "HEAD")
     assert got["checkpoints"] == [] and stale not in json.dumps(got)
     assert not pending.exists()  # read once: no later commit gets it either
+
+
+def test_a_commit_remembers_its_session_for_the_branch_and_one_without_a_session_logs_nothing(repo: Path) -> None:
+    """The session of a branch's last commit is the one made current when the branch is checked
+    out again, even when no session was current as the branch was left; a commit made while no
+    session is current is noted with none, and no job fails."""
+    from oxide_git import store
+
+    from .conftest import make_ctx
+    from .test_hooks import idle, make_session, note
+
+    oxide(repo, "hooks", "install")
+    current = repo / ".git" / "oxide" / "worktrees" / "main" / "current-session"
+    git(repo, "checkout", "-q", "-b", "side")
+    idle(repo)
+    sid = make_session(repo)
+    (repo / "s.txt").write_text("s")
+    git(repo, "add", "s.txt")
+    git(repo, "commit", "-q", "-m", "on side")
+    idle(repo)
+    current.unlink()  # no session current as the branch is left
+    git(repo, "checkout", "-q", "main")
+    idle(repo)
+    (repo / "m.txt").write_text("m")
+    git(repo, "add", "m.txt")
+    git(repo, "commit", "-q", "-m", "no session")
+    assert note(repo).get("sessions", []) == []  # no session, no checkpoint: nothing to note
+    git(repo, "checkout", "-q", "side")
+    idle(repo)
+    assert store.current_session(make_ctx(repo)) == sid
+    assert (repo / ".git" / "oxide" / "log").read_text() == ""  # the hooks' stderr goes there: no job failed
