@@ -87,3 +87,17 @@ def test_the_pre_commit_framework_entry_does_nothing_when_it_should_not(repo: Pa
     hook_impl(repo, "--hook-type", "post-checkout", env={"PRE_COMMIT_CHECKOUT_TYPE": "0"})  # a file checkout
     hook_impl(repo, "--hook-type", "pre-push")  # not a hook the framework entry handles
     assert not (ox / "hooks.queue").exists() and not (ox / "log").exists()
+
+
+def test_a_trailer_git_cannot_write_is_reported_once_by_the_hook_which_exits_0(repo: Path) -> None:
+    """`git interpret-trailers` failing (here the message "file" is a folder) is not silent: the
+    hook says so on stderr (the shim sends it to the oxide log), as its own report, exit 0."""
+    oxide(repo, "init")
+    wt = repo / ".git" / "oxide" / "worktrees" / "main"
+    (wt / "current-session").write_text("019c18a520e8aaaabbbbccccddddeeee\n")
+    folder = repo / "MSG"
+    folder.mkdir()
+    r = hook_impl(repo, "prepare-commit-msg", str(repo), str(folder))
+    assert (r.returncode, r.stdout) == (0, "")
+    assert r.stderr.startswith("hook-impl ['prepare-commit-msg'") and "failed" in r.stderr
+    assert "CalledProcessError" in r.stderr and "interpret-trailers" in r.stderr
