@@ -205,3 +205,49 @@ def test_a_commit_remembers_its_session_for_the_branch_and_one_without_a_session
     idle(repo)
     assert store.current_session(make_ctx(repo)) == sid
     assert (repo / ".git" / "oxide" / "log").read_text() == ""  # the hooks' stderr goes there: no job failed
+
+
+def test_the_first_commit_of_an_orphan_branch_is_noted_with_its_checkpoint(repo: Path) -> None:
+    """A root commit (no parent) is a plain commit like any other: its pending checkpoint is its."""
+    from .test_hooks import make_session, note
+
+    oxide(repo, "hooks", "install")
+    sid = make_session(repo)
+    git(repo, "checkout", "-q", "--orphan", "fresh")
+    (repo / "root.txt").write_text("r")
+    git(repo, "add", "root.txt")
+    git(repo, "commit", "-q", "-m", "root")
+    got = note(repo)
+    assert got["sessions"] == [sid] and len(got["checkpoints"]) == 1
+    assert (repo / ".git" / "oxide" / "log").read_text() == ""
+
+
+def test_a_branchs_session_removed_since_is_not_made_current_again(repo: Path) -> None:
+    from oxide_git import store
+
+    from .conftest import make_ctx
+    from .test_hooks import idle, make_session
+
+    oxide(repo, "hooks", "install")
+    git(repo, "checkout", "-q", "-b", "side")
+    idle(repo)
+    gone = make_session(repo)
+    git(repo, "checkout", "-q", "main")  # side -> gone is remembered
+    idle(repo)
+    kept = make_session(repo, 2)
+    oxide(repo, "rm", gone, "--yes")
+    git(repo, "checkout", "-q", "side")
+    idle(repo)
+    assert store.current_session(make_ctx(repo)) == kept
+
+
+def test_waiting_for_a_drainer_that_holds_the_lock_gives_up_at_the_timeout(repo: Path) -> None:
+    import fcntl
+
+    oxide(repo, "init")
+    with open(repo / ".git" / "oxide" / "hooks.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # a drainer at work
+        t0 = time.monotonic()
+        assert wait_idle(repo / ".git", timeout=0.3) is False
+        assert 0.3 <= time.monotonic() - t0 < 5
+    assert wait_idle(repo / ".git", timeout=5) is True  # done: idle at once
