@@ -38,7 +38,7 @@ bench: $(STAMP)  ## medians and ratios against git itself (100,000-file tree, ca
 bench-quick: $(STAMP)  ## the same, on a small tree: what CI runs
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m bench --quick
 
-bench-large: $(STAMP)  ## issue 17's scale rows (10k/100k/1M files; BENCH_LARGE_SIZES=...), cached in .bench-cache/large-*
+bench-large: $(STAMP)  ## issue 17's scale rows (files, messages, import, team remote; BENCH_LARGE_PARTS/SIZES=...), cached in .bench-cache/
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m bench --only large --json .bench-cache/results-large.json
 
 reliability: $(STAMP)  ## crash, concurrency and hostile-input suite (OXIDE_RELIABILITY_QUICK=1: ~1 min)

@@ -134,6 +134,11 @@ def main(argv: list[str] | None = None) -> int:
         r.setdefault("met", met(r))
     out.write_text(json.dumps(rows, indent=1, ensure_ascii=False) + "\n")
     print(f"\n(rows written to {out})")
+    if any(r.get("chart") for r in rows):
+        from .chart import write
+
+        svg = write(rows, out.with_suffix(".svg"), f"git oxide benchmarks, {time.strftime('%Y-%m-%d')}")
+        print(f"(chart written to {svg})")
     return 0
 
 

@@ -90,6 +90,21 @@ class Contender:
     before: Callable[[], None] | None = None  # run untimed before each run
 
 
+def cpu_seconds(args: Sequence[str], cwd: Path, stdin: bytes = b"",
+                extra_env: Mapping[str, str] | None = None) -> float:
+    """CPU seconds (user + system) of one process and the processes it waited for (Linux's
+    wait4 counts those too): what the machine's load does not inflate."""
+    p = subprocess.Popen(list(args), cwd=cwd, env=env(extra_env), stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert p.stdin is not None and p.stdout is not None
+    p.stdin.write(stdin)
+    p.stdin.close()
+    p.stdout.read()
+    _pid, _status, ru = os.wait4(p.pid, 0)
+    p.returncode = 0
+    return float(ru.ru_utime + ru.ru_stime)
+
+
 def interleaved(contenders: Sequence[Contender], cwd: Path, reps: int, warmup: int = 1
                 ) -> dict[str, list[float]]:
     """Run each contender ``reps`` times, round-robin with a rotating order; the times by name."""

@@ -68,21 +68,6 @@ def one_session(path: Path, query: str) -> tuple[float, float, dict[str, Any]]:
     return started, searched, json.loads(res["content"][0]["text"])
 
 
-def _cpu(args: list[str], path: Path, stdin: bytes = b"") -> float:
-    """CPU seconds (user + system) of one process: what the machine's load does not inflate."""
-    import os
-
-    p = subprocess.Popen(args, cwd=path, env=common.env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.DEVNULL)
-    assert p.stdin is not None and p.stdout is not None
-    p.stdin.write(stdin)
-    p.stdin.close()
-    p.stdout.read()
-    _pid, _status, ru = os.wait4(p.pid, 0)
-    p.returncode = 0
-    return float(ru.ru_utime + ru.ru_stime)
-
-
 def bench_mcp(quick: bool, log: Any = print) -> list[dict[str, Any]]:
     n = 1_000 if quick else 10_000
     reps = 7 if quick else 15
@@ -100,8 +85,8 @@ def bench_mcp(quick: bool, log: Any = print) -> list[dict[str, Any]]:
     for i in range(reps + 1):
         floor.append(common.time_steps([common.oxide_cmd("--version")], path))
         s, q, _ = one_session(path, query)
-        cpu.append(_cpu(common.oxide_cmd("mcp"), path, init.encode() + b"\n"))
-        cpu_floor.append(_cpu(common.oxide_cmd("--version"), path))
+        cpu.append(common.cpu_seconds(common.oxide_cmd("mcp"), path, init.encode() + b"\n"))
+        cpu_floor.append(common.cpu_seconds(common.oxide_cmd("--version"), path))
         if i:  # one warm-up round
             starts.append(s)
             searches.append(q)

@@ -1,5 +1,6 @@
-"""The console script. `checkpoint` is first offered to a running `git oxide watch` (``fastpath``);
-the plain form of `import` runs without click (``import_command.plain``), and so does `mcp`;
+"""The console script. `checkpoint` and `search` are first offered to a running `git oxide watch`
+(``fastpath``); the plain form of `import` runs without click (``import_command.plain``), and so
+does `mcp`;
 `blame` starts `git blame` first (``blame_prefetch``) and runs its plain form without click.
 For the commands that snapshot the worktree first (checkpoint, rewind,
 undo) it starts `git status` before anything heavy is imported, so the one unavoidable pass over
@@ -15,10 +16,10 @@ _SNAPSHOT_FIRST = ("checkpoint", "rewind", "undo")
 
 def main() -> None:
     argv = sys.argv[1:]
-    if argv[:1] == ["checkpoint"]:
-        from .fastpath import checkpoint
+    if argv[:1] in (["checkpoint"], ["search"]):
+        from .fastpath import serve as served
 
-        rc = checkpoint(argv[1:])  # `git oxide watch` answers, without click or pygit2 here
+        rc = served(argv[0], argv[1:])  # `git oxide watch` answers, without click or pygit2 here
         if rc is not None:
             _exit_now(rc)  # written with os.write: nothing to flush or free (~3 ms of teardown)
     if argv[:1] == ["import"]:

@@ -1,4 +1,5 @@
-"""`git oxide checkpoint` served by a running `git oxide watch` (the client side; stdlib only).
+"""`git oxide checkpoint` and `search` served by a running `git oxide watch` (the client side;
+stdlib only).
 
 Starting Python, click and pygit2 costs more than the checkpoint itself when `watch` keeps a
 journal of changed paths. So the console script first asks the watcher over its unix socket
@@ -75,11 +76,11 @@ def with_short_path(path: str, use: object) -> object:
         os.close(fd)
 
 
-def _request(args: list[str], cwd: str) -> bytes:
+def _request(args: list[str], cwd: str, command: str = "checkpoint") -> bytes:
     mask = os.umask(0)
     os.umask(mask)
     now = os.environ.get("OXIDE_NOW")
-    fields = [b"checkpoint", os.fsencode(cwd),
+    fields = [command.encode(), os.fsencode(cwd),
               str(int(now) if now and now.isdigit() else _now_ms()).encode(), str(mask).encode(),
               (sys.stdout.encoding or "utf-8").encode(), (sys.stdout.errors or "strict").encode(),
               (sys.stderr.encoding or "utf-8").encode(), (sys.stderr.errors or "strict").encode(),
@@ -117,8 +118,8 @@ def _recv_exact(sock: object, buf: bytearray, n: int) -> bytes:
     return out
 
 
-def ask(args: list[str], cwd: str) -> tuple[int, bytes, bytes] | None:
-    """The watcher's answer to `git oxide checkpoint ARGS` run in ``cwd``, or None."""
+def ask(args: list[str], cwd: str, command: str = "checkpoint") -> tuple[int, bytes, bytes] | None:
+    """The watcher's answer to `git oxide COMMAND ARGS` run in ``cwd``, or None."""
     if any(os.environ.get(k) for k in REPO_ENV) or {"-h", "--help"} & set(args):
         return None
     common = common_dir(cwd)
@@ -140,7 +141,7 @@ def ask(args: list[str], cwd: str) -> tuple[int, bytes, bytes] | None:
         uid = peer_uid(sock)
         if uid is not None and uid != os.getuid():
             return None
-        sock.sendall(_request(args, cwd))
+        sock.sendall(_request(args, cwd, command))
         buf = bytearray()
         if _recv_line(sock, buf) != b"R":
             return None
@@ -163,8 +164,8 @@ def _write(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def checkpoint(args: list[str]) -> int | None:
-    """Serve `git oxide checkpoint ARGS` through the watcher: the exit code, or None (do it here)."""
+def serve(command: str, args: list[str]) -> int | None:
+    """Serve `git oxide COMMAND ARGS` through the watcher: the exit code, or None (do it here)."""
     mode = os.environ.get("OXIDE_FASTPATH", "")
     if mode == "0":
         return None
@@ -172,10 +173,11 @@ def checkpoint(args: list[str]) -> int | None:
         cwd = os.getcwd()
     except OSError:
         return None
-    answer = ask(args, cwd)
+    answer = ask(args, cwd, command)
     if answer is None:
         if mode == "only":
-            _write(2, b"git oxide: checkpoint not served by git oxide watch (OXIDE_FASTPATH=only)\n")
+            _write(2, b"git oxide: %s not served by git oxide watch (OXIDE_FASTPATH=only)\n"
+                   % command.encode())
             return UNSERVED
         return None
     rc, out, err = answer

@@ -11,6 +11,7 @@ with the same result.
 from __future__ import annotations
 
 import gc
+import hashlib
 import inspect
 import os
 from collections.abc import Callable
@@ -207,6 +208,28 @@ def _fingerprint(path: Path, st: os.stat_result) -> tuple[int, int]:
     return st.st_size + wal.st_size, max(st.st_mtime_ns, wal.st_mtime_ns)
 
 
+TAIL_BYTES = 256
+
+
+def _tail(path: Path, offset: int) -> str | None:
+    """A digest of the bytes before ``offset`` (a restart point): a file that grew from there
+    still has them; one an agent rewrote in place (Copilot's ``/rewind``) does not."""
+    if offset <= 0:
+        return None
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, offset - TAIL_BYTES))
+            data = f.read(min(offset, TAIL_BYTES))
+    except OSError:
+        return None
+    return hashlib.sha1(data).hexdigest()[:16] if len(data) == min(offset, TAIL_BYTES) else None
+
+
+def _same_tail(path: Path, cur: dict[str, Any]) -> bool:
+    want = cur["state"].get("tail")
+    return want is None or _tail(path, cur["offset"]) == want
+
+
 def import_file(
     ctx: Context, agent: str, path: Path, *, dry_run: bool = False,
     progress: Progress | None = None,
@@ -224,11 +247,11 @@ def import_file(
         kind = "new"
     elif cur["size"] == size and cur["mtime_ns"] == mtime_ns:
         return FileReport(agent, str(path), "unchanged")
-    elif st.st_size >= cur["size"] and cur["offset"] > 0:
+    elif st.st_size >= cur["size"] and cur["offset"] > 0 and _same_tail(path, cur):
         kind, offset = "grown", cur["offset"]
         state, seqs = cur["state"].get("parser"), cur["state"].get("seqs", {})
     else:
-        kind = "changed"
+        kind = "changed"  # smaller, or rewritten (Copilot's /rewind): read whole again
     report = FileReport(agent, str(path), kind)
     kwargs: dict[str, Any] = {"offset": offset, "state": state}
     if "env" in inspect.signature(parser.parse).parameters:
@@ -271,6 +294,7 @@ def import_file(
         with ctx.index.write() as conn:
             ctx.index.put_cursor(conn, key, agent, size, mtime_ns, resume[0],
                                  {"parser": dict(resume[1]), "seqs": resume[2],
+                                  "tail": _tail(path, resume[0]),
                                   **count_unknown(cur if kind == "grown" else None, report)})
     return report
 

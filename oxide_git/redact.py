@@ -44,9 +44,14 @@ def entropy(s: str) -> float:
     return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
 
 
+# lowercase words joined by underscores: an enum value (Copilot's ``"tokenAccountingBasis":
+# "local_full_context_estimate"``), never a generated secret
+_SNAKE_WORDS = re.compile(r"^[a-z]+(?:_[a-z]+)+$")
+
+
 def high_entropy(s: str) -> bool:
     """Looks random: long enough, mixed, and at least 3 bits of entropy per character."""
-    if len(s) < 12 or _PLACEHOLDER.match(s):
+    if len(s) < 12 or _PLACEHOLDER.match(s) or _SNAKE_WORDS.match(s):
         return False
     has_digit = any(c.isdigit() for c in s)
     has_alpha = any(c.isalpha() for c in s)

@@ -8,8 +8,6 @@ moves is journaled, so `git oxide undo` puts them back (refs it created go to th
 
 from __future__ import annotations
 
-import re
-import subprocess
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -22,15 +20,8 @@ from .context import Context
 from .errors import OxideError, Refused
 from .model import new_session_id
 from .notesmerge import merge_notes
-from .repo import clean_git_env
-
-REMOTES = "refs/oxide/remotes/"
-_SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
-_HEX = re.compile(r"^[0-9a-f]{40}$|^[0-9a-f]{64}$")
-
-
-class RemoteError(OxideError):
-    """git could not talk to the remote."""
+from .remote_refs import RemoteError, git_cmd, mirror, namespace
+from .remote_refs import fetch as fetch
 
 
 @dataclass
@@ -58,110 +49,9 @@ def remote_name(ctx: Context, remote: str | None) -> str:
     return remote or ctx.config("oxide.remote") or "origin"
 
 
-def namespace(remote: str) -> str:
-    """Where a remote's refs are mirrored: ``refs/oxide/remotes/<remote, made ref-safe>/``."""
-    return REMOTES + (re.sub(r"[^A-Za-z0-9_-]+", "_", remote).strip("_") or "remote") + "/"
-
-
-def _git(ctx: Context, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", *args], cwd=ctx.repo.workdir, capture_output=True, text=True,
-                          env=clean_git_env({"GIT_TERMINAL_PROMPT": "0"}))
-
-
 def _kinds(checkpoints: bool) -> list[str]:
     kinds = [refs.SESSIONS + "*", refs.MEMORY, refs.NOTES]
     return [*kinds, refs.CHECKPOINTS + "*"] if checkpoints else kinds
-
-
-def _mirror(name: str, ns: str) -> str:
-    """The remote-tracking name of a ref: sessions/x, memory, notes, checkpoints/x under ``ns``."""
-    if name == refs.NOTES:
-        return ns + "notes"
-    return ns + name.removeprefix("refs/oxide/")
-
-
-def _ours(name: str, checkpoints: bool) -> str | None:
-    """Why a remote ref is not one this pull takes (None: it is), or "" when it is one of ours
-    that is not asked for or not shared (checkpoints without --checkpoints, trash, mirrors)."""
-    if name in (refs.MEMORY, refs.NOTES):
-        return None
-    if name.startswith(refs.SESSIONS):
-        return None if _SAFE_ID.match(name[len(refs.SESSIONS):]) else "not a session id, left alone"
-    if name.startswith(refs.CHECKPOINTS):
-        if not checkpoints:
-            return ""
-        owner, _, cid = name[len(refs.CHECKPOINTS):].partition("/")
-        ok = (owner == "manual" or _SAFE_ID.match(owner)) and _HEX.match(cid)
-        return None if ok else "not a checkpoint name git oxide writes, left alone"
-    if name.startswith((refs.TRASH, refs.OPLOG, REMOTES)):
-        return ""
-    return "not a ref git oxide shares, left alone"
-
-
-def fetch(ctx: Context, remote: str, *, checkpoints: bool = False,
-          problems: list[str] | None = None) -> dict[str, str]:
-    """Mirror the remote's oxide refs under ``namespace(remote)``; returns {remote ref: oid} of
-    those fetched. A ref that is not ours, or that git cannot fetch (the remote lacks an object it
-    names), is left out with a line in ``problems``: one bad ref does not stop the others."""
-    r = _git(ctx, "ls-remote", remote, "refs/oxide/*", refs.NOTES)
-    if r.returncode != 0:
-        raise RemoteError(f"cannot reach remote {remote!r}: {r.stderr.strip()}",
-                          hint="add it with `git remote add`, or set `git config oxide.remote`")
-    wanted = {}
-    for line in r.stdout.splitlines():
-        oid, _, name = line.partition("\t")
-        why = _ours(name, checkpoints)
-        if why is None:
-            wanted[name] = oid
-        elif why and problems is not None:
-            problems.append(f"{remote} {name}: {why}")
-    ns = namespace(remote)
-    failed = _fetch_all(ctx, remote, [f"+{n}:{_mirror(n, ns)}" for n in sorted(wanted)])
-    for spec, why in failed.items():
-        name = spec[1:].partition(":")[0]
-        del wanted[name]
-        if problems is not None:
-            problems.append(f"{remote} {name}: cannot be fetched, left alone ({why})")
-    git = ctx.repo.git
-    live = {_mirror(n, ns) for n in wanted} | {spec.partition(":")[2] for spec in failed}
-    stale = {n: (oid, None) for n, oid in refs.iter_refs(git, ns) if n not in live}
-    if stale:
-        refs.update(git, stale, f"oxide: prune {remote}")  # type: ignore[arg-type]
-    return wanted
-
-
-def _fetch_all(ctx: Context, remote: str, specs: list[str]) -> dict[str, str]:
-    """Fetch ``specs`` in one `git fetch`; when it fails, halve the set to find the refspecs that
-    fail on their own. Returns {spec: git's reason} of those."""
-    failed: dict[str, str] = {}
-    budget = [64]
-
-    def go(part: list[str]) -> None:
-        if not part:
-            return
-        f = subprocess.run(["git", "fetch", "-q", "--no-tags", "--no-write-fetch-head", "--stdin", remote],
-                           cwd=ctx.repo.workdir, capture_output=True, text=True, input="\n".join(part) + "\n",
-                           env=clean_git_env({"GIT_TERMINAL_PROMPT": "0"}))
-        if f.returncode == 0:
-            return
-        if budget[0] <= 0:
-            raise RemoteError(f"fetch from {remote!r} failed: {f.stderr.strip()}")
-        if len(part) == 1:
-            failed[part[0]] = _reason(f.stderr)
-            return
-        budget[0] -= 1
-        go(part[:len(part) // 2])
-        go(part[len(part) // 2:])
-
-    go(specs)
-    return failed
-
-
-def _reason(stderr: str) -> str:
-    lines = [ln.removeprefix("remote: ").strip() for ln in stderr.splitlines()]
-    first = next((ln for ln in lines if ln.startswith(("error:", "fatal:")) and "aborting" not in ln), None)
-    return (first or next((ln for ln in lines if ln), "git fetch failed")).removeprefix("error: ") \
-        .removeprefix("fatal: ")
 
 
 def pull(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) -> ShareResult:
@@ -176,7 +66,7 @@ def pull(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) 
     changed = {r: oid for r, oid in fetched.items() if str(refs.read(git, r) or "") != oid}
     refused = incoming.screen(ctx, changed, incoming.limits(ctx))
     for rname in sorted(fetched):
-        theirs = refs.read(git, _mirror(rname, ns))
+        theirs = refs.read(git, mirror(rname, ns))
         if theirs is None or rname not in changed:
             continue
         if rname in refused:
@@ -367,7 +257,7 @@ def push(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) 
             specs.append(f"{kind}:{kind}")
     if not specs:
         return res
-    r = _git(ctx, "push", "--porcelain", "--no-verify", name, *specs)
+    r = git_cmd(ctx, "push", "--porcelain", "--no-verify", name, *specs)
     for line in r.stdout.splitlines():
         parts = line.split("\t")
         if len(parts) < 3 or len(parts[0]) != 1:

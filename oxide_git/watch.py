@@ -241,8 +241,33 @@ class Watcher:
             "AND m.text!='' AND NOT EXISTS (SELECT 1 FROM parts p WHERE p.session_id=m.session_id "
             "AND p.seq=m.seq AND p.type='tool_result') ORDER BY m.seq DESC LIMIT 1", (sid, seen))
         if rows:
+            self.journal_pending()
             checkpoint(wctx, kind="prompt", session=sid, message_id=rows[0][0],
                        text=(rows[0][1] or "").strip()[:200], status=journal.status_from_journal(repo))
+
+    def journal_paths(self, paths: list[str], now: float) -> None:
+        """Changed paths into the journals of their worktrees (agent files wait in the plan)."""
+        paths = [p for p in paths if p]  # "" only wakes us for a checkpoint request
+        for j in self.plan.feed(paths, now):
+            repo = next((r for t, r in self.repos.items() if self.plan.worktrees.get(t) == j.worktree), None)
+            if repo is not None:
+                try:
+                    journal.append(repo, list(j.paths))
+                except OSError as e:
+                    self.log(f"journal of {repo.workdir}: {e}")
+
+    def journal_pending(self) -> None:
+        """Every event queued so far into the journals: a checkpoint taken now holds what changed
+        before it (an import can take long enough for a tool's write to queue meanwhile)."""
+        paths = []
+        try:
+            while True:
+                paths.append(self.events.get_nowait())
+        except queue.Empty:
+            pass
+        if paths:
+            self.journal_paths(paths, time.monotonic())
+        self.drop_journals_if_overflowed()
 
     def drop_journals_if_overflowed(self) -> None:
         """After the kernel dropped events, every journal may miss paths: rebuild them."""
@@ -274,16 +299,8 @@ class Watcher:
                         paths.append(self.events.get_nowait())
                 except queue.Empty:
                     pass
-                paths = [p for p in paths if p]  # "" only wakes us for a checkpoint request
                 now = time.monotonic()
-                for j in self.plan.feed(paths, now):
-                    repo = next((r for t, r in self.repos.items()
-                                 if self.plan.worktrees.get(t) == j.worktree), None)
-                    if repo is not None:
-                        try:
-                            journal.append(repo, list(j.paths))
-                        except OSError as e:
-                            self.log(f"journal of {repo.workdir}: {e}")
+                self.journal_paths(paths, now)
                 self.drop_journals_if_overflowed()
                 if self.server is not None:  # after the journal took every event seen so far
                     self.server.serve_pending(self.serve)

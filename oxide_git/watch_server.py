@@ -220,7 +220,8 @@ def _answer_and_close(conn: socket.socket, data: bytes) -> None:
 
 
 def checkpoint_handler(common_dir: Path, repos: Mapping[str, Repo]) -> Handler:
-    """Answer `git oxide checkpoint` as the command would (None: let the client do it).
+    """Answer `git oxide checkpoint` and `git oxide search` as the commands would (None: let the
+    client do it).
 
     ``repos`` are the watcher's open worktrees (top folder -> Repo): their pygit2 handles are
     warm (pack indexes and delta bases of HEAD's trees in libgit2's caches), which on a packed
@@ -229,8 +230,12 @@ def checkpoint_handler(common_dir: Path, repos: Mapping[str, Repo]) -> Handler:
     """
     import click
 
-    from .cli.core import checkpoint as command
+    from .cli import output
+    from .cli.core import checkpoint as checkpoint_command
     from .cli.core import checkpoint_output
+    from .cli.output import use_store
+    from .cli.sessions import search as search_command
+    from .cli.sessions import search_output
     from .context import Context
     from .index import Index
     from .repo import find_repo
@@ -264,14 +269,15 @@ def checkpoint_handler(common_dir: Path, repos: Mapping[str, Repo]) -> Handler:
     os.umask(own_mask)
 
     def handle(req: Request) -> tuple[int, bytes, bytes] | None:
-        if req.command != "checkpoint" or {"-h", "--help"} & set(req.args):
+        command = {"checkpoint": checkpoint_command, "search": search_command}.get(req.command)
+        if command is None or {"-h", "--help"} & set(req.args):
             return None
         if env_differs(req.env, dict(os.environ)) or any(req.env.get(k) for k in fastpath.REPO_ENV):
             return None
         if own_mask != req.umask:
             return None
         try:
-            params = command.make_context("checkpoint", list(req.args)).params
+            params = command.make_context(req.command, list(req.args)).params
         except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             return None  # the command prints the usage error itself
         repo = find_repo(Path(req.cwd), environ=req.env)
@@ -282,8 +288,16 @@ def checkpoint_handler(common_dir: Path, repos: Mapping[str, Repo]) -> Handler:
             repo = warm
         ctx = Context(repo, req.now_ms, dict(req.env), _open_index(repo))
         try:
-            out, err = checkpoint_output(ctx, params["message"], params["session"], params["kind"],
-                                         params["as_json"])
+            if req.command == "search":  # read-only: the index as the command would open it
+                before = output._store
+                use_store(ctx)  # ids abbreviated against this store, as the command does
+                try:
+                    out, err = search_output(ctx, params["query"], params["limit"], params["as_json"]), ""
+                finally:
+                    use_store(before)
+            else:
+                out, err = checkpoint_output(ctx, params["message"], params["session"], params["kind"],
+                                             params["as_json"])
         except BaseException:
             ctx.close()  # a fresh connection next time
             raise

@@ -154,3 +154,37 @@ def test_a_session_without_times_goes_by_its_prompt_checkpoint(repo: Path) -> No
     assert got == [("by aider", "agent", SID, "aider")]
     _, got = who(repo, clock, "mine.txt")
     assert got == [("mine", "human", None, None)]
+
+
+def test_libgit2_checks_object_names_again_after_a_blame(repo: Path) -> None:
+    """A blame reads objects as git does (not hashing each again); the process's libgit2 checks
+    them again afterwards: a loose object whose content does not match its name is refused."""
+    import zlib
+
+    import pygit2
+
+    clock = Clock()
+    a = FakeAgent(repo, clock, SID)
+    a.prompt("write notes")
+    a.write("notes.txt", "alpha\n")
+    git = pygit2.Repository(str(repo))
+    oid = git.create_blob(b"the real content\n")
+    loose = repo / ".git" / "objects" / str(oid)[:2] / str(oid)[2:]
+    loose.chmod(0o644)
+    loose.write_bytes(zlib.compress(b"blob 17\0not the content!\n"))
+
+    def read() -> bytes:
+        return bytes(pygit2.Repository(str(repo)).odb.read(oid)[1])
+
+    try:
+        read()
+        raise AssertionError("libgit2 read an object whose content does not match its name")
+    except pygit2.GitError as e:
+        assert "hash" in str(e).lower() or "mismatch" in str(e).lower()
+    _, got = who(repo, clock, "notes.txt")
+    assert got == [("alpha", "agent", SID, "claude")]
+    try:
+        read()
+        raise AssertionError("the check stayed off after the blame")
+    except pygit2.GitError:
+        pass

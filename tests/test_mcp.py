@@ -313,32 +313,59 @@ def test_an_unexpected_failure_is_logged_and_the_server_goes_on(repo: Path) -> N
     assert f"KeyError: {lost}" in log.read_text() and "Traceback" in log.read_text()
 
 
-def test_the_server_half_of_the_sdk_loads_without_its_client_and_defers_what_it_rarely_uses() -> None:
-    """`_server_half_of_sdk` (start-up speed): the low-level server and stdio transport import
-    without the SDK's client and FastMCP; jsonschema and httpx stand deferred, and a deferred
-    module, once used, is the real one (attribute and submodule alike). Run in a fresh
-    interpreter: it rewrites sys.modules."""
+def test_the_server_half_of_the_sdk_leaves_out_what_a_start_never_uses() -> None:
+    """Importing the SDK's server the way `git oxide mcp` does loads neither its client, FastMCP,
+    jsonschema, httpx nor importlib.metadata (nor email, zipfile, csv with it); the functions
+    pydantic took from importlib.metadata still answer, through the real module, when called."""
     import subprocess
 
-    probe = """
-import sys
-from oxide_git.mcp_server import _server_half_of_sdk, _sdk
-_server_half_of_sdk()
-_server_half_of_sdk()  # a second call changes nothing
-types, Server, stdio_server = _sdk()
-print(type(sys.modules["jsonschema"]).__name__, type(sys.modules["httpx"]).__name__)
-print(sorted(m for m in sys.modules if m.startswith(("mcp.client", "mcp.server.fastmcp", "starlette", "uvicorn"))))
-print(Server.__module__, stdio_server.__module__, types.Tool.__name__)
-import jsonschema
-try:
-    jsonschema.validate(instance={"limit": 0}, schema={"type": "object", "properties": {"limit": {"minimum": 1}}})
-except jsonschema.ValidationError as e:
-    print("refused:", e.message)
-from jsonschema import exceptions
-print(exceptions.ValidationError is jsonschema.ValidationError, type(sys.modules["jsonschema"]).__name__)
-"""
-    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines() == [
-        "_Deferred _Deferred", "[]", "mcp.server.lowlevel.server mcp.server.stdio Tool",
-        "refused: 0 is less than the minimum of 1", "True module"]
+    from tests.test_import_cost import unmeasured
+
+    code = ("import sys\nfrom oxide_git import mcp_server\nmcp_server._sdk()\n"
+            "print(' '.join(sorted(n for n, m in sys.modules.items()  # placeholders are not imports\n"
+            "                      if m is not None and not isinstance(m, mcp_server._Deferred))))\n"
+            "from importlib.metadata import version, entry_points\n"
+            "import importlib.metadata as md\n"
+            "print(version('mcp') == md.version('mcp'), isinstance(md.distribution('mcp').name, str), "
+            "type(entry_points(group='console_scripts')).__name__)\n"
+            "from pydantic import networks\nprint(networks.version('pydantic') == md.version('pydantic'))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env=unmeasured()).stdout.splitlines()
+    loaded = set(out[0].split())
+    assert {"mcp.types", "mcp.server.lowlevel", "mcp.server.stdio", "pydantic"} <= loaded
+    absent = ("mcp.client", "mcp.server.fastmcp", "jsonschema", "httpx", "starlette", "importlib.metadata",
+              "email", "zipfile", "csv")
+    assert not {m for m in loaded for a in absent if m == a or m.startswith(a + ".")}
+    assert out[1] == "True True EntryPoints"
+    assert out[2] == "True"
+
+
+def test_a_deferred_module_imports_itself_when_one_of_its_functions_is_called(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_defer_functions``: the module is not run until a function of it is called (or anything
+    else of it is looked up); then it is the real module, in ``sys.modules`` and on its package."""
+    from oxide_git import mcp_server
+
+    pkg = tmp_path / "deferpkg"
+    (pkg / "lazy").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "lazy" / "__init__.py").write_text(
+        "import sys\nsys.deferpkg_runs = getattr(sys, 'deferpkg_runs', 0) + 1\n"
+        "def version(name):\n    return 'v-' + name\nCONSTANT = 7\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for m in ("deferpkg", "deferpkg.lazy", "deferpkg.gone"):
+        monkeypatch.delitem(sys.modules, m, raising=False)
+    monkeypatch.setattr(sys, "deferpkg_runs", 0, raising=False)
+    mcp_server._defer_functions("deferpkg.gone", ("version",))  # no such module: nothing put in place
+    assert "deferpkg.gone" not in sys.modules
+    mcp_server._defer_functions("deferpkg.lazy", ("version",))
+    import deferpkg  # type: ignore[import-not-found]
+    from deferpkg.lazy import version  # type: ignore[import-not-found]
+
+    assert sys.deferpkg_runs == 0 and isinstance(sys.modules["deferpkg.lazy"], mcp_server._Deferred)
+    assert version("x") == "v-x" and sys.deferpkg_runs == 1
+    real = sys.modules["deferpkg.lazy"]
+    assert not isinstance(real, mcp_server._Deferred) and deferpkg.lazy is real and real.CONSTANT == 7
+    assert version("y") == "v-y" and sys.deferpkg_runs == 1  # imported once
+    mcp_server._defer_functions("deferpkg.lazy", ("version",))  # already imported: left as it is
+    assert sys.modules["deferpkg.lazy"] is real

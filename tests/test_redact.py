@@ -37,6 +37,7 @@ def test_rule_redacts_its_kind(kind: str) -> None:
     "see https://github.com/org/repo and http://localhost:8000/path",
     "password: ${DB_PASSWORD} token=<your token here> secret=CHANGE_ME_LATER",
     "commit 3f1c2a9e8b7d6c5f4e3d2c1b0a9f8e7d6c5b4a39 touched keyboard.py",
+    '"tokenAccountingBasis":"local_full_context_estimate"',  # Copilot CLI's compaction line
 ])
 def test_ordinary_text_is_left_alone(text: str) -> None:
     counts: Counter[str] = Counter()
@@ -50,6 +51,9 @@ def test_dict_keys_that_name_secrets_are_judged_like_assignments() -> None:
     assert out == {"password": "[REDACTED:password]", "api_token": "[REDACTED:secret]", "n": 3,
                    "token": "short", "nested": [{"clientSecret": "[REDACTED:secret]"}]}
     assert counts == {"password": 1, "secret": 2}
+    # an enum value of snake_case words is not a secret (Copilot CLI 1.0.102's compaction event)
+    assert Redactor().value({"tokenAccountingBasis": "local_full_context_estimate"}, counts) == {
+        "tokenAccountingBasis": "local_full_context_estimate"}
 
 
 def test_allowlist_keeps_matching_hits() -> None:

@@ -278,3 +278,29 @@ def test_refs_the_remote_refuses_are_named_and_the_push_fails(clones: tuple[Path
     assert git(bare, "for-each-ref", "refs/oxide/") == ""
     hook.unlink()
     assert json.loads(oxide(a, "push", "--json").stdout)["updated"] == {refs.session_ref(SID): "new"}
+def test_a_pull_fetches_only_the_refs_that_moved(clones: tuple[Path, Path, Path], tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b, bare = clones
+    say(a, "x")
+    oxide(a, "push")
+    tip = git(bare, "rev-parse", refs.session_ref(SID)).strip()
+    others = [refs.session_ref(f"{i:012x}" + "e" * 20) for i in range(1, 6)]
+    subprocess.run(["git", "update-ref", "--stdin"], cwd=bare, check=True, text=True,
+                   input="".join(f"create {n} {tip}\n" for n in others))
+    _pull(b)  # the first pull mirrors all six
+    trace = tmp_path / "packets"
+    monkeypatch.setenv("GIT_TRACE_PACKET", str(trace))
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+    _pull(b)
+    assert "built-in: git fetch" not in trace.read_text()  # nothing moved: no fetch at all
+    trace.unlink()
+    monkeypatch.delenv("GIT_TRACE_PACKET")
+    monkeypatch.delenv("GIT_TRACE")
+    say(a, "y")
+    oxide(a, "push")
+    monkeypatch.setenv("GIT_TRACE_PACKET", str(trace))
+    res = _pull(b)
+    asked = [ln.rsplit("ref-prefix ", 1)[1] for ln in trace.read_text().splitlines()
+             if "fetch> ref-prefix refs/oxide/" in ln]
+    assert asked == [refs.session_ref(SID)]  # the one ref that moved, not the five that did not
+    assert res["updated"] == {refs.session_ref(SID): "fast-forward"}

@@ -259,3 +259,32 @@ def test_checkpoints_the_watcher_serves_do_not_grow_its_memory(repo: Path) -> No
     grown = sum(d.size_diff for d in top)
     where = "\n".join(f"{d.size_diff} B: " + " < ".join(d.traceback.format()[-2:]) for d in top[:3])
     assert grown < 200_000, f"{grown} bytes kept after 30 checkpoints' status and tree:\n{where}"
+
+
+def test_a_prompt_checkpoint_holds_what_changed_while_its_session_was_imported(repo: Path) -> None:
+    """Events that queued while the watcher was busy importing (a tool's write right after the
+    prompt) are journaled before the prompt's checkpoint, so its tree is the worktree at its time."""
+    from oxide_git import importing, watch
+    from oxide_git import watch_journal as journal
+
+    oxide(repo, "init")
+    ctx = make_ctx(repo)
+    w = watch.Watcher(ctx, "tok")  # its loop is not started: the test plays the events itself
+    (ctx.repo.oxide_dir / journal.PID_FILE).write_text(json.dumps({"pid": os.getpid(), "token": "tok"}))
+    w.rescan()  # watches the worktree and writes the journal's baseline
+    try:
+        assert journal.active(ctx.repo)
+        store = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "p"
+        store.mkdir(parents=True)
+        transcript = store / f"{SID_NATIVE.format(3)}.jsonl"
+        transcript.write_text(claude_line(repo, 3, "make tool.txt"))
+        sid = importing.import_file(ctx, "claude", transcript).sessions[0]
+        (repo / "tool.txt").write_text("written by the agent's tool\n")
+        w.events.put(str(repo / "tool.txt"))  # its event, queued while the import ran
+        w.after_import(sid, 0, True)
+        [cp] = make_ctx(repo).index.checkpoint_rows(sid)
+        assert git(repo, "show", f"{cp['id']}:tool.txt") == "written by the agent's tool\n"
+        assert w.events.empty()
+    finally:
+        w.observer.stop() if w.observer.is_alive() else None
+        (ctx.repo.oxide_dir / journal.PID_FILE).unlink()

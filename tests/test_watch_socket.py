@@ -245,3 +245,23 @@ def test_a_socket_path_too_long_for_af_unix(tmp_path: Path) -> None:
         assert git(deep, "show", f"{cp['id']}:a.txt") == "changed\n"
     finally:
         oxide(deep, "watch", "--stop")
+
+
+def test_search_through_watch_prints_what_the_command_prints(watched: Path) -> None:
+    make_session(watched, 1, current=False)
+    make_session(watched, 2, current=False)
+    for args in (["prompt"], ["prompt", "--json"], ["prompt 2", "-n", "1"], ["nothing-like-this"]):
+        a = served(watched, "search", *args)
+        b = run(watched, "search", *args, mode="0")
+        assert a.returncode == b.returncode == 0, (a.stderr, b.stderr)
+        assert (a.stdout, a.stderr) == (b.stdout, b.stderr)
+    hits = json.loads(served(watched, "search", "prompt", "--json").stdout)
+    assert sorted(h["snippet"] for h in hits) == ["[prompt] 1", "[prompt] 2"]
+    assert len(served(watched, "search", "prompt").stdout.splitlines()) == 3  # a header, two hits
+    # a usage error is the command's own, printed by the command: the watcher does not answer it
+    assert run(watched, "search", mode="only").returncode == fastpath.UNSERVED
+    # a checkpoint after a search still abbreviates as the watcher did before
+    (watched / "after.txt").write_text("after\n")
+    journaled(watched, "after.txt")
+    c = served(watched, "checkpoint")
+    assert c.returncode == 0 and "Checkpoint " in c.stderr

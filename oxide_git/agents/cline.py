@@ -10,7 +10,9 @@ changed file is read whole again and every message lands at its same sequence nu
 sees what is unchanged as unchanged). One ``Resumable``, right after the session, carries the
 file's digest: parsing from it again yields nothing when the bytes are the same (the importer's
 own size+mtime check comes first), and the whole session again when they are not. Messages
-become Parts in ``cline_blocks``; export lives in ``cline_export``.
+become Parts in ``cline_blocks``; export lives in ``cline_export``. A compacted session's
+``<id>.compaction.json`` (the manifest's ``compaction_path``) is one compaction message placed at
+its ``source_message_count`` (``cline_compaction``); its bytes count in the digest.
 """
 
 from __future__ import annotations
@@ -22,7 +24,18 @@ from pathlib import Path
 from typing import Any
 
 from ..model import Message, Session, from_iso, session_id_for
-from . import AgentEnv, Event, Export, FoundMessage, FoundSession, Problem, Resumable, Unknown, jsonline
+from . import (
+    AgentEnv,
+    Event,
+    Export,
+    FoundMessage,
+    FoundSession,
+    Problem,
+    Resumable,
+    Unknown,
+    cline_compaction,
+    jsonline,
+)
 from .cline_blocks import BLOCK_TYPES, message
 
 name = "cline"
@@ -108,7 +121,7 @@ def parse(path: Path, *, offset: int = 0, state: Mapping[str, Any] | None = None
     except OSError as e:
         yield Problem(None, f"{path}: cannot read ({e.strerror or e})")
         return
-    digest = hashlib.sha1(raw).hexdigest()
+    sha = hashlib.sha1(raw)
     try:
         doc = jsonline.loads(raw)
     except (ValueError, RecursionError):
@@ -118,14 +131,18 @@ def parse(path: Path, *, offset: int = 0, state: Mapping[str, Any] | None = None
         return
     if not path.name.endswith(MESSAGES_SUFFIX) and isinstance(doc.get("session_id"), str):
         yield FoundSession(_session_of_manifest(doc))
-        yield Resumable(len(raw), {"v": STATE_VERSION, "sha": digest, "unknown": []})
+        yield Resumable(len(raw), {"v": STATE_VERSION, "sha": sha.hexdigest(), "unknown": []})
         return
     if not isinstance(doc.get("messages"), list):
         yield Problem(None, "no messages list: not a Cline messages file, skipped")
         return
     session = _session(path, doc)
     yield FoundSession(session)
-    unknown = _unknown(doc)
+    compaction, craw = _compaction(path, session)
+    if craw is not None:
+        sha.update(b"\0compaction\0" + craw)  # a new compaction alone is a change too
+    digest = sha.hexdigest()
+    unknown = _unknown(doc, compaction)
     same = (state is not None and state.get("v") == STATE_VERSION and state.get("sha") == digest
             and offset == len(raw))
     yield Resumable(len(raw), {"v": STATE_VERSION, "sha": digest, "unknown": unknown})
@@ -134,11 +151,37 @@ def parse(path: Path, *, offset: int = 0, state: Mapping[str, Any] | None = None
             yield Unknown(kind, version)
     if same:
         return
+    at = cline_compaction.place(compaction, len(doc["messages"])) if compaction is not None else -1
     for i, obj in enumerate(doc["messages"]):
+        if i == at and compaction is not None:
+            yield FoundMessage(session.id, cline_compaction.message_of(compaction, doc["messages"]))
         if not isinstance(obj, dict):
             yield Problem(None, f"messages[{i}] is not an object, skipped")
             continue
         yield FoundMessage(session.id, message(obj))
+    if compaction is not None and at == len(doc["messages"]):
+        yield FoundMessage(session.id, cline_compaction.message_of(compaction, doc["messages"]))
+
+
+def _compaction(path: Path, session: Session) -> tuple[dict[str, Any] | None, bytes | None]:
+    """The session's compaction file (a root session's only) and its bytes, when there is one
+    that reads as one (``cline_compaction``)."""
+    manifest = session.extra.get("manifest")
+    if not isinstance(manifest, dict) or not session.native_id:
+        return None, None
+    cpath = cline_compaction.path_of(manifest, path.parent, session.native_id)
+    try:
+        craw = cpath.read_bytes()
+    except OSError:
+        return None, None
+    try:
+        doc = jsonline.loads(craw)
+    except (ValueError, RecursionError):
+        return None, craw
+    if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list) or doc.get(
+            "conversation_id", session.native_id) != session.native_id:
+        return None, craw
+    return doc, craw
 
 
 def _version(doc: Mapping[str, Any]) -> str | None:
@@ -147,12 +190,14 @@ def _version(doc: Mapping[str, Any]) -> str | None:
     return f"cline {v}" if isinstance(v, str) else None
 
 
-def _unknown(doc: Mapping[str, Any]) -> list[list[Any]]:
+def _unknown(doc: Mapping[str, Any], compaction: Mapping[str, Any] | None = None) -> list[list[Any]]:
     """[kind, version, count] of what Cline 3.0.65 does not write: top-level keys, block types."""
     counts: dict[str, int] = {}
     for k in doc:
         if k not in FILE_KEYS:
             counts[f"file/{k}"] = counts.get(f"file/{k}", 0) + 1
+    for k in cline_compaction.unknown_keys(compaction or {}):
+        counts[k] = counts.get(k, 0) + 1
     for m in doc["messages"]:
         role = m.get("role") if isinstance(m, dict) else None
         if isinstance(m, dict) and (not isinstance(role, str) or role not in ("user", "assistant")):

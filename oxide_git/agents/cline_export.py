@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import Message, Part, PartType, Role, Session, session_id_for, to_iso
-from . import AgentEnv, Export, cline_foreign, js_json, jsonline
+from . import AgentEnv, Export, cline_compaction, cline_foreign, js_json, jsonline
 from .cline import MESSAGES_SUFFIX, created_of, sessions_dir
 from .cline_blocks import native_message
 
@@ -132,7 +132,8 @@ class _Foreign:
 
 
 def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Export:
-    """``session`` as ``<sessions>/<id>/<id>.json`` and ``<id>.messages.json``."""
+    """``session`` as ``<sessions>/<id>/<id>.json`` and ``<id>.messages.json`` (and its
+    ``<id>.compaction.json`` when Cline compacted it)."""
     native = session.agent == "cline"
     own = (native and session.native_id is not None
            and session.id == session_id_for("cline", session.native_id, session.created_at))
@@ -142,8 +143,14 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
     messages_path = folder / f"{native_id}{MESSAGES_SUFFIX}"
     lost: list[str] = []
     file = session.extra.get("file") if native else None
+    compaction: Part | None = None
     if native:
-        body = [native_message(m) for m in messages]
+        body = []
+        for m in messages:
+            if (c := cline_compaction.part_of(m)) is not None:
+                compaction = c  # the file holds Cline's latest compaction (one per session)
+            else:
+                body.append(native_message(m))
     else:
         harness = sum(1 for m in messages if m.is_harness())
         f = _Foreign(session, [m for m in messages if not m.is_harness()], cwd)
@@ -171,7 +178,14 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
     else:
         manifest = _manifest(session, native_id, cwd, messages, last, env)
         manifest["messages_path"] = str(messages_path)
-    files = {folder / f"{native_id}.json": _dumps(manifest), messages_path: _dumps(header)}
+    files = {messages_path: _dumps(header)}
+    if compaction is not None:
+        path = folder / f"{native_id}{cline_compaction.SUFFIX}"
+        if "compaction_path" in manifest or not own:  # Cline drops it on an ACP resume; the
+            # file is where Cline looks without it
+            manifest["compaction_path"] = str(path)
+        files[path] = _dumps(cline_compaction.document(compaction, body))
+    files = {folder / f"{native_id}.json": _dumps(manifest), **files}
     return Export(files, native_id, ["cline", "--id", native_id], cwd, lost)
 
 

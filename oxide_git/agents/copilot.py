@@ -9,13 +9,20 @@ stream (the main agent's, and one per sub-agent ``agentId``, which is a session 
   ``extra.harness``), ``assistant.turn_start`` an ``assistant`` one; ``assistant.message`` and
   ``assistant.reasoning`` join the open assistant message (or open one); ``tool.execution_start`` /
   ``tool.execution_complete`` join the open ``tool`` message (or open one);
-- ``session.start``, ``session.resume`` and a ``session.compaction_complete`` that carries a
-  summary open a ``system`` message; every other event joins the open message of its stream;
+- ``session.start``, ``session.resume`` and the main agent's ``session.compaction_start`` open a
+  ``system`` message; every other event joins the open message of its stream;
+- a compaction runs in the background: Copilot cuts its history at the start, and the turn it
+  began in goes on (its ``session.usage_record`` opens that turn's ``assistant`` message again).
+  The start's message is held back, with every event after it, until the
+  ``session.compaction_complete`` of that attempt: on success its ``summaryContent`` becomes a
+  ``compaction`` part of the start's message (the complete line keeps it too); a complete whose
+  start was not seen opens a compaction message of its own (Copilot cuts there);
 - a sub-agent's stream closes at its ``subagent.completed`` / ``subagent.failed``.
 
 Every line becomes parts that keep all of it (``copilot_lines``), so ``copilot_export`` writes the
 line back byte for byte; types this reader does not know are ``other`` parts and ``Unknown`` events.
-A ``Resumable`` comes before each line that opens a message while no other stream is open; the
+A ``Resumable`` comes before each line that opens a message while no other stream is open and no
+compaction is under way; the
 messages after the last one are the file's open tail, emitted again (complete) on restart.
 """
 

@@ -23,6 +23,7 @@ ENV_ORDER = ("type", "data", "agentId", "id", "timestamp", "parentId")
 TEXT_KEY = {"user.message": "content", "system.message": "content", "assistant.message": "content"}
 REASONING_KEY = {"assistant.message": "reasoningText", "assistant.reasoning": "content"}
 _CALL_KEYS = ("toolCallId", "name", "arguments")
+START, COMPLETE = "session.compaction_start", "session.compaction_complete"
 _IN_ORDER = frozenset(tuple(k for k in ENV_ORDER if k != "agentId" or sub) for sub in (False, True))
 
 try:
@@ -54,8 +55,9 @@ def _calls(v: Any) -> list[dict[str, Any]] | None:
     return None
 
 
-def parts_of(obj: Mapping[str, Any], raw: bytes | None = None) -> list[Part]:
-    """The parts of one event line (at least one; the first carries ``ev``)."""
+def parts_of(obj: Mapping[str, Any], raw: bytes | None = None, *, summary: bool = True) -> list[Part]:
+    """The parts of one event line (at least one; the first carries ``ev``). ``summary=False``: a
+    compaction's summary stays in its ``data`` (the reader gave it to the compaction's start)."""
     t = str(obj.get("type"))
     data = obj.get("data")
     ev: dict[str, Any] = {"type": t, "env": {k: v for k, v in obj.items() if k not in ("type", "data")}}
@@ -65,7 +67,7 @@ def parts_of(obj: Mapping[str, Any], raw: bytes | None = None) -> list[Part]:
     if "data" not in obj:
         ev["nodata"] = True
     parts: list[Part] = []
-    if isinstance(data, dict):
+    if isinstance(data, dict) and (summary or t != COMPLETE):
         parts, placed = _typed(t, data)
         if parts:
             ev["data"] = placed
@@ -105,10 +107,20 @@ def _typed(t: str, data: dict[str, Any]) -> tuple[list[Part], dict[str, Any]]:
         elif isinstance(error, dict) and isinstance(error.get("message"), str):
             output = error["message"]  # small, and left in place
         out.append(Part.tool_result(data["toolCallId"], output, data.get("success") is not True))
-    elif t == "session.compaction_complete" and (text := _text(data.get("summaryContent"))) is not None:
+    elif t == COMPLETE and (text := _text(data.get("summaryContent"))) is not None:
         out.append(Part.compaction(text))
         placed["summaryContent"] = None
     return out, placed
+
+
+def with_summary(parts: list[Part], summary: str, **extra: Any) -> None:
+    """Give a compaction's start line (``parts``, its first the line's) the summary its
+    ``session.compaction_complete`` carries, as a ``compaction`` part of that line that ``line``
+    does not write (the summary stays in the complete line too)."""
+    ev = dict(parts[0].get("ev"))
+    ev["n"] = int(ev.get("n") or 1) + 1
+    parts[0] = Part(parts[0].type, {**parts[0].data, "ev": ev})
+    parts.insert(ev["n"] - 1, Part.compaction(summary, **extra))
 
 
 def is_line_start(p: Part) -> bool:
@@ -139,7 +151,7 @@ def line(parts: Sequence[Part]) -> bytes:
                 calls.append(req)
             elif p.type == "tool_result" and isinstance(data.get("result"), dict):
                 data["result"] = {**data["result"], "content": p.get("output")}
-            elif p.type == "compaction":
+            elif p.type == "compaction" and t == COMPLETE:
                 data["summaryContent"] = p.get("summary")
         if calls:
             data["toolRequests"] = calls

@@ -7,9 +7,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..model import Message, Part, Session, from_iso, session_id_for
+from ..model import Message, Part, Session, from_iso, message_id_for, session_id_for
 from . import Event, FoundMessage, FoundSession, Problem, Resumable, Unknown, jsonline
-from .copilot_lines import parts_of
+from .copilot_lines import COMPLETE, START, parts_of, with_summary
 
 name = "copilot"
 STATE_VERSION = 1
@@ -49,7 +49,8 @@ _JOINS = {"assistant.message": "assistant", "assistant.reasoning": "assistant",
           "tool.execution_start": "tool", "tool.execution_complete": "tool"}
 _SUB_ENDS = ("subagent.completed", "subagent.failed")
 # what a FoundSession shows, its updated time last
-_SHOWN = ("sid", "native", "created", "title", "cwd", "branch", "model", "parent", "extra", "updated")
+_SHOWN = ("sid", "native", "created", "title", "cwd", "branch", "model", "parent", "fork", "extra",
+          "updated")
 
 
 class _Open:
@@ -93,6 +94,12 @@ def user_name(path: Path) -> str | None:
     return raw or None
 
 
+def _messages_at(path: Path, end: int, sid: str) -> list[Message]:
+    """The messages session ``sid`` has in the first ``end`` bytes of the file (read again)."""
+    return [ev.message for ev in Parser(path, None).run(0, end)
+            if isinstance(ev, FoundMessage) and ev.session_id == sid]
+
+
 def _dict(v: Any) -> dict[str, Any]:
     return v if isinstance(v, dict) else {}
 
@@ -111,7 +118,13 @@ class Parser:
         self.streams: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (st.get("streams") or {}).items()}
         self.version: str | None = st.get("version")
         self.open: dict[str, _Open] = {}
-        self.out: list[Event] = []
+        self.out: list[Event | None] = []
+        # a compaction of the main agent under way: its start's message (the boundary Copilot
+        # cuts its history at), its attempt id, and every event after it, held back until its
+        # summary arrives (no restart point inside: the next parse reads it again from its start)
+        self.boundary: _Open | None = None
+        self.attempt: Any = None
+        self.held: list[Event | None] | None = None
 
     def state(self) -> dict[str, Any]:
         return {"v": STATE_VERSION, "line": self.line, "version": self.version,
@@ -163,6 +176,7 @@ class Parser:
         return acc
 
     def _found(self, acc: dict[str, Any], final: bool = False) -> None:
+        acc.setdefault("fork", None)
         """The session anew when what it shows changed since it was last emitted (its updated
         time counts only ``final``, at the end of the file). Runs for every message: the common
         "unchanged" answer compares two lists."""
@@ -173,10 +187,11 @@ class Parser:
         if old is not None and not final:
             shown[-1] = old[-1]
         acc["emitted"] = shown
-        sid, native, created, title, cwd, branch, model, parent, extra, updated = shown
+        sid, native, created, title, cwd, branch, model, parent, fork, extra, updated = shown
         self.out.append(FoundSession(Session(
             id=sid, agent=name, native_id=native, title=title, created_at=created, updated_at=updated,
-            parent_id=parent, cwd=cwd, branch=branch, model=model, extra=dict(extra))))
+            parent_id=parent, fork_message_id=fork, cwd=cwd, branch=branch, model=model,
+            extra=dict(extra))))
 
     # -- messages -------------------------------------------------------------------------------
     def _close(self, stream: str) -> None:
@@ -185,7 +200,52 @@ class Parser:
             return
         acc = self.streams[stream]
         self._found(acc)
+        acc["count"] = int(acc.get("count", 0)) + 1
+        acc["last_created"] = c.created
+        if c is self.boundary:
+            self.out.append(None)  # the placeholder of the boundary's message (see _release)
+            return
         self.out.append(FoundMessage(acc["sid"], c.message()))
+
+    def _rewind(self, obj: Mapping[str, Any], start: int) -> None:
+        """Copilot's ``/rewind`` rewrote the file: the events it kept, then this ``session.info``
+        (``infoType: "rewind"``), then what came after. What came after is a fork,
+        ``<id>/rewind-<the info's id>``: its history the kept messages (copies) and the new ones,
+        hanging on the last kept message; the session it left keeps every message the store has
+        of it, the ones the rewind dropped too."""
+        self._close("main")
+        parent = self.streams["main"]
+        copies = _messages_at(self.path, start, parent["sid"])
+        n = int(parent.get("count", 0))
+        fork_at = message_id_for(parent["sid"], n - 1, parent.get("last_created")) if n else None
+        tag = str(obj.get("id") or self.line)[:8]
+        native = f"{str(parent['native']).split('/rewind-')[0]}/rewind-{tag}"
+        created = _ts(obj)
+        acc = {"sid": session_id_for(name, native, created), "native": native, "created": created,
+               "updated": created, "title": parent["title"], "cwd": parent["cwd"],
+               "branch": parent["branch"], "model": parent["model"], "parent": parent["sid"],
+               "fork": fork_at, "extra": {**parent["extra"], "rewind_of": parent["native"]},
+               "count": len(copies), "last_created": copies[-1].created_at if copies else None}
+        self.streams[f"rewound-{self.line}"] = parent
+        self.streams["main"] = acc
+        self._found(acc)
+        self.out += [FoundMessage(acc["sid"], m) for m in copies]
+
+    def _release(self, summary: str | None, complete: Mapping[str, Any] | None) -> None:
+        """The held events, the boundary's message first (with the summary, when there is one)."""
+        c, held = self.boundary, self.held or []
+        assert c is not None
+        if summary is not None and complete is not None:
+            extra = {k: complete[k] for k in ("messagesRemoved", "tokensRemoved", "checkpointNumber")
+                     if isinstance(complete.get(k), int) and not isinstance(complete.get(k), bool)}
+            with_summary(c.parts, summary, **extra)
+        if self.open.get("main") is c:  # still open: the complete line came right after it
+            self._close("main")
+            held += self.out
+            self.out = []
+        sid = self.streams["main"]["sid"]
+        self.boundary = self.attempt = self.held = None
+        self.out[:0] = [FoundMessage(sid, c.message()) if ev is None else ev for ev in held]
 
     def feed(self, obj: dict[str, Any], raw: bytes, start: int) -> None:
         t = obj.get("type")
@@ -198,9 +258,23 @@ class Parser:
         data = _dict(obj.get("data"))
         ts = _ts(obj)
         role = _OPENS.get(t)
-        if t == "session.compaction_complete" and isinstance(data.get("summaryContent"), str) \
+        compacting = self.boundary is not None and stream == "main" and t == COMPLETE and (
+            data.get("compactionAttemptId") == self.attempt)
+        if t == COMPLETE and not compacting and isinstance(data.get("summaryContent"), str) \
                 and data["summaryContent"]:
+            role = "system"  # a summary without its start seen: a compaction message of its own
+        elif t == START and stream == "main" and self.boundary is None:
             role = "system"
+        elif t == "session.usage_record" and cur is not None and cur is self.boundary:
+            role = "assistant"  # the turn the compaction started in goes on
+        rewound = t == "session.info" and stream == "main" and data.get("infoType") == "rewind" \
+            and self.held is None and not any(k != "main" for k in self.open)
+        if rewound:
+            role = "system"
+            self._close(stream)
+            self.out.append(Resumable(start, self.state()))  # before the fork: it is made again
+            self._rewind(obj, start)
+            acc = self.streams["main"]
         if role is None:
             want = _JOINS.get(t)
             if cur is None:
@@ -209,17 +283,23 @@ class Parser:
                 role = want
         if role is not None:
             self._close(stream)
-            if not self.open:
+            if not self.open and self.held is None and not rewound:
                 self.out.append(Resumable(start, self.state()))
             cur = self.open[stream] = _Open(role, obj, ts)
+            if t == START:
+                self.boundary, self.attempt, self.held = cur, data.get("compactionAttemptId"), []
             if role == "user" and (data.get("isAutopilotContinuation") is True
                                    or str(data.get("source") or "").startswith("system")):
                 cur.extra["harness"] = True  # the harness's own turn, not the user's
         assert cur is not None
-        cur.parts.extend(parts_of(obj, raw))
+        cur.parts.extend(parts_of(obj, raw, summary=not compacting))
         self._note(acc, cur, t, data, ts)
         if t not in KNOWN:
             self.out.append(Unknown(t, f"copilot {self.version}" if self.version else None))
+        if compacting:
+            text = data.get("summaryContent")
+            ok = data.get("success") is True and isinstance(text, str) and bool(text)
+            self._release(text if ok else None, data)
         if stream != "main" and t in _SUB_ENDS:
             self._close(stream)
 
@@ -242,14 +322,14 @@ class Parser:
             if cur.role == "assistant":
                 cur.model = model
 
-    def run(self, offset: int) -> Iterator[Event]:
+    def run(self, offset: int, end: int | None = None) -> Iterator[Event]:
         pos = offset
         if "main" in self.streams:  # the user may have renamed it since
             self.streams["main"]["title"] = user_name(self.path.parent / "workspace.yaml")
         with self.path.open("rb", buffering=1 << 20) as f:
             f.seek(offset)
             for raw in f:
-                if not raw.endswith(b"\n"):
+                if not raw.endswith(b"\n") or (end is not None and pos >= end):
                     break  # a line still being written: read it next time
                 start, pos = pos, pos + len(raw)
                 self.line += 1
@@ -263,15 +343,22 @@ class Parser:
                     self.out.append(Problem(self.line, "not a JSON object, skipped"))
                 else:
                     self.feed(obj, raw, start)
-                if self.out:
-                    yield from self.out
+                if self.held is not None:
+                    self.held += self.out
                     self.out.clear()
-        tail = bool(self.open)
+                elif self.out:
+                    yield from self.out  # type: ignore[misc]  # no placeholder outside a hold
+                    self.out.clear()
+        tail = bool(self.open) or self.held is not None
         for stream in list(self.open):
             self._close(stream)
+        if self.held is not None:  # a compaction still under way: what came after it, as it is
+            self.held += self.out
+            self.out.clear()
+            self._release(None, None)
         for acc in self.streams.values():
             self._found(acc, final=True)
         if not tail:
             self.out.append(Resumable(pos, self.state()))
-        yield from self.out
+        yield from self.out  # type: ignore[misc]
         self.out.clear()

@@ -21,6 +21,10 @@ no message of their own). A ``$rewindTo`` is a fork: the session so far keeps ev
 what follows goes to a new session ``<id>/rewind-<n>`` whose history is the kept messages (copies)
 and the new ones, hanging on the message before the rewind.
 
+A compression (``$set.messages`` with a summary the CLI answers with its ``ACK``) makes the
+summary a compaction message (``gemini_records.as_compaction``) and the answer harness: the
+messages it replaced stay, compacted.
+
 A file becomes a session only once it holds something the CLI would resume (a prompt or an
 answer): the startup file a resume leaves behind, with only the CLI's session context, is none.
 """
@@ -29,13 +33,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..model import Message, Session, from_iso, message_id_for, session_id_for
 from . import AgentEnv, Event, FoundMessage, FoundSession, Problem, Resumable, Unknown, jsonline
 from .gemini_parts import same
-from .gemini_records import KEY, TYPES, message, result_groups
+from .gemini_records import KEY, TYPES, as_compaction, is_summary, message, result_groups
 from .gemini_store import cwd_of, parent_link
 from .logstate import State as _State
 
@@ -96,6 +101,7 @@ class Parser:
         self.held: list[tuple[Message, int]] = []  # messages before it does (session context)
         self.pending: _Pending | None = None
         self.version: str | None = None
+        self.ack: str | None = None  # the id of the CLI's answer to the summary just emitted
 
     # ---- restart points -------------------------------------------------------------------
     def state(self) -> _State:
@@ -177,6 +183,10 @@ class Parser:
         nxt = p.next
         results = result_groups(nxt.get("content")) if nxt and nxt.get("type") == "user" else {}
         msg = message(p.rec, results)
+        if is_summary(p.rec, nxt):
+            msg, self.ack = as_compaction(msg), str((nxt or {}).get("id"))
+        elif self.ack is not None and msg.native_id == self.ack:
+            msg, self.ack = replace(msg, extra={**msg.extra, "harness": True}), None
         lines = [_self_refs(x, p.rec) for x in p.lines]
         native = msg.native_id
         if msg.is_harness() and not _is_uuid(native):

@@ -119,8 +119,8 @@ def from_part(part: Part) -> dict[str, Any] | None:
     d = part.data
     t = part.type
     out: dict[str, Any]
-    if t in (PartType.TEXT, PartType.REASONING):
-        out = {"text": d.get("text", "")}
+    if t in (PartType.TEXT, PartType.REASONING) or (t == PartType.COMPACTION and d.get("gemini_text")):
+        out = {"text": d.get("summary", "") if t == PartType.COMPACTION else d.get("text", "")}
         if t == PartType.REASONING:
             out["thought"] = True
         elif d.get("thought") is False:

@@ -12,6 +12,11 @@ the result stays in the call's data and its tool_result parts are added to this 
 
 ``record(message, next_message)`` is the exact inverse, key order included; ``message`` checks
 that and keeps the record whole (``raw``) when it would not come back the same.
+
+A compression (``/compress``, or the automatic one) replaces the history with a user message
+holding the summary (``<state_snapshot>…``) and the CLI's own answer to it, ``ACK``: that user
+message is a compaction (``as_compaction``: its text parts become compaction parts, given back as
+the same text parts), the answer is harness.
 """
 
 from __future__ import annotations
@@ -27,6 +32,35 @@ TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
 HARNESS = ("<session_context>", "<hook_context>")
 _DERIVED = ("content", "thoughts", "toolCalls", "tokens", "model")
 _ROLE = {"user": Role.USER, "gemini": Role.ASSISTANT}
+ACK = "Got it. Thanks for the additional context!"  # the CLI's answer to its compression summary
+
+
+def _texts(content: Any) -> list[str] | None:
+    """The texts of a record's content when it holds only text (a string, or text parts)."""
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list) or not content:
+        return None
+    if not all(isinstance(p, dict) and set(p) == {"text"} and isinstance(p["text"], str) for p in content):
+        return None
+    return [p["text"] for p in content]
+
+
+def is_summary(rec: Mapping[str, Any], after: Mapping[str, Any] | None) -> bool:
+    """Is ``rec`` a compression's summary (a user record of text that the CLI's ACK answers)?"""
+    texts = _texts(rec.get("content"))
+    return (rec.get("type") == "user" and texts is not None and not is_harness_text(" ".join(texts))
+            and after is not None and after.get("type") == "gemini" and _texts(after.get("content")) == [ACK])
+
+
+def as_compaction(msg: Message) -> Message:
+    """The summary message of a compression as a compaction (system): each text part a compaction
+    part whose summary is the text (``from_part`` gives the text part back)."""
+    parts = tuple(Part.compaction(str(p.get("text", "")), None, **{
+        k: v for k, v in p.data.items() if k != "text"}, gemini_text=True)
+        if p.type == PartType.TEXT else p for p in msg.parts)
+    return Message(role=Role.SYSTEM, parts=parts, native_id=msg.native_id, created_at=msg.created_at,
+                   model=msg.model, usage=msg.usage, extra=msg.extra)
 
 
 def is_harness_text(text: str) -> bool:

@@ -9,6 +9,10 @@ with the same ``uuid`` are fragments of one (their parts joined). ``user``, ``as
 message before them: each message keeps its lines (its own is rebuilt from the parts, the others
 are kept as written) so ``qwen_export`` writes the file back line for line.
 
+A ``chat_compression`` system record (``/compress``, or the automatic compression) is a message of
+its own, a compaction (``qwen_records.compaction``): the CLI resumes from its
+``compressedHistory``, so what came before it is compacted (kept, marked so when read).
+
 A record whose ``parentUuid`` is not the record before it (a ``/rewind`` re-roots the chain
 there) starts a fork: the session so far keeps every message, and what follows goes to a new
 session ``<id>/branch-<n>`` whose history is the messages up to that parent (copies) and the new
@@ -24,7 +28,7 @@ from typing import Any
 from ..model import Message, Session, from_iso, message_id_for, session_id_for
 from . import AgentEnv, Event, FoundMessage, FoundSession, Problem, Resumable, Unknown, jsonline
 from .logstate import State
-from .qwen_records import KEY, MESSAGE_TYPES, message
+from .qwen_records import KEY, MESSAGE_TYPES, compressed_history, message
 
 name = "qwen"
 STATE_VERSION = 1
@@ -181,7 +185,7 @@ class Parser:
             if self.pending is not None:
                 yield from self.flush()
             yield from self.fork(obj, start)
-        if kind in MESSAGE_TYPES:
+        if kind in MESSAGE_TYPES or compressed_history(obj) is not None:
             yield from self.flush()
             yield Resumable(start, self.state())
             self.pending = _Pending(obj)

@@ -5,6 +5,11 @@ A record is ``{uuid, parentUuid, sessionId, timestamp, type, provenance, cwd, ve
 parts}``, Gemini API parts (``gemini_parts``); an assistant record adds ``model`` and
 ``usageMetadata``, a tool result ``toolCallResult``. ``record`` is the exact inverse of
 ``message`` (key order included); a record that would not come back the same is kept whole.
+
+A ``system`` record of subtype ``chat_compression`` (``/compress``, or the automatic compression)
+is a compaction: its ``systemPayload.compressedHistory`` is what the CLI sends in place of every
+message before it (the summary as a user turn, "Got it. Thanks for the additional context!", the
+files it restores). Its first turn's text is the compaction's summary; the record is kept whole.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..model import Message, Role, from_iso
+from ..model import Message, Part, Role, from_iso
 from .gemini_parts import from_parts, same, to_parts
 
 KEY = "qwen"  # Message.extra[KEY]
@@ -21,8 +26,36 @@ _ROLE = {"user": Role.USER, "tool_result": Role.USER, "assistant": Role.ASSISTAN
 HOOK_CONTEXT = "<qwen:user-prompt-submit-context>"
 
 
+def compressed_history(rec: Mapping[str, Any]) -> list[Any] | None:
+    """The ``compressedHistory`` of a ``chat_compression`` record; None for any other record."""
+    payload = rec.get("systemPayload")
+    if rec.get("type") != "system" or rec.get("subtype") != "chat_compression" or not isinstance(
+            payload, dict) or not isinstance(payload.get("compressedHistory"), list):
+        return None
+    return payload["compressedHistory"]
+
+
+def compaction(rec: Mapping[str, Any]) -> Message:
+    """The compaction message of a ``chat_compression`` record (``compressed_history`` is not
+    None): its summary is the text of the history's first turn, the record is kept whole."""
+    history = compressed_history(rec) or []
+    first = history[0] if history and isinstance(history[0], dict) else {}
+    summary = "\n".join(str(p["text"]) for p in first.get("parts") or []
+                        if isinstance(p, dict) and isinstance(p.get("text"), str))
+    payload = rec.get("systemPayload") or {}
+    info = payload.get("info") if isinstance(payload, dict) else None
+    trigger = info.get("triggerReason") if isinstance(info, dict) else None
+    ts = rec.get("timestamp")
+    return Message(role=Role.SYSTEM, parts=(Part.compaction(summary, None, **(
+        {"trigger": trigger} if isinstance(trigger, str) else {})),),
+        native_id=str(rec.get("uuid")), created_at=from_iso(ts) if isinstance(ts, str) else None,
+        extra={KEY: {"raw": dict(rec)}})
+
+
 def message(rec: Mapping[str, Any]) -> Message:
-    """The Message of a user, assistant or tool_result record."""
+    """The Message of a user, assistant or tool_result record (a compaction: ``compaction``)."""
+    if compressed_history(rec) is not None:
+        return compaction(rec)
     kind = str(rec.get("type"))
     msg = rec.get("message")
     parts = msg.get("parts") if isinstance(msg, dict) else None

@@ -81,9 +81,10 @@ def watch(daemon: bool, stop: bool, as_json: bool) -> None:
     """Import agent sessions as they grow, checkpoint each new prompt, journal changed files.
 
     In the foreground until ^C, or --daemon; `git oxide watch --stop` stops it.
-    While it runs, `git oxide checkpoint` is answered by it over a unix socket
-    (<git-common-dir>/oxide/run/, only for your user): the same checkpoint
-    without starting click and pygit2. OXIDE_FASTPATH=0 turns that off.
+    While it runs, `git oxide checkpoint` and `git oxide search` are answered
+    by it over a unix socket (<git-common-dir>/oxide/run/, only for your
+    user): the same output without starting click and pygit2, or opening the
+    index. OXIDE_FASTPATH=0 turns that off.
     """
     from .. import watch as w
 

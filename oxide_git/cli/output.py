@@ -14,17 +14,22 @@ from ..model import ago  # noqa: F401 - how long ago, as every command says it
 
 def emit_json_lines(items: list[str]) -> None:
     """A JSON list from elements that are already JSON text, one per line."""
+    sys.stdout.write(json_lines_text(items))
+
+
+def json_lines_text(items: list[str]) -> str:
     body = ",\n".join(items)
-    sys.stdout.write(f"[\n{body}\n]\n" if items else "[]\n")
+    return f"[\n{body}\n]\n" if items else "[]\n"
 
 
 def emit_json(obj: Any) -> None:
     """JSON on stdout; a list is written one element per line (readable, and each element goes
     through json's C encoder: `indent` would switch to the pure-Python one, 5x slower)."""
-    if isinstance(obj, list):
-        emit_json_lines([json.dumps(x, ensure_ascii=False, default=str) for x in obj])
-        return
-    sys.stdout.write(json_text(obj))
+    sys.stdout.write(json_list_text(obj) if isinstance(obj, list) else json_text(obj))
+
+
+def json_list_text(items: list[Any]) -> str:
+    return json_lines_text([json.dumps(x, ensure_ascii=False, default=str) for x in items])
 
 
 def json_text(obj: Any) -> str:
@@ -133,9 +138,13 @@ def clip(text: Any, width: int) -> str:
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-    rows = [[str(c) for c in r] for r in rows]
-    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
-    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))
-    click.echo(line.rstrip())
-    for r in rows:
-        click.echo("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    click.echo(table_text(headers, rows), nl=False)
+
+
+def table_text(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """Aligned columns, a line per row under a line of headers."""
+    cells = [[str(c) for c in r] for r in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    return "".join(line + "\n" for line in lines)

@@ -24,11 +24,12 @@ from oxide_git.agents import (
     tools,
 )
 from oxide_git.agents.cline_export import configured_model, new_id
-from oxide_git.model import Message, Part, Session, session_id_for
+from oxide_git.model import Message, Part, Session, mark_compacted, session_id_for
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "cline"
 BASIC, SUB, FAILED, EDGE = "1796162970748_d4qjp", "1796163110409_qaeaw", "1796163150312_tjxd5", "1796170000000_edgea"
-ALL = [BASIC, SUB, FAILED, EDGE]
+COMPACT = "1796176846032_h5zab"  # compacted by Cline itself (a context window of 8,000 tokens)
+ALL = [BASIC, SUB, FAILED, EDGE, COMPACT]
 HOME = Path("/home/user")  # the fixtures' manifests name their messages files under it
 PROJECT = Path("/work/project")
 
@@ -130,6 +131,50 @@ def test_failed_edits_and_odd_records() -> None:
     assert msgs[4].role == "tool" and msgs[4].parts[0].get("is_error") is True
     assert msgs[5].is_harness()  # an error notice only Cline's screen shows
     assert msgs[6].extra["keys"] == ["role", "ts", "id", "content"]
+
+
+def test_a_real_compaction_is_a_message_after_what_it_summarised() -> None:
+    """Cline's ``<id>.compaction.json``: a summary message and the messages it kept, sent instead of
+    the messages file's first ``source_message_count``; the messages file stays whole."""
+    _s, msgs, odd = parsed(messages_file(COMPACT))
+    assert odd == []
+    doc = json.loads((FIX / COMPACT / f"{COMPACT}.compaction.json").read_text())
+    canonical = json.loads(messages_file(COMPACT).read_text())["messages"]
+    n = doc["source_message_count"]
+    assert len(msgs) == len(canonical) + 1 and n == 3
+    c = msgs[n]
+    assert c.role == "system" and c.is_compaction() and [p.type for p in c.parts] == ["compaction"]
+    part = c.parts[0]
+    assert part.get("summary") == doc["messages"][0]["content"][0]["text"]
+    assert part.get("summary").startswith("Context summary:\n\nCOMPAT-SUMMARY: ")
+    assert part.get("kept") == [canonical[1]["id"], canonical[2]["id"]]  # the call and its result
+    assert part.get("entries")[1:] == [{"ref": canonical[1]["id"]}, {"ref": canonical[2]["id"]}]
+    assert part.get("file")["source_prefix_hash"].startswith("sha256:")
+    assert c.created_at == doc["messages"][0]["metadata"]["generatedAt"]
+    assert [m.native_id for m in msgs[:n] + msgs[n + 1:]] == [m["id"] for m in canonical]
+    assert mark_compacted(msgs)[n - 1].compacted and not mark_compacted(msgs)[n + 1].compacted
+
+
+def test_a_compaction_file_that_changes_alone_is_a_change(tmp_path: Path) -> None:
+    folder = tmp_path / COMPACT
+    shutil.copytree(FIX / COMPACT, folder)
+    path = folder / f"{COMPACT}.messages.json"
+    comp = folder / f"{COMPACT}.compaction.json"
+    r = next(e for e in events(path) if isinstance(e, Resumable))
+    assert [type(e) for e in events(path, offset=r.offset, state=r.state)] == [FoundSession, Resumable]
+    good = comp.read_bytes()
+    comp.write_bytes(good[:100])  # damaged: the session without a compaction, nothing raised
+    again = events(path, offset=r.offset, state=r.state)
+    msgs = [e.message for e in again if isinstance(e, FoundMessage)]
+    assert msgs and not any(m.is_compaction() for m in msgs)
+    comp.unlink()
+    assert not any(e.message.is_compaction() for e in events(path) if isinstance(e, FoundMessage))
+    doc = json.loads(good)
+    doc["later"] = 1  # a key this release does not write: kept, and reported
+    comp.write_text(json.dumps(doc, indent=2) + "\n")
+    _s, msgs, odd = parsed(path)
+    assert [u.kind for u in odd if isinstance(u, Unknown)] == ["compaction/later"]
+    assert next(m for m in msgs if m.is_compaction()).parts[0].get("file")["later"] == 1
 
 
 def test_a_manifest_alone_is_the_session_without_messages() -> None:
@@ -258,7 +303,8 @@ def test_discover_by_the_manifests_cwd(tmp_path: Path) -> None:
     assert cline.discover(env) == [
         root / BASIC / f"{BASIC}.messages.json", root / SUB / f"{SUB}.messages.json",
         root / SUB / "agent_1796163111348_bj6555.messages.json", root / FAILED / f"{FAILED}.messages.json",
-        root / EDGE / f"{EDGE}.messages.json"]
+        root / EDGE / f"{EDGE}.messages.json", root / COMPACT / f"{COMPACT}.messages.json"]
+    # (the compaction file is no session of its own)
     assert cline.discover(AgentEnv(home=home, environ={}, worktrees=(Path("/elsewhere"),))) == []
     assert cline.discover(AgentEnv(home=tmp_path / "nobody", environ={}, worktrees=(PROJECT,))) == []
     assert cline.watch_roots(env) == [root]
@@ -283,8 +329,8 @@ def test_export_gives_back_clines_own_bytes(sid: str) -> None:
     exp = cline.export(s, msgs, AgentEnv(home=HOME, environ={}))
     folder = HOME / ".cline" / "data" / "sessions" / sid
     assert exp.native_id == sid and exp.command == ["cline", "--id", sid] and exp.lost == []
-    assert dict(exp.files) == {folder / f"{sid}.json": (FIX / sid / f"{sid}.json").read_bytes(),
-                               folder / f"{sid}.messages.json": messages_file(sid).read_bytes()}
+    want = {folder / p.name: p.read_bytes() for p in (FIX / sid).glob(f"{sid}.*")}
+    assert len(want) == (3 if sid == COMPACT else 2) and dict(exp.files) == want
     again = parsed(FIX / sid / f"{sid}.messages.json")
     assert again[0] == s  # parse(export(s)) is s
 

@@ -14,13 +14,24 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable, Unknown, copilot
-from oxide_git.model import Message, Part, Session, from_iso, session_id_for
+from oxide_git.model import (
+    Message,
+    Part,
+    Session,
+    from_iso,
+    mark_compacted,
+    message_id_for,
+    session_id_for,
+)
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "copilot"
 PLAIN = "01fbf44d-0f39-4b67-aab1-efc7e7ef9294"  # two prompts (the second through --resume), 3 tools
 SUB = "ffaff6d1-9cc2-48fc-8143-f42a14a75dbd"  # a sub-agent run by the task tool
 THINK = "81c03215-76d1-48c4-bea3-4d764f350eaa"  # Responses API: reasoning on the answers
-REAL = [f"{PLAIN}/events.jsonl", f"{SUB}/events.jsonl", f"{THINK}/events.jsonl"]
+COMPACT = "2de21d16-5cff-4cb8-b8d9-1a23cce0ca32"  # a compaction that began in a turn, ended later
+REWIND = "4ed06c1f-a06c-46d6-99ed-06ddf87c13ad"  # /rewind in the terminal UI, then two more prompts
+REAL = [f"{PLAIN}/events.jsonl", f"{SUB}/events.jsonl", f"{THINK}/events.jsonl", f"{COMPACT}/events.jsonl",
+        f"{REWIND}/events.jsonl"]
 ALL = [*REAL, "edge_cases.jsonl"]
 
 
@@ -154,10 +165,13 @@ def test_edge_cases_errors_unknown_types_compaction_and_parallel_calls():
     assert answer.cost == 1e21 and answer.usage == {"inputTokens": 10, "outputTokens": 5}
     failed = next(p for p in tool.parts if p.type == "tool_result")
     assert (failed.get("call_id"), failed.get("output"), failed.get("is_error")) == ("c1", "exit 1", True)
-    assert kinds(tool)[2:] == ["assistant.intent", "session.future_thing", "abort", "assistant.turn_end",
-                               "session.compaction_start"]  # kept whole, in place
-    assert compact.parts[0].type == "compaction" and compact.is_compaction()
-    assert compact.parts[0].get("summary") == "We tried to fix a bug; bash failed."
+    assert kinds(tool)[2:] == ["assistant.intent", "session.future_thing", "abort",
+                               "assistant.turn_end"]  # kept whole, in place
+    # the compaction's start is the boundary; its summary comes from the complete line, which
+    # keeps it too (the line is written back from its own data)
+    assert kinds(compact) == ["session.compaction_start", "compaction", "session.compaction_complete"]
+    assert compact.is_compaction() and compact.parts[1].get("summary") == "We tried to fix a bug; bash failed."
+    assert compact.parts[2].get("raw")["summaryContent"] == compact.parts[1].get("summary")
     assert ms[6].text() == "again"
     assert ms[1].text() == "Fix the bug — über"
     # the usage line's float is written by Copilot as serde writes it (1e21): kept as its text
@@ -165,6 +179,67 @@ def test_edge_cases_errors_unknown_types_compaction_and_parallel_calls():
     assert usage_ev["raw_line"].count('"cost":1e21') == 1
     odd = ms[7].parts[-1].get("ev")
     assert odd["keys"] == ["id", "type", "data", "timestamp", "parentId"]
+
+
+def test_a_real_compaction_is_a_boundary_at_its_start_with_the_summary_of_its_end():
+    """Copilot 1.0.102 compacts in the background: ``session.compaction_start`` at the start of a
+    turn, the turn goes on, ``session.compaction_complete`` (the summary) lands in a later turn; its
+    resume sends the summary then everything after the start. So the start's line opens the
+    compaction message, which takes the summary from the complete line."""
+    msgs, sessions, problems, unknown = parse_all(REAL[3])
+    assert not problems and not unknown and len(sessions) == 1
+    ms = [m for _s, m in msgs]
+    [i] = [i for i, m in enumerate(ms) if m.is_compaction()]
+    c = ms[i]
+    assert (c.role, kinds(c)) == ("system", ["session.compaction_start", "compaction"])
+    summary = "COMPAT-SUMMARY: the user had shell.txt made and notes.txt written and edited."
+    assert c.parts[1].data == {"summary": summary, "replaces": None, "messagesRemoved": 0,
+                               "tokensRemoved": 11006, "checkpointNumber": 1}
+    assert c.parts[0].get("raw")["trigger"] == "threshold"
+    # the big tool output is before the boundary, the turn the compaction began in after it
+    assert any("seq 1 4000" in str(p.get("input")) for m in ms[:i] for p in m.parts)
+    assert [m.role for m in ms[i + 1:i + 3]] == ["assistant", "tool"]
+    assert ms[i + 1].usage and [p.get("input") for p in ms[i + 1].parts if p.type == "tool_call"] == [
+        {"command": "echo one", "description": "Run the scripted command"}]
+    done = next(p for m in ms[i + 1:] for p in m.parts if p.get("kind") == "session.compaction_complete")
+    assert done.get("raw")["summaryContent"] == summary and done.get("raw")["success"] is True
+    assert mark_compacted(ms)[i - 1].compacted and not mark_compacted(ms)[i].compacted
+
+
+def test_a_compaction_still_under_way_holds_no_restart_point_and_no_summary(tmp_path):
+    data = (FIX / REAL[3]).read_bytes()
+    cut = data.index(b'"type":"session.compaction_complete"')
+    cut = data.rindex(b"\n", 0, cut) + 1
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(data[:cut])
+    events = list(copilot.parse(path))
+    start = data.index(b'{"type":"session.compaction_start"')
+    assert max(ev.offset for ev in events if isinstance(ev, Resumable)) == start
+    ms = [ev.message for ev in events if isinstance(ev, FoundMessage)]
+    assert not any(m.is_compaction() for m in ms)
+    assert [kinds(m) for m in ms][6:8] == [["session.compaction_start"], ["session.usage_record",
+                                                                          "tool_call"]]
+
+
+def test_a_rewind_copilot_made_in_place_is_a_fork_of_the_kept_messages():
+    """``/rewind`` ("Conversation only") rewrote the file: the kept events, a ``session.info`` of
+    ``infoType: "rewind"``, then the next prompts (one of them through ``--resume``). The session
+    is what was kept; the fork ``<id>/rewind-<info id>`` holds copies of it, the info and what
+    followed, and hangs on the last kept message."""
+    msgs, sessions, problems, unknown = parse_all(REAL[4])
+    assert not problems and not unknown
+    main = next(s for s in sessions.values() if s.parent_id is None)
+    [fork] = [s for s in sessions.values() if s.parent_id == main.id]
+    info = next(json.loads(ln) for ln in (FIX / REAL[4]).read_text().splitlines() if '"session.info"' in ln)
+    assert fork.native_id == f"{REWIND}/rewind-{info['id'][:8]}"
+    kept, theirs = own(msgs, main.id), own(msgs, fork.id)
+    assert theirs[:len(kept)] == kept
+    assert (theirs[len(kept)].role, kinds(theirs[len(kept)])) == ("system", ["session.info"])
+    prompts = [m.text() for m in theirs if m.role == "user"]
+    assert prompts == ["SAY-1: one", "PROMPT-2: after the rewind", "PROMPT-4: four"]
+    assert [m.text() for m in kept if m.role == "user"] == ["SAY-1: one"]
+    assert fork.fork_message_id == message_id_for(main.id, len(kept) - 1, kept[-1].created_at)
+    assert "Said one." in kept[-1].text()
 
 
 def test_a_partial_last_line_is_not_consumed(tmp_path):
@@ -280,7 +355,7 @@ def _main(name: str) -> tuple[Session, list[Message]]:
     return s, own(msgs, s.id)
 
 
-@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("name", [n for n in ALL if REWIND not in n])  # a rewind: two sessions
 def test_export_writes_every_line_back_byte_for_byte(name, tmp_path):
     s, ms = _main(name)
     exp = copilot.export(s, ms, AgentEnv(home=tmp_path, environ={}))

@@ -24,7 +24,10 @@ REWIND = FIX / "rewind" / "chats" / "session-2026-12-01T22-31-5b71e34a.jsonl"
 PARENT = FIX / "subagent" / "chats" / "session-2026-12-01T22-26-dcf30305.jsonl"
 SUB = FIX / "subagent" / "chats" / "dcf30305-1e8d-42c3-b064-42193509cbc9" / "78bbc48c-bd90-4b03-b11f-b53ece61dc52.jsonl"
 LEGACY = FIX / "legacy" / "chats" / "session-2026-12-01T22-24-fe2e1a3b.json"
-JSONL = [MAIN, REWIND, PARENT, SUB]
+COMPRESS = FIX / "compress" / "chats" / "session-2026-12-02T01-47-670ae26d.jsonl"  # a real compression
+# a compression that kept the last turn (under new ids), then a prompt
+COMPRESS_TAIL = FIX / "compress-tail" / "chats" / "session-2026-12-02T01-57-09aa7cc1.jsonl"
+JSONL = [MAIN, REWIND, PARENT, SUB, COMPRESS, COMPRESS_TAIL]
 MAIN_ID = "29b5301f-f84d-4437-bfbd-3b5886c08b03"
 
 
@@ -123,6 +126,53 @@ def test_a_session_with_tools_and_two_resumes_parses_exactly() -> None:
     assert not any(str(m.native_id).endswith("_response") for m in got)
     assert got[2].usage == {"input": 100, "output": 20, "cached": 0, "thoughts": 0, "tool": 0, "total": 120}
     assert all("raw" not in m.extra["gemini"] for m in got)  # every record rebuilt from its parts
+
+
+def test_a_compression_is_a_compaction_and_its_answer_harness() -> None:
+    """0.61's automatic compression on a resume (model.compressionThreshold low, the compat run):
+    ``$set.messages`` with the session context, the summary and the CLI's "Got it": the summary
+    is a compaction (system), the answer harness, the messages it replaced are kept."""
+    from oxide_git.model import mark_compacted
+
+    sessions, msgs = by_session(COMPRESS)
+    [s] = sessions.values()
+    got = msgs[s.id]
+    assert [shape(m) for m in got] == [
+        ("user", ["text"]), ("user", ["text"]),
+        ("assistant", ["tool_call"]), ("user", ["tool_result"]),
+        ("assistant", ["tool_call"]), ("user", ["tool_result"]),
+        ("assistant", ["tool_call"]), ("user", ["tool_result"]),
+        ("assistant", ["text"]), ("system", ["compaction"]), ("assistant", ["text"]),
+        ("user", ["text"]), ("assistant", ["text"]),
+    ]
+    summary = got[9]
+    assert summary.is_compaction() and not summary.is_harness()
+    assert summary.parts[0].get("summary") == (
+        "<state_snapshot>\n<overall_goal>COMPAT-SNAPSHOT: the conversation so far, summarised"
+        "</overall_goal>\n</state_snapshot>")
+    assert summary.parts[0].get("replaces") is None  # everything before it
+    assert got[10].is_harness() and got[10].text() == "Got it. Thanks for the additional context!"
+    assert not got[11].is_harness() and got[11].text() == "PROMPT-2: now just say you are done."
+    assert [m.compacted for m in mark_compacted(got)] == [True] * 9 + [False] * 4
+    assert all("raw" not in m.extra["gemini"] for m in got)  # the summary's record rebuilt from its part
+
+
+def test_a_compression_that_keeps_a_turn_gives_the_context_the_cli_holds() -> None:
+    """Two turns, then a compression at the third prompt: 0.61 summarises the first turn and keeps
+    the second under new ids (copies). From the compaction on, the messages are the history the
+    CLI holds after loading the file, in its order."""
+    from oxide_git.model import mark_compacted
+
+    sessions, msgs = by_session(COMPRESS_TAIL)
+    [s] = sessions.values()
+    got = mark_compacted(msgs[s.id])
+    at = next(i for i, m in enumerate(got) if m.is_compaction())
+    assert [m.text() for m in got[at + 1:]] == [
+        "Got it. Thanks for the additional context!", "PROMPT-2: now just say you are done.",
+        "Done with two.", "PROMPT-3: three", "Done with three.", "PROMPT-4: four", "Done with four."]
+    assert [record_id(m) for m in got[at:]] == replay(COMPRESS_TAIL.read_bytes())[1:]
+    assert all(m.compacted for m in got[:at]) and not any(m.compacted for m in got[at:])
+    assert "PROMPT-2: now just say you are done." in [m.text() for m in got[:at]]  # the original too
 
 
 def test_the_file_a_resume_leaves_behind_is_no_session() -> None:
@@ -224,7 +274,8 @@ def test_a_growing_file_imports_the_same_as_the_whole(tmp_path: Path) -> None:
 # --- written back ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", [MAIN, PARENT, REWIND, LEGACY], ids=lambda p: p.parent.parent.name)
+@pytest.mark.parametrize("path", [MAIN, PARENT, REWIND, LEGACY, COMPRESS, COMPRESS_TAIL],
+                         ids=lambda p: p.parent.parent.name)
 def test_a_session_goes_back_byte_for_byte(path: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     sessions, msgs = by_session(path)
@@ -452,7 +503,7 @@ def test_importing_every_fixture_links_only_the_fork_and_the_sub_agent(repo: Pat
     out = json.loads(oxide(repo, "import", "--agent", "gemini", str(FIX), "--json").stdout)
     assert not [f for f in out["files"] if f.get("problems")], out
     rows = json.loads(oxide(repo, "list", "--all", "--json").stdout)
-    assert len(rows) == 6
+    assert len(rows) == 8
     linked = {r["native_id"]: r["parent_id"] for r in rows if r["parent_id"]}
     ids = {r["native_id"]: r["id"] for r in rows}
     assert linked == {"5b71e34a-e694-4623-8b6d-a0afa66cdeb4/rewind-1": ids["5b71e34a-e694-4623-8b6d-a0afa66cdeb4"],

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +18,10 @@ from oxide_git.model import Message, Part, Session, message_id_for, session_id_f
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "qwen"
 SID = "c753d781-2223-4830-999a-641b7cd106a4"
 MAIN = FIX / "projects" / "-tmp-gemini-q1-project" / "chats" / f"{SID}.jsonl"
+REWIND_ID = "e4770198-ad93-4e27-a794-a0080133d009"
+REWIND = FIX / "rewind" / "projects" / "-tmp-cb-rw-project" / "chats" / f"{REWIND_ID}.jsonl"  # a real rewind
+COMPRESS = (FIX / "compress" / "projects" / "-tmp-pt-compact-b-test-qwen-compress0-project" / "chats"
+            / "a3660604-a2e7-4eb7-9f0e-a6c72592f087.jsonl")  # a real /compress, then a prompt
 
 
 def env_for(*worktrees: str, home: Path | None = None, environ: dict[str, str] | None = None) -> AgentEnv:
@@ -96,29 +100,31 @@ def test_a_real_session_parses_exactly() -> None:
     assert not any(m.is_harness() for m in got)
 
 
-def test_restart_from_every_resumable_gives_the_same_events() -> None:
-    full = run(MAIN)[0]
-    points = [(ev.offset, json.loads(json.dumps(dict(ev.state)))) for ev in qwen.parse(MAIN)
+@pytest.mark.parametrize("path", [MAIN, COMPRESS, REWIND], ids=["main", "compress", "rewind"])
+def test_restart_from_every_resumable_gives_the_same_events(path: Path) -> None:
+    full = run(path)[0]
+    points = [(ev.offset, json.loads(json.dumps(dict(ev.state)))) for ev in qwen.parse(path)
               if isinstance(ev, Resumable)]
-    assert len(points) >= 10
+    assert len(points) >= 5
     done = 0
     for offset, state in points:
-        again = run(MAIN, offset, state)[0]
+        again = run(path, offset, state)[0]
         done = len(full) - len(again)
         assert again == full[done:], offset
 
 
-def test_a_growing_file_imports_the_same_as_the_whole(tmp_path: Path) -> None:
-    lines = MAIN.read_bytes().splitlines(keepends=True)
-    path = tmp_path / MAIN.name
+@pytest.mark.parametrize("path", [MAIN, COMPRESS, REWIND], ids=["main", "compress", "rewind"])
+def test_a_growing_file_imports_the_same_as_the_whole(path: Path, tmp_path: Path) -> None:
+    lines = path.read_bytes().splitlines(keepends=True)
+    grown = tmp_path / path.name
     got: list[tuple[str, Message]] = []
     offset, state, kept = 0, None, 0
     for i in range(len(lines)):
-        path.write_bytes(b"".join(lines[:i + 1]) + b'{"uuid":"hal')
-        msgs, (offset2, state2, n), _s, _p = run(path, offset, state)
+        grown.write_bytes(b"".join(lines[:i + 1]) + b'{"uuid":"hal')
+        msgs, (offset2, state2, n), _s, _p = run(grown, offset, state)
         got = got[:kept] + msgs
         offset, state, kept = offset2, state2, kept + n
-    assert got == run(MAIN)[0]
+    assert got == run(path)[0]
 
 
 def test_a_session_goes_back_byte_for_byte(tmp_path: Path) -> None:
@@ -130,38 +136,49 @@ def test_a_session_goes_back_byte_for_byte(tmp_path: Path) -> None:
     assert (exp.native_id, exp.command, exp.cwd) == (SID, ["qwen", "--resume", SID], "/tmp/gemini/q1/project")
 
 
-def _branched(tmp_path: Path) -> Path:
-    """The real file with a rewind to before its second prompt, as 0.24.4's ``rewindRecording``
-    writes one (CONSTRUCTED from its source: the interactive /rewind dialog could not be driven
-    here): a ``system/rewind`` record re-rooted on the second prompt's parent, then a new turn."""
-    recs = [json.loads(x) for x in MAIN.read_bytes().splitlines()]
-    second = next(r for r in recs if r["type"] == "user" and "PROMPT-2" in json.dumps(r))
-    base = {k: second[k] for k in ("sessionId", "cwd", "version")}
-    rw = {"uuid": str(uuid.UUID(int=1)), "parentUuid": second["parentUuid"], **base,
-          "timestamp": "2026-12-01T22:50:00.000Z", "type": "system", "subtype": "rewind", "systemPayload": {}}
-    user = {"uuid": str(uuid.UUID(int=2)), "parentUuid": rw["uuid"], **base, "timestamp": "2026-12-01T22:50:01.000Z",
-            "type": "user", "provenance": "real_user", "message": {"role": "user", "parts": [{"text": "PROMPT-3: three"}]}}
-    answer = {"uuid": str(uuid.UUID(int=3)), "parentUuid": user["uuid"], **base, "timestamp": "2026-12-01T22:50:02.000Z",
-              "type": "assistant", "model": "fake-model", "message": {"role": "model", "parts": [{"text": "Three."}]}}
-    path = tmp_path / MAIN.name
-    path.write_bytes(MAIN.read_bytes() + b"".join(
-        json.dumps(r, separators=(",", ":")).encode() + b"\n" for r in (rw, user, answer)))
-    return path
+def test_a_compression_is_a_compaction_that_goes_back_byte_for_byte(tmp_path: Path) -> None:
+    """0.24.4's /compress (the compat run): its ``system/chat_compression`` record is a message of
+    its own, a compaction whose summary is the first turn of ``compressedHistory``; what came
+    before stays (compacted), and the file goes back byte for byte."""
+    from oxide_git.model import mark_compacted
+
+    sessions, msgs = by_session(COMPRESS)
+    [s] = sessions.values()
+    got = msgs[s.id]
+    assert [shape(m) for m in got] == [
+        ("user", ["text"]), ("assistant", ["tool_call"]), ("user", ["tool_result"]),
+        ("assistant", ["tool_call"]), ("user", ["tool_result"]), ("assistant", ["tool_call"]),
+        ("user", ["tool_result"]), ("assistant", ["text"]), ("system", ["compaction"]),
+        ("user", ["text"]), ("assistant", ["text"])]
+    comp = got[8].parts[0]
+    assert comp.get("summary").startswith(
+        "<state_snapshot>\n<overall_goal>COMPAT-SNAPSHOT: the conversation so far, summarised")
+    assert (comp.get("replaces"), comp.get("trigger")) == (None, "manual")
+    assert [m.compacted for m in mark_compacted(got)] == [True] * 8 + [False] * 3
+    assert got[9].text() == "PROMPT-2: now just say you are done."
+    exp = qwen.export(s, got, env_for(home=tmp_path))
+    assert list(exp.files.values()) == [COMPRESS.read_bytes()]
 
 
-def test_a_branch_of_the_chain_is_a_fork_that_keeps_both(tmp_path: Path) -> None:
-    path = _branched(tmp_path)
-    sessions, msgs = by_session(path)
+def test_a_rewind_in_the_cli_is_a_fork_that_keeps_both(tmp_path: Path) -> None:
+    """0.24.4's own rewind (the compat run, driven in its interactive UI): two prompts, a rewind to
+    before the second one, a third prompt. The ``system/rewind`` record hangs on the first answer:
+    what follows is a fork that keeps the first turn; the session keeps the dropped turn."""
+    sessions, msgs = by_session(REWIND)
     first, fork = sessions.values()
-    assert fork.native_id == f"{SID}/branch-1" and fork.parent_id == first.id
+    assert fork.native_id == f"{REWIND_ID}/branch-1" and fork.parent_id == first.id
     before, after = msgs[first.id], msgs[fork.id]
-    assert len(before) == 10 and "PROMPT-2" in before[8].text()
-    assert after[:8] == before[:8]
-    assert fork.fork_message_id == message_id_for(first.id, 7, before[7].created_at)
-    assert [m.text() for m in after[8:]] == ["PROMPT-3: three", "Three."]
+    assert [m.text() for m in before] == ["PROMPT-1: one", "Done with one.",
+                                          "PROMPT-2: two", "Done with two."]
+    assert after[:2] == before[:2]
+    assert fork.fork_message_id == message_id_for(first.id, 1, before[1].created_at)
+    assert [m.text() for m in after[2:]] == ["PROMPT-3: three", "Done with three."]
+    exp = qwen.export(first, before, env_for(home=tmp_path / "s"))  # the session: its lines back
+    assert list(exp.files.values()) == [REWIND.read_bytes()[:REWIND.read_bytes().index(b'"subtype":"rewind"')]
+                                        .rsplit(b"\n", 1)[0] + b"\n"]
     exp = qwen.export(fork, after, env_for(home=tmp_path / "h"))
     [(where, data)] = exp.files.items()
-    assert exp.native_id != SID and where.name == f"{exp.native_id}.jsonl"
+    assert exp.native_id != REWIND_ID and where.name == f"{exp.native_id}.jsonl"
     recs = [json.loads(x) for x in data.splitlines()]
     assert {r["sessionId"] for r in recs} == {exp.native_id}  # one session, as the CLI requires
     mine = chain(data)

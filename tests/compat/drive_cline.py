@@ -61,6 +61,14 @@ class ClineDriver(Driver):
         path.write_text(json.dumps(doc, indent=2))
         path.chmod(0o600)
 
+    def limit_context(self, tokens: int) -> None:
+        """Give the model a context window of ``tokens`` (providers.json's ``contextWindow``):
+        Cline compacts once a request reaches 90% of it."""
+        path = self.cline_dir() / "data" / "settings" / "providers.json"
+        doc = json.loads(path.read_text())
+        doc["providers"]["openai-compatible"]["settings"]["contextWindow"] = tokens
+        path.write_text(json.dumps(doc, indent=2))
+
     def env(self) -> dict[str, str]:
         env = super().env()
         env.update(CLINE_HUB_PORT=str(self.hub_port), CLINE_NO_AUTO_UPDATE="1")

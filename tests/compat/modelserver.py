@@ -7,7 +7,9 @@ server state: the last user prompt that holds a script marker names the exchange
 of assistant turns after it names the step.
 So a session the agent resumes later (from its own files, or from files oxide wrote) continues the
 script exactly where it stood. Requests without the script's tools (titles, summaries, topic
-checks) are side requests: they get a short text and use up nothing.
+checks) are side requests: they get a short text and use up nothing. A summarisation request (an
+agent compacting its history, recognised by its prompt: ``SUMMARY_PROMPTS``) gets
+``summary_text`` and uses up nothing either, even when it declares the script's tools.
 
 Every request is logged (path, headers the agents identify themselves by, body) in memory and,
 when ``log_path`` is given, as one JSON line each, so a test reads what the agent sent its model.
@@ -39,6 +41,13 @@ SHELL_TOOLS = ("Bash", "exec_command", "shell", "bash", "run_shell_command", "ru
 EDIT_TOOLS = ("Edit", "edit", "replace", "str_replace_based_edit_tool", "editor")
 WRITE_TOOLS = ("Write", "write", "write_file", "create_file", "create", "editor")  # create: Copilot CLI
 PATCH_TOOLS = ("apply_patch",)
+# The request an agent sends to have its history summarised (its last user message starts so):
+# answered with the server's summary text, never with a scripted turn (whose tool call the
+# summariser would run, and ask again). Copilot CLI 1.0.102 sends the script's tools with it;
+# Cline 3.0.65 sends none (it was a side request before, answered with ``side_text``).
+SUMMARY_PROMPTS = ("Please create a detailed summary of the conversation so far",  # Copilot CLI
+                   "Summarize this session for continuation.")  # Cline's agentic compaction
+SUMMARY_TEXT = "COMPAT-SUMMARY: the user had shell.txt made and notes.txt written and edited."
 
 
 @dataclass(frozen=True)
@@ -170,8 +179,10 @@ def conversation(api: str, body: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 class ModelServer:
     def __init__(self, script: Mapping[str, Sequence[Turn]], *, log_path: Path | None = None,
-                 model: str = "fake-model", side_text: str = "Compat session") -> None:
+                 model: str = "fake-model", side_text: str = "Compat session",
+                 summary_text: str = SUMMARY_TEXT) -> None:
         self.script = dict(script)
+        self.summary_text = summary_text
         self.log_path = log_path
         self.model = model
         self.side_text = side_text
@@ -238,6 +249,12 @@ class ModelServer:
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
     # choosing the turn
+    @staticmethod
+    def is_summary_request(api: str, body: Mapping[str, Any]) -> bool:
+        """Whether the request's last user message is an agent's summarisation prompt."""
+        users = [text for kind, text in conversation(api, body) if kind == "user"]
+        return bool(users) and users[-1].lstrip().startswith(SUMMARY_PROMPTS)
+
     def choose(self, api: str, body: Mapping[str, Any]) -> tuple[Turn | None, str | None]:
         """The scripted turn for this request, or None for a side request."""
         if not any(n in SHELL_TOOLS or n in EDIT_TOOLS or n in WRITE_TOOLS or n in PATCH_TOOLS
@@ -383,12 +400,27 @@ class _Handler(BaseHTTPRequestHandler):
             self.owner._record(row)
             self._send(404, b'{"error":{"message":"not found"}}')
             return
+        if api in ("gemini", "chat") and (snap := _state_snapshot_asked(api, body)) is not None:
+            # Gemini CLI's and Qwen Code's compression: its summary, and (Qwen weighs the result by
+            # the usage it reports) the summarised history as a large prompt.
+            row.update(scripted=False, marker=None, reply={"text": snap, "call": None})
+            self.owner._record(row)
+            more = {"prompt_tokens": SNAPSHOT_PROMPT_TOKENS} if api == "chat" else {}
+            payload, ctype = (gemini.reply if api == "gemini" else _chat)(
+                str(body.get("model") or self.owner.model) if api == "chat" else gemini.model_of(path),
+                snap, None, bool(body.get("stream")) or ":streamGenerateContent" in path, **more)
+            self._send(200, payload, ctype)
+            return
         try:
-            turn, marker = self.owner.choose(api, body)
+            summary = self.owner.is_summary_request(api, body)
+            turn, marker = (None, None) if summary else self.owner.choose(api, body)
+            if summary:
+                row["summary"] = True
             row["scripted"] = turn is not None
             row["marker"] = marker
             call = self.owner.resolve(api, body, turn) if turn else None
-            text = (turn.text if turn and turn.kind == "text" else "") if turn else self.owner.side_text
+            text = ((turn.text if turn and turn.kind == "text" else "") if turn else
+                    self.owner.summary_text if summary else self.owner.side_text)
             if api == "gemini" and not turn:
                 text = gemini.side_json(body) or text
             row["reply"] = {"text": text, "call": call}
@@ -406,6 +438,28 @@ class _Handler(BaseHTTPRequestHandler):
         more = {"reasoning": turn.reasoning} if api == "responses" and turn and turn.reasoning else {}
         payload, ctype = reply(model, text, call, stream, **more)
         self._send(200, payload, ctype)
+
+
+# ---- a compression's summary (Gemini CLI, Qwen Code) ----------------------------------------------
+
+# What the summary says: a compat test looks for it in the request after a compression.
+SNAPSHOT_TEXT = "COMPAT-SNAPSHOT: the conversation so far, summarised"
+STATE_SNAPSHOT = f"<state_snapshot>\n<overall_goal>{SNAPSHOT_TEXT}</overall_goal>\n</state_snapshot>"
+SNAPSHOT_PROMPT_TOKENS = 50_000
+
+
+def _state_snapshot_asked(api: str, body: Mapping[str, Any]) -> str | None:
+    """The summary, when a request without tools ends with a user turn that asks for a
+    ``<state_snapshot>`` (Gemini CLI's and Qwen Code's summariser); else None. Qwen first asks its
+    main model, tools declared (a "cache-sharing" request): that one stays a scripted request,
+    whose answer (no snapshot) sends Qwen on to its summariser."""
+    if _tool_names(api, body):
+        return None
+    conv = conversation(api, body)
+    last = next((text for kind, text in reversed(conv) if kind == "user"), "")
+    if conv and conv[-1][0] == "user" and "<state_snapshot>" in last:
+        return STATE_SNAPSHOT
+    return None
 
 
 # ---- the three reply formats -------------------------------------------------------------------
@@ -520,10 +574,10 @@ def _responses(model: str, text: str, call: tuple[str, dict[str, Any]] | None,
 
 
 def _chat(model: str, text: str, call: tuple[str, dict[str, Any]] | None,
-          stream: bool) -> tuple[bytes, str]:
+          stream: bool, prompt_tokens: int = 100) -> tuple[bytes, str]:
     cid = "chatcmpl-" + uuid.uuid4().hex[:24]
     created = int(time.time())
-    usage = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": 20, "total_tokens": prompt_tokens + 20}
     tool_calls = [{"index": 0, "id": "call_" + uuid.uuid4().hex[:24], "type": "function",
                    "function": {"name": call[0], "arguments": json.dumps(call[1])}}] if call else None
     finish = "tool_calls" if call else "stop"

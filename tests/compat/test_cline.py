@@ -143,3 +143,54 @@ def test_cline_runs_oxides_hooks(compat_repo: Path, model_server, tmp_path: Path
     log = compat_repo / ".git" / "oxide" / "log"
     assert "failed" not in (log.read_text() if log.exists() else "")
     assert not d.hub_pids()
+
+
+def test_cline_compaction_is_imported_and_resumed(compat_repo: Path, model_server, tmp_path: Path) -> None:
+    """A compaction Cline makes itself: with a context window of 8,000 tokens (providers.json) a
+    long tool output reaches 90% of it, Cline asks the model server for a summary and writes
+    ``<id>.compaction.json`` (the messages file stays whole). Imported, it is a compaction message
+    after the messages it summarised; the three files come back byte for byte, and the resumed
+    Cline (over ACP, from oxide's files) sends the summary instead of the first prompt."""
+    import json
+
+    from .modelserver import SUMMARY_TEXT
+
+    d = _driver(compat_repo, model_server)
+    d.limit_context(8000)
+    prompt = "COMPACT-1: make a long output"
+    model_server.script["COMPACT-1"] = [Turn.shell("seq 1 4000"), Turn.say("Compacted work done.")]
+    sid = d.run(prompt).check().native_id
+    assert sid and not d.hub_pids()
+    assert [r for r in model_server.requests("chat") if r.get("summary")], "no summarisation request"
+    files = d.session_files(sid)
+    manifest = json.loads(files[0].read_text())
+    compaction = Path(manifest["compaction_path"])
+    doc = json.loads(compaction.read_text())
+    assert doc["messages"][0]["metadata"]["kind"] == "compaction_summary"
+    assert SUMMARY_TEXT in doc["messages"][0]["content"][0]["text"]
+
+    shown = checks.import_session(compat_repo, sid)
+    msgs = shown["messages"]
+    [i] = [i for i, m in enumerate(msgs) if any(p["type"] == "compaction" for p in m["parts"])]
+    assert i == doc["source_message_count"] and msgs[i]["role"] == "system"
+    [part] = msgs[i]["parts"]
+    assert SUMMARY_TEXT in part["summary"] and part["kept"] == [
+        m["id"] for m in doc["messages"] if "id" in m]
+    assert all(m["compacted"] for m in msgs[:i]) and not any(m["compacted"] for m in msgs[i:])
+    assert checks.user_prompts(shown) == [prompt]
+
+    files.append(compaction)
+    before = {p: p.read_bytes() for p in files}
+    rt = checks.round_trip(d, compat_repo, sid, tmp_path, compare=files)
+    assert sorted(rt.result["written"]) == sorted(str(p) for p in files)
+    checks.record({"agent": "cline", "version": d.pin.version, "check": "compaction_round_trip",
+                   "lines_same": rt.lines_same, "lines_total": rt.lines_total})
+    assert {p: p.read_bytes() for p in files} == before  # byte for byte, the compaction file too
+
+    model_server._log.clear()
+    d.resume(sid, PROMPT2).check()
+    assert not d.hub_pids()
+    checks.assert_request_holds(model_server, [SUMMARY_TEXT, PROMPT2])
+    assert prompt not in checks.request_text(model_server), "the resumed Cline sent what it compacted"
+    again = checks.import_session(compat_repo, sid)
+    assert again["messages"][:len(msgs)] == msgs and checks.user_prompts(again) == [prompt, PROMPT2]

@@ -119,3 +119,134 @@ def test_copilot_hooks_capture_the_session(compat_repo: Path, model_server) -> N
     assert any(c.get("kind") == "prompt" for c in cps), cps
     status = checks.oxide(compat_repo, "status").stdout + checks.oxide(compat_repo, "status").stderr
     assert shown["session"]["id"][:8] in status
+
+
+def test_copilot_compaction_is_imported_and_resumed(compat_repo: Path, model_server, tmp_path: Path) -> None:
+    """A compaction Copilot makes itself: with a prompt budget of 24,000 tokens a long tool output
+    starts one in the background (``session.compaction_start``), the model server answers its
+    summarisation request, and ``session.compaction_complete`` carries the summary. Imported, the
+    compaction's start is the boundary (Copilot keeps what came after it), the lines come back
+    byte for byte, and the resumed Copilot sends the summary, not the history it replaced."""
+    from .modelserver import SUMMARY_TEXT
+
+    d = make_driver("copilot", compat_repo, model_server)
+    model_server.script["COMPACT-1"] = [Turn.shell("seq 1 4000"), Turn.shell("echo one"),
+                                        Turn.shell("echo two"), Turn.shell("echo three"),
+                                        Turn.say("Compacted work done.")]
+    run = d._exec(d.run_argv("COMPACT-1: make a long output"),
+                  extra_env={"COPILOT_PROVIDER_MAX_PROMPT_TOKENS": "24000"}).check()
+    sid = run.native_id
+    assert sid
+    assert [r for r in model_server.requests("chat") if r.get("summary")], "no summarisation request"
+    events = [json.loads(ln) for ln in d.session_file(sid).read_text().splitlines()]
+    [done] = [e for e in events if e["type"] == "session.compaction_complete"]
+    assert done["data"]["success"] is True and done["data"]["summaryContent"] == SUMMARY_TEXT, done
+
+    shown = checks.import_session(compat_repo, sid)
+    msgs = shown["messages"]
+    [i] = [i for i, m in enumerate(msgs) if any(p["type"] == "compaction" for p in m["parts"])]
+    assert msgs[i]["role"] == "system" and SUMMARY_TEXT in json.dumps(msgs[i]["parts"])
+    assert all(m["compacted"] for m in msgs[:i]) and not any(m["compacted"] for m in msgs[i:])
+    after = json.dumps(msgs[i + 1:])
+    assert "echo one" in after and "seq 1 4000" not in after  # the turn the compaction began in stays
+    context = checks.oxide_json(compat_repo, "resume", sid, "--format", "json")
+    assert SUMMARY_TEXT in json.dumps(context) and "seq 1 4000" not in json.dumps(context)
+
+    original = d.session_file(sid)
+    rt = checks.round_trip(d, compat_repo, sid, tmp_path, compare=[original])
+    checks.record({"agent": "copilot", "version": d.pin.version, "check": "compaction_round_trip",
+                   "lines_same": rt.lines_same, "lines_total": rt.lines_total})
+    assert rt.lines_same == rt.lines_total, f"{rt.lines_same}/{rt.lines_total} lines identical"
+
+    model_server._log.clear()
+    d.resume(sid, PROMPT2).check()
+    checks.assert_request_holds(model_server, [SUMMARY_TEXT, "COMPACT-1: make a long output", PROMPT2])
+    body = checks.request_text(model_server)
+    assert "3999\\n4000" not in body, "the resumed Copilot sent the history its compaction replaced"
+    again = checks.import_session(compat_repo, sid)
+    assert checks.user_prompts(again)[-1] == PROMPT2
+    assert again["messages"][:len(msgs)] == msgs
+
+
+def test_copilot_rewind_in_its_terminal_ui_is_a_fork(compat_repo: Path, model_server, tmp_path: Path) -> None:
+    """Copilot's ``/rewind`` (its terminal UI, driven in tmux), "Conversation only": it rewrites
+    ``events.jsonl`` in place (the kept events, a ``session.info`` of ``infoType: "rewind"``, then
+    what follows). Imported before and after, the session keeps every message, the dropped turn
+    too, and what follows the rewind is a fork hanging on the last kept message; `resume --into
+    copilot` of the fork gives Copilot what its rewind kept, not what it dropped, and Copilot's
+    own resume of its session goes on in the fork."""
+    from .tmux import TMUX, Pane
+
+    if TMUX is None:
+        import pytest
+
+        pytest.skip("tmux is not installed")
+    d = make_driver("copilot", compat_repo, model_server)
+    model_server.script.update({"SAY-1": [Turn.shell("echo one > one.txt"), Turn.say("Said one.")],
+                                "SAY-2": [Turn.shell("echo two > two.txt"), Turn.say("Said two.")],
+                                "PROMPT-3": [Turn.say("Done with three.")],
+                                "PROMPT-4": [Turn.say("Done with four.")]})
+    checks.oxide(compat_repo, "init")
+    env = {**d.env(), "TERM": "xterm-256color"}
+    pane = Pane(tmp_path / "tmux.sock", [str(d.binary), "--allow-all", "--no-auto-update"],
+                cwd=compat_repo, env=env)
+    try:
+        pane.wait("Do you trust")
+        pane.keys("1")
+        pane.wait("/ commands")
+        pane.type("SAY-1: one")
+        pane.keys("Enter")
+        pane.wait("Said one.")
+        pane.type("SAY-2: two")
+        pane.keys("Enter")
+        pane.wait("Said two.")
+        [sid] = [p.name for p in (d.copilot_home() / "session-state").iterdir() if p.is_dir()
+                 and not p.name.startswith(".")]
+        checks.oxide(compat_repo, "import")  # what it had before the rewind
+        before = checks.show(compat_repo, sid)
+        pane.type("/rewind")
+        pane.wait("Rewind the last turn")
+        pane.keys("Enter")
+        pane.wait("Rewind to a previous point")
+        pane.keys("Enter")  # the last prompt: SAY-2
+        pane.wait("Conversation only")
+        pane.keys("Enter")
+        pane.wait("Rewound the conversation")
+        pane.keys("C-u")  # it put the prompt back in the input box
+        pane.type("PROMPT-2: after the rewind")
+        pane.keys("Enter")
+        pane.wait("Done with two.")
+        pane.type("/exit")
+        pane.keys("Enter")
+        pane.wait("EXIT=0")
+    finally:
+        pane.close()
+    lines = d.session_file(sid).read_text().splitlines()
+    assert not any('"SAY-2: two"' in ln for ln in lines), "the rewind did not rewrite the file"
+    assert any('"infoType":"rewind"' in ln for ln in lines)
+
+    checks.oxide(compat_repo, "import")  # the file grew, rewritten: read whole again
+    rows = checks.oxide_json(compat_repo, "list", "--all")
+    main = checks.show(compat_repo, sid)
+    assert main["messages"] == before["messages"]  # nothing the rewind dropped is lost
+    assert checks.user_prompts(main) == ["SAY-1: one", "SAY-2: two"]
+    [fork] = [r for r in rows if r["parent_id"] == main["session"]["id"]]
+    shown = checks.show(compat_repo, fork["id"])
+    assert checks.user_prompts(shown) == ["SAY-1: one", "PROMPT-2: after the rewind"]
+    said_one = next(m for m in main["messages"] if "Said one." in json.dumps(m["parts"]))
+    assert fork["fork_message_id"] == said_one["id"]
+
+    res = checks.into(compat_repo, fork["id"], "copilot")
+    assert res["native_id"] != sid
+    model_server._log.clear()
+    d.resume(res["native_id"], "PROMPT-3: three").check()
+    body = checks.request_text(model_server)
+    assert "SAY-1: one" in body and "after the rewind" in body and "PROMPT-3: three" in body
+    assert "SAY-2: two" not in body, "the fork handed Copilot what its rewind dropped"
+
+    model_server._log.clear()
+    d.resume(sid, "PROMPT-4: four").check()  # Copilot's own session goes on after its rewind
+    assert "SAY-2: two" not in checks.request_text(model_server)
+    checks.oxide(compat_repo, "import")
+    assert checks.user_prompts(checks.show(compat_repo, fork["id"]))[-1] == "PROMPT-4: four"
+    assert checks.user_prompts(checks.show(compat_repo, sid)) == ["SAY-1: one", "SAY-2: two"]

@@ -108,3 +108,54 @@ def test_gemini_resumes_the_rewind_it_made(compat_repo: Path, model_server) -> N
 
 REWIND_FIXTURE = (Path(__file__).resolve().parents[2] / "fixtures" / "gemini" / "rewind" / "chats"
                   / "session-2026-12-01T22-31-5b71e34a.jsonl")
+
+
+def test_gemini_compression_is_a_compaction_it_resumes(compat_repo: Path, model_server, tmp_path: Path) -> None:
+    """A real compression: with ``model.compressionThreshold`` low (a user setting), 0.61
+    compresses the history when a resume's prompt comes in (the summariser's ``<state_snapshot>``
+    request is answered by the model server); it summarises the first turn and keeps the second
+    (under new ids). oxide imports the summary as a compaction (the messages before it kept,
+    compacted), writes the file back line for line, and the CLI resumed from that file sends the
+    summary and the kept turn, not the history the summary replaced."""
+    from .modelserver import SNAPSHOT_TEXT, Turn
+
+    d = make_driver("gemini", compat_repo, model_server)
+    model_server.script["PROMPT-3"] = [Turn.say("Done with three.")]
+    model_server.script["PROMPT-4"] = [Turn.say("Done with four.")]
+    sid = d.run().check().native_id
+    assert sid
+    d.resume(sid, PROMPT2).check()
+    settings_path = d.home / ".gemini" / "settings.json"
+    plain = settings_path.read_text()
+    settings_path.write_text(json.dumps({**json.loads(plain), "model": {"compressionThreshold": 0.0001}}))
+    model_server._log.clear()
+    d.resume(sid, "PROMPT-3: three").check()
+    asked = [r for r in model_server.requests("gemini") if ":generateContent" in r["path"]]
+    assert len(asked) == 2, "no compression: the summariser was not asked (and verified)"
+    body = checks.request_text(model_server)
+    assert SNAPSHOT_TEXT in body and PROMPT2 in body and "PROMPT-3: three" in body
+    assert d.prompt1 not in body, "the CLI sent the history its compression replaced"
+    settings_path.write_text(plain)
+
+    shown = checks.import_session(compat_repo, sid)
+    kinds = [[p["type"] for p in m["parts"]] for m in shown["messages"]]
+    at = kinds.index(["compaction"])
+    assert SNAPSHOT_TEXT in shown["messages"][at]["parts"][0]["summary"]
+    assert all(m["compacted"] for m in shown["messages"][:at]) and not shown["messages"][at]["compacted"]
+    context = checks.oxide_json(compat_repo, "resume", sid, "--format", "json")
+    ctx_msgs = context["messages"] if isinstance(context, dict) else context
+    assert [p["type"] for p in ctx_msgs[0]["parts"]] == ["compaction"]  # the model context starts there
+    after = [t for m in ctx_msgs[1:] for t in checks.texts(m, "text")]
+    assert after == ["Got it. Thanks for the additional context!", PROMPT2, "Done with two.",
+                     "PROMPT-3: three", "Done with three."]  # the kept turn, as the CLI holds it
+
+    original = d.session_file(sid)
+    rt = checks.round_trip(d, compat_repo, sid, tmp_path, compare=[original])
+    checks.record({"agent": "gemini", "version": d.pin.version, "check": "round_trip_compression",
+                   "lines_same": rt.lines_same, "lines_total": rt.lines_total})
+    assert rt.lines_same == rt.lines_total, f"{rt.lines_same}/{rt.lines_total} lines identical"
+    model_server._log.clear()
+    d.resume(sid, "PROMPT-4: four").check()
+    body = checks.request_text(model_server)
+    assert all(x in body for x in (SNAPSHOT_TEXT, PROMPT2, "PROMPT-3: three", "PROMPT-4: four"))
+    assert d.prompt1 not in body and "echo from-shell" not in body
