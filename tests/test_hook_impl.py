@@ -19,6 +19,10 @@ def hook_impl(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subpr
 def test_an_unknown_command_exits_0_and_says_why_on_stderr(repo: Path) -> None:
     r = hook_impl(repo, "no-such-command")
     assert r.returncode == 0 and "unknown hook command 'no-such-command'" in r.stderr
+    r = hook_impl(repo, "no-such-command", "pre-commit")  # with arguments too: not the framework's entry
+    assert r.returncode == 0 and "unknown hook command 'no-such-command'" in r.stderr
+    r = hook_impl(repo, "--hook-type")  # the framework's entry without its hook type
+    assert r.returncode == 0 and "unknown hook command '--hook-type'" in r.stderr
     r = hook_impl(repo, "install-hook", "post-commit", str(repo))
     assert r.returncode == 0 and "post-commit is not installed on demand" in r.stderr
 

@@ -251,3 +251,14 @@ def test_waiting_for_a_drainer_that_holds_the_lock_gives_up_at_the_timeout(repo:
         assert wait_idle(repo / ".git", timeout=0.3) is False
         assert 0.3 <= time.monotonic() - t0 < 5
     assert wait_idle(repo / ".git", timeout=5) is True  # done: idle at once
+
+
+def test_work_a_drainer_left_unfinished_is_not_idle(repo: Path) -> None:
+    """A drainer that died mid-way leaves its jobs in hooks.queue.work (the next drainer takes
+    them up): until then the hooks are not idle, though no drainer holds the lock."""
+    oxide(repo, "init")
+    work = repo / ".git" / "oxide" / "hooks.queue.work"
+    work.write_text(f"pre-commit\t{repo}\t\t\n")
+    assert wait_idle(repo / ".git", timeout=0.3) is False
+    work.unlink()
+    assert wait_idle(repo / ".git", timeout=5) is True
