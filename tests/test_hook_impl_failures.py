@@ -262,3 +262,22 @@ def test_work_a_drainer_left_unfinished_is_not_idle(repo: Path) -> None:
     assert wait_idle(repo / ".git", timeout=0.3) is False
     work.unlink()
     assert wait_idle(repo / ".git", timeout=5) is True
+
+
+def test_a_damaged_pending_checkpoint_is_passed_over_and_the_commit_still_noted(repo: Path) -> None:
+    """pre-commit.json that is no JSON, or names no commit as its HEAD, ties no checkpoint to the
+    commit; the commit is noted with the current session all the same, and no job fails."""
+    from .test_hooks import make_session, note
+
+    oxide(repo, "hooks", "install")
+    sid = make_session(repo)
+    pending = repo / ".git" / "oxide" / "worktrees" / "main" / "pre-commit.json"
+    for n, damaged in enumerate(("{not json", json.dumps({"head": "not-a-commit", "checkpoint": "x" * 40,
+                                                          "sessions": [sid]}))):
+        (repo / f"d{n}.txt").write_text("d")
+        git(repo, "add", f"d{n}.txt")
+        pending.write_text(damaged)
+        git(repo, "commit", "-q", "--no-verify", "-m", f"d{n}")  # no pre-commit: the damaged file is read
+        got = note(repo)
+        assert got["sessions"] == [sid] and got["checkpoints"] == [], got
+    assert (repo / ".git" / "oxide" / "log").read_text() == ""
