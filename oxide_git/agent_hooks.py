@@ -75,7 +75,7 @@ def _merge(settings: dict[str, Any], commands: dict[str, str] | None) -> bool:
     return json.dumps(settings, sort_keys=True) != before
 
 
-def configure_claude(workdir: Path, *, remove: bool = False, python: str | None = None) -> list[str]:
+def configure_claude(workdir: Path, *, remove: bool, python: str | None = None) -> list[str]:
     """Merge our hooks into the project's Claude Code settings (other hooks are kept).
 
     The hooks call ``git oxide`` from PATH and go into ``.claude/settings.json``, which projects
@@ -85,8 +85,7 @@ def configure_claude(workdir: Path, *, remove: bool = False, python: str | None 
     shared one. Entries of ours in the other file are taken out."""
     shared, local = workdir / ".claude" / "settings.json", workdir / ".claude" / "settings.local.json"
     commands: dict[str, str] = {}
-    portable = True
-    for event, action in CLAUDE_EVENTS.items():
+    for event, action in CLAUDE_EVENTS.items():  # every event: portable is set
         commands[event], portable = _command(python, "claude", action)
     target = shared if portable else local
     done = []
@@ -95,7 +94,7 @@ def configure_claude(workdir: Path, *, remove: bool = False, python: str | None 
             continue
         settings = _load(path)
         if _merge(settings, None if remove or path != target else commands) or not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(exist_ok=True)  # .claude/, in the worktree
             path.write_text(json.dumps(settings, indent=2) + "\n")
             if remove or path != target:
                 done.append(f"removed git oxide's Claude Code hooks from {path}")

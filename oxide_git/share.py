@@ -265,7 +265,7 @@ def push(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) 
             continue
         flag, ref = parts[0], parts[1].partition(":")[2]
         if flag == "!" and "remote rejected" in parts[2]:  # not diverged: the remote would not take it
-            res.problems.append(f"{name} {ref}: the remote refused it {parts[2].partition(' ')[2]}")
+            res.problems.append(f"{name} {ref}: the remote refused it {parts[2].partition('] ')[2]}")
         elif flag == "!":
             res.rejected.append(ref)
         elif flag in ("*", " ", "+"):

@@ -96,3 +96,24 @@ def test_codex_notify_runs_the_chained_command_and_imports_the_turn(repo: Path, 
     assert len(rows) == 1
     current = (ctx.repo.worktree_dir / "current-session").read_text().split()[0]
     assert current == rows[0][0]  # the turn's session is now the current one
+
+
+def test_a_notify_is_added_at_the_top_where_toml_keeps_it_top_level(tmp_path: Path) -> None:
+    """A config with settings and tables but no notify: ours goes first (after a table it would be
+    the table's), the user's lines follow unchanged, and --remove gives back the very same bytes."""
+    import json
+
+    from oxide_git.agent_hooks import configure_codex
+
+    home = tmp_path / "home"
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    original = '# mine\nmodel = "o3"\n\n[profiles.x]\nmodel = "o4"\n'
+    config.write_text(original)
+    configure_codex({}, home)
+    first, rest = config.read_text().split("\n", 1)
+    notify = tomllib.loads(config.read_text())["notify"]
+    assert first == f"notify = {json.dumps(notify)}" and rest == original
+    assert notify[-2:] == ["codex", "notify"]
+    configure_codex({}, home, remove=True)
+    assert config.read_text() == original

@@ -19,6 +19,10 @@ def hook_impl(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subpr
 def test_an_unknown_command_exits_0_and_says_why_on_stderr(repo: Path) -> None:
     r = hook_impl(repo, "no-such-command")
     assert r.returncode == 0 and "unknown hook command 'no-such-command'" in r.stderr
+    r = hook_impl(repo, "no-such-command", "pre-commit")  # with arguments too: not the framework's entry
+    assert r.returncode == 0 and "unknown hook command 'no-such-command'" in r.stderr
+    r = hook_impl(repo, "--hook-type")  # the framework's entry without its hook type
+    assert r.returncode == 0 and "unknown hook command '--hook-type'" in r.stderr
     r = hook_impl(repo, "install-hook", "post-commit", str(repo))
     assert r.returncode == 0 and "post-commit is not installed on demand" in r.stderr
 
@@ -42,7 +46,8 @@ def test_prepare_commit_msg_without_a_current_session_leaves_the_message(repo: P
     oxide(repo, "init")
     msg = repo / "MSG"
     msg.write_text("subject\n")
-    assert hook_impl(repo, "prepare-commit-msg", str(repo), str(msg)).returncode == 0
+    r = hook_impl(repo, "prepare-commit-msg", str(repo), str(msg))
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")  # no session file yet: nothing to add, no failure
     assert msg.read_text() == "subject\n"
     wt = repo / ".git" / "oxide" / "worktrees" / "main"
     wt.mkdir(parents=True, exist_ok=True)
@@ -87,3 +92,17 @@ def test_the_pre_commit_framework_entry_does_nothing_when_it_should_not(repo: Pa
     hook_impl(repo, "--hook-type", "post-checkout", env={"PRE_COMMIT_CHECKOUT_TYPE": "0"})  # a file checkout
     hook_impl(repo, "--hook-type", "pre-push")  # not a hook the framework entry handles
     assert not (ox / "hooks.queue").exists() and not (ox / "log").exists()
+
+
+def test_a_trailer_git_cannot_write_is_reported_once_by_the_hook_which_exits_0(repo: Path) -> None:
+    """`git interpret-trailers` failing (here the message "file" is a folder) is not silent: the
+    hook says so on stderr (the shim sends it to the oxide log), as its own report, exit 0."""
+    oxide(repo, "init")
+    wt = repo / ".git" / "oxide" / "worktrees" / "main"
+    (wt / "current-session").write_text("019c18a520e8aaaabbbbccccddddeeee\n")
+    folder = repo / "MSG"
+    folder.mkdir()
+    r = hook_impl(repo, "prepare-commit-msg", str(repo), str(folder))
+    assert (r.returncode, r.stdout) == (0, "")
+    assert r.stderr.startswith("hook-impl ['prepare-commit-msg'") and "failed" in r.stderr
+    assert "CalledProcessError" in r.stderr and "interpret-trailers" in r.stderr

@@ -6,6 +6,7 @@ where someone will look."""
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from pathlib import Path
 
@@ -44,7 +45,8 @@ def test_a_damaged_notes_ref_never_deletes_the_remotes_notes(repo: Path, tmp_pat
     oxide(repo, "checkpoint", "-m", "cp")
     (repo / ".git" / "refs" / "notes" / "oxide").write_text("this is no object id\n")
     git(repo, "config", "oxide.pushCheckpoints", "true")
-    hook_impl(repo, "push", str(repo), str(bare))
+    r = hook_impl(repo, "push", str(repo), str(bare))
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")  # a push that worked, no earlier error to clear
     assert git(bare, "rev-parse", "refs/notes/oxide").strip() == on_remote
     assert any(n.startswith("refs/oxide/checkpoints/") for n in git(bare, "for-each-ref", "--format=%(refname)").split())
     logged = (repo / ".git" / "oxide" / "log").read_text()
@@ -115,3 +117,167 @@ def test_a_cherry_pick_carries_the_picked_commits_note_and_a_commit_is_dated_now
     git(repo, "cherry-pick", picked)
     carried = note(repo, "HEAD")
     assert carried["sessions"] == [sid] and set(side_note["checkpoints"]) <= set(carried["checkpoints"])
+
+
+
+def test_a_cherry_pick_is_noted_with_the_picked_commits_sessions_then_the_current_one(repo: Path) -> None:
+    """git names the picked commit in CHERRY_PICK_HEAD while the pick commits: its note's sessions
+    come first, the session current now after them."""
+    from .test_hooks import idle, make_session, note
+
+    oxide(repo, "hooks", "install")
+    sid = make_session(repo)
+    git(repo, "checkout", "-q", "-b", "side")
+    (repo / "picked.txt").write_text("p")
+    git(repo, "add", "picked.txt")
+    git(repo, "commit", "-q", "-m", "on side")
+    picked = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "main")
+    idle(repo)  # the checkout's own job is done: it makes no session current after ours
+    later = make_session(repo, 2)
+    (repo / "main.txt").write_text("m")
+    git(repo, "add", "main.txt")
+    git(repo, "commit", "-q", "-m", "on main")  # else the pick would be the very same commit object
+    git(repo, "cherry-pick", picked)
+    assert git(repo, "rev-parse", "HEAD").strip() != picked
+    carried = note(repo, "HEAD")
+    assert carried["sessions"] == [sid, later]
+    assert set(note(repo, picked)["checkpoints"]) <= set(carried["checkpoints"])
+
+
+def test_a_pre_commit_checkpoint_of_a_commit_that_never_happened_is_not_given_to_another(repo: Path) -> None:
+    """A commit aborted after its pre-commit hook (an empty message) leaves its checkpoint pending;
+    a later commit elsewhere (another branch, pre-commit skipped by --no-verify) is not its commit:
+    its note does not get that checkpoint."""
+    from .test_hooks import idle, make_session, note
+
+    base = git(repo, "rev-parse", "HEAD").strip()
+    oxide(repo, "hooks", "install")
+    make_session(repo)
+    for n in (1, 2):
+        (repo / f"m{n}.txt").write_text("m")
+        git(repo, "add", f"m{n}.txt")
+        git(repo, "commit", "-q", "-m", f"main {n}")
+    (repo / "aborted.txt").write_text("a")
+    git(repo, "add", "aborted.txt")
+    assert "empty commit message" in subprocess.run(["git", "commit", "-m", ""], cwd=repo, capture_output=True,
+                                                    text=True).stderr
+    idle(repo)
+    pending = repo / ".git" / "oxide" / "worktrees" / "main" / "pre-commit.json"
+    stale = json.loads(pending.read_text())["checkpoint"]
+    git(repo, "rm", "-q", "--cached", "aborted.txt")  # the other branch's commit does not carry it
+    (repo / "aborted.txt").unlink()
+    git(repo, "checkout", "-q", "-b", "other", base)
+    (repo / "o.txt").write_text("o")
+    git(repo, "add", "o.txt")
+    git(repo, "commit", "-q", "--no-verify", "-m", "on other")
+    got = note(repo, "HEAD")
+    assert got["checkpoints"] == [] and stale not in json.dumps(got)
+    assert not pending.exists()  # read once: no later commit gets it either
+
+
+def test_a_commit_remembers_its_session_for_the_branch_and_one_without_a_session_logs_nothing(repo: Path) -> None:
+    """The session of a branch's last commit is the one made current when the branch is checked
+    out again, even when no session was current as the branch was left; a commit made while no
+    session is current is noted with none, and no job fails."""
+    from oxide_git import store
+
+    from .conftest import make_ctx
+    from .test_hooks import idle, make_session, note
+
+    oxide(repo, "hooks", "install")
+    current = repo / ".git" / "oxide" / "worktrees" / "main" / "current-session"
+    git(repo, "checkout", "-q", "-b", "side")
+    idle(repo)
+    sid = make_session(repo)
+    (repo / "s.txt").write_text("s")
+    git(repo, "add", "s.txt")
+    git(repo, "commit", "-q", "-m", "on side")
+    idle(repo)
+    current.unlink()  # no session current as the branch is left
+    git(repo, "checkout", "-q", "main")
+    idle(repo)
+    (repo / "m.txt").write_text("m")
+    git(repo, "add", "m.txt")
+    git(repo, "commit", "-q", "-m", "no session")
+    assert note(repo).get("sessions", []) == []  # no session, no checkpoint: nothing to note
+    git(repo, "checkout", "-q", "side")
+    idle(repo)
+    assert store.current_session(make_ctx(repo)) == sid
+    assert (repo / ".git" / "oxide" / "log").read_text() == ""  # the hooks' stderr goes there: no job failed
+
+
+def test_the_first_commit_of_an_orphan_branch_is_noted_with_its_checkpoint(repo: Path) -> None:
+    """A root commit (no parent) is a plain commit like any other: its pending checkpoint is its."""
+    from .test_hooks import make_session, note
+
+    oxide(repo, "hooks", "install")
+    sid = make_session(repo)
+    git(repo, "checkout", "-q", "--orphan", "fresh")
+    (repo / "root.txt").write_text("r")
+    git(repo, "add", "root.txt")
+    git(repo, "commit", "-q", "-m", "root")
+    got = note(repo)
+    assert got["sessions"] == [sid] and len(got["checkpoints"]) == 1
+    assert (repo / ".git" / "oxide" / "log").read_text() == ""
+
+
+def test_a_branchs_session_removed_since_is_not_made_current_again(repo: Path) -> None:
+    from oxide_git import store
+
+    from .conftest import make_ctx
+    from .test_hooks import idle, make_session
+
+    oxide(repo, "hooks", "install")
+    git(repo, "checkout", "-q", "-b", "side")
+    idle(repo)
+    gone = make_session(repo)
+    git(repo, "checkout", "-q", "main")  # side -> gone is remembered
+    idle(repo)
+    kept = make_session(repo, 2)
+    oxide(repo, "rm", gone, "--yes")
+    git(repo, "checkout", "-q", "side")
+    idle(repo)
+    assert store.current_session(make_ctx(repo)) == kept
+
+
+def test_waiting_for_a_drainer_that_holds_the_lock_gives_up_at_the_timeout(repo: Path) -> None:
+    import fcntl
+
+    oxide(repo, "init")
+    with open(repo / ".git" / "oxide" / "hooks.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # a drainer at work
+        t0 = time.monotonic()
+        assert wait_idle(repo / ".git", timeout=0.3) is False
+        assert 0.3 <= time.monotonic() - t0 < 5
+    assert wait_idle(repo / ".git", timeout=5) is True  # done: idle at once
+
+
+def test_work_a_drainer_left_unfinished_is_not_idle(repo: Path) -> None:
+    """A drainer that died mid-way leaves its jobs in hooks.queue.work (the next drainer takes
+    them up): until then the hooks are not idle, though no drainer holds the lock."""
+    oxide(repo, "init")
+    work = repo / ".git" / "oxide" / "hooks.queue.work"
+    work.write_text(f"pre-commit\t{repo}\t\t\n")
+    assert wait_idle(repo / ".git", timeout=0.3) is False
+    work.unlink()
+    assert wait_idle(repo / ".git", timeout=5) is True
+
+
+def test_a_damaged_pending_checkpoint_is_passed_over_and_the_commit_still_noted(repo: Path) -> None:
+    """pre-commit.json that is no JSON, or names no commit as its HEAD, ties no checkpoint to the
+    commit; the commit is noted with the current session all the same, and no job fails."""
+    from .test_hooks import make_session, note
+
+    oxide(repo, "hooks", "install")
+    sid = make_session(repo)
+    pending = repo / ".git" / "oxide" / "worktrees" / "main" / "pre-commit.json"
+    for n, damaged in enumerate(("{not json", json.dumps({"head": "not-a-commit", "checkpoint": "x" * 40,
+                                                          "sessions": [sid]}))):
+        (repo / f"d{n}.txt").write_text("d")
+        git(repo, "add", f"d{n}.txt")
+        pending.write_text(damaged)
+        git(repo, "commit", "-q", "--no-verify", "-m", f"d{n}")  # no pre-commit: the damaged file is read
+        got = note(repo)
+        assert got["sessions"] == [sid] and got["checkpoints"] == [], got
+    assert (repo / ".git" / "oxide" / "log").read_text() == ""

@@ -173,6 +173,7 @@ def test_checkout_switches_to_the_session_last_used_on_the_branch(hooked: Path) 
     assert store.current_session(make_ctx(hooked)) == s2
     log = (common_dir(hooked) / "oxide/worktrees/main/checkouts.jsonl").read_text().splitlines()
     assert [json.loads(x)["branch"] for x in log] == ["feature", "main", "feature"]
+    assert [json.loads(x)["sessions"] for x in log] == [[s1], [s2], [s1]]  # current as each switch began
 
 
 def test_linked_worktree(hooked: Path, tmp_path: Path) -> None:

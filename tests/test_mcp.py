@@ -207,6 +207,10 @@ def test_a_repository_without_oxide_gets_an_error_not_a_store(tmp_path: Path) ->
     _l, [res] = serve(repo, [("search", {"query": "x"})])
     assert res[0] == "error" and "git oxide init" in res[1]
     assert not (repo / ".git" / "oxide").exists()  # a read-only server creates nothing
+    nowhere = tmp_path / "nowhere"
+    nowhere.mkdir()
+    _l, [res] = serve(nowhere, [("search", {"query": "x"})])  # started outside any repository
+    assert res[0] == "error" and res[1].startswith("error: not a git repository"), res
 
 
 def test_blame_names_the_session_and_prompt_of_each_line(repo: Path) -> None:
@@ -290,6 +294,23 @@ def test_the_argument_check_agrees_with_jsonschema() -> None:
                 expected = e.message
             got = check_arguments(tool.schema, args)
             assert (got is None) == (expected is None), (tool.name, args, got, expected)
+
+
+def test_an_unexpected_failure_is_logged_and_the_server_goes_on(repo: Path) -> None:
+    """A tool that fails on something git oxide did not foresee (here an object of the memory lost
+    from the object store) answers with an error naming the log, which holds the traceback; the
+    server answers the next calls."""
+    oxide(repo, "init")
+    oxide(repo, "memory", "add", "build", "make test runs the suite")
+    lost = git(repo, "rev-parse", "refs/oxide/memory:MEMORY.md").strip()
+    (repo / ".git" / "objects" / lost[:2] / lost[2:]).unlink()
+    _l, [broken, again, other] = serve(repo, [("memory_read", {}), ("memory_read", {"topic": "build"}),
+                                              ("checkpoints", {})])
+    log = repo / ".git" / "oxide" / "oxide.log"
+    assert broken == ("error", f"error: unexpected error in git oxide (details in {log})")
+    assert again == broken  # another topic too (the memory is read whole): nothing half-read kept
+    assert other == {"checkpoints": [], "total": 0}  # ...and the server still serves the others
+    assert f"KeyError: {lost}" in log.read_text() and "Traceback" in log.read_text()
 
 
 def test_the_server_half_of_the_sdk_leaves_out_what_a_start_never_uses() -> None:

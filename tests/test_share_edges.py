@@ -236,6 +236,48 @@ def test_checkpoint_refs_are_taken_only_under_names_git_oxide_writes(clones: tup
         for n in (f"a.b/{head}", "manual/not-hex"))
 
 
+def test_a_session_ref_at_a_tree_and_a_checkpoint_named_for_another_commit_are_left_alone(
+        clones: tuple[Path, Path, Path]) -> None:
+    """Refs a hostile (or broken) remote holds under names git oxide reads: a session ref at a tree,
+    a checkpoint ref whose name is not the commit it points at. Each is named and left alone; the
+    good refs come in."""
+    a, b, bare = clones
+    say(a, "x")
+    oxide(a, "push")
+    head = git(bare, "rev-parse", "main").strip()
+    tree = git(bare, "rev-parse", "main^{tree}").strip()
+    at_tree = "0" * 12 + "e" * 20
+    misnamed = f"{refs.CHECKPOINTS}manual/{'ab' * 20}"
+    good = f"{refs.CHECKPOINTS}manual/{head}"
+    git(bare, "update-ref", refs.session_ref(at_tree), tree)
+    git(bare, "update-ref", misnamed, head)
+    git(bare, "update-ref", good, head)
+    res = json.loads(oxide(b, "pull", "--checkpoints", "--json").stdout)
+    assert sorted(res["problems"]) == [
+        f"origin {misnamed}: not a checkpoint (its name is not the commit it points at), left alone",
+        f"origin {refs.session_ref(at_tree)}: it points at a tree, not a commit, left alone"]
+    assert res["updated"] == {refs.session_ref(SID): "new", good: "new"}
+    for name in (refs.session_ref(at_tree), misnamed):
+        assert git(b, "rev-parse", "--verify", "-q", name, check=False) == ""
+    assert texts(b) == ["x"]
+
+
+def test_refs_the_remote_refuses_are_named_and_the_push_fails(clones: tuple[Path, Path, Path]) -> None:
+    """A remote whose hook refuses the refs (not a divergence: a pull would not help): the push
+    names each with the remote's reason and fails; once the remote takes them, the push goes on."""
+    a, _b, bare = clones
+    hook = bare / "hooks" / "pre-receive"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\nexit 1\n")
+    hook.chmod(0o755)
+    say(a, "x")
+    r = oxide(a, "push", "--json", check=False)
+    assert r.returncode == 1
+    assert json.loads(r.stdout)["problems"] == [f"origin {refs.session_ref(SID)}: the remote refused it (pre-receive hook declined)"]
+    assert "error: origin refused 1 ref(s)\n" in r.stderr and "git fsck" in r.stderr
+    assert git(bare, "for-each-ref", "refs/oxide/") == ""
+    hook.unlink()
+    assert json.loads(oxide(a, "push", "--json").stdout)["updated"] == {refs.session_ref(SID): "new"}
 def test_a_pull_fetches_only_the_refs_that_moved(clones: tuple[Path, Path, Path], tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     a, b, bare = clones
