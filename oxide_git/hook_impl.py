@@ -79,12 +79,15 @@ def _parent(git: Any, oid: str) -> str | None:
         return None
 
 
-def job_post_commit(worktree: str, current: str, commit: str, seq: str = "", source: str = "") -> None:
-    """Note the commit with the sessions and checkpoints that led to it."""
+def job_post_commit(worktree: str, current: str, commit: str, seq: str = "", source: str = "",
+                    head_line: str = "") -> None:
+    """Note the commit with the sessions and checkpoints that led to it. ``head_line`` is HEAD as
+    the hook read it (the branch committed to: a checkout may come before this job runs)."""
     ctx = _ctx(worktree)
     git = ctx.repo.git
+    branch = _branch_of(head_line) if head_line else ctx.repo.branch()
     note: dict[str, Any] = {"sessions": [current] if current else [], "checkpoints": [],
-                            "worktree": ctx.repo.worktree_id, "branch": ctx.repo.branch()}
+                            "worktree": ctx.repo.worktree_id, "branch": branch}
     pending = ctx.repo.worktree_dir / PENDING
     try:
         pend = json.loads(pending.read_text())
@@ -100,7 +103,7 @@ def job_post_commit(worktree: str, current: str, commit: str, seq: str = "", sou
     older = [read_note(git, source)] if seq == "cherry-pick" and source else []
     write_note(ctx, commit, merge_notes(*older, note))
     if note["sessions"]:
-        _remember_branch(ctx, ctx.repo.branch(), note["sessions"][0])
+        _remember_branch(ctx, branch, note["sessions"][0])
 
 
 def job_rewrite(worktree: str, kind: str, pairs: list[tuple[str, str]]) -> None:
@@ -127,6 +130,11 @@ def _remember_branch(ctx: Any, branch: str, sid: str) -> None:
         path.write_text(json.dumps(data, sort_keys=True))
 
 
+def _branch_of(head_line: str) -> str:
+    """The branch a HEAD file's line names (``ref: refs/heads/x``), or ``(detached)``."""
+    return head_line[5:].strip().removeprefix("refs/heads/") if head_line.startswith("ref:") else "(detached)"
+
+
 def job_post_checkout(worktree: str, current: str, prev: str, new: str, head_line: str,
                       old_branch: str = "") -> None:
     """Record the branch switch; make the session last used on the new branch current."""
@@ -135,8 +143,7 @@ def job_post_checkout(worktree: str, current: str, prev: str, new: str, head_lin
     ctx = _ctx(worktree)
     wdir = ctx.repo.worktree_dir
     wdir.mkdir(parents=True, exist_ok=True)
-    branch = head_line[5:].strip().removeprefix("refs/heads/") if head_line.startswith("ref:") \
-        else "(detached)"
+    branch = _branch_of(head_line)
     if current and old_branch:
         _remember_branch(ctx, old_branch, current)
     try:
@@ -169,7 +176,7 @@ def run_jobs(lines: list[str], oxide_dir: Path) -> None:
             if f[0] == "pre-commit":
                 job_pre_commit(*f[1:4])
             elif f[0] == "post-commit":
-                job_post_commit(*f[1:6])
+                job_post_commit(*f[1:7])
             elif f[0] == "post-checkout":
                 job_post_checkout(*f[1:7])
         except Exception:
@@ -310,7 +317,7 @@ def framework(hook: str, args: list[str]) -> None:
     if hook == "pre-commit":
         line = ["pre-commit", wt, cur, head]
     elif hook == "post-commit":
-        line = ["post-commit", wt, cur, head, "", ""]
+        line = ["post-commit", wt, cur, head, "", "", (gd / "HEAD").read_text().strip()]
     elif hook == "post-checkout" and os.environ.get("PRE_COMMIT_CHECKOUT_TYPE", "1") == "1":
         line = ["post-checkout", wt, cur, os.environ.get("PRE_COMMIT_FROM_REF", ""),
                 os.environ.get("PRE_COMMIT_TO_REF", head), (gd / "HEAD").read_text().strip(), ""]

@@ -106,3 +106,44 @@ def test_a_trailer_git_cannot_write_is_reported_once_by_the_hook_which_exits_0(r
     assert (r.returncode, r.stdout) == (0, "")
     assert r.stderr.startswith("hook-impl ['prepare-commit-msg'") and "failed" in r.stderr
     assert "CalledProcessError" in r.stderr and "interpret-trailers" in r.stderr
+
+
+def test_a_commit_is_noted_on_the_branch_it_was_made_on_when_a_checkout_came_first(repo: Path) -> None:
+    """The post-commit line carries HEAD as the hook read it: a job that runs after the user
+    already switched branches still notes (and remembers the session for) the commit's branch."""
+    import json
+
+    from oxide_git.notes import read_note
+
+    from .test_hooks import make_session
+
+    oxide(repo, "init")
+    sid = make_session(repo)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "-b", "elsewhere")  # what the job finds checked out
+    ox = repo / ".git" / "oxide"
+    (ox / "hooks.queue").write_text(f"post-commit\t{repo}\t{sid}\t{head}\t\t\tref: refs/heads/feature\n")
+    assert hook_impl(repo, "drain", str(repo / ".git")).returncode == 0
+    assert read_note(make_ctx(repo).repo.git, head)["branch"] == "feature"
+    remembered = json.loads((make_ctx(repo).repo.worktree_dir / "branch-sessions.json").read_text())
+    assert remembered == {"feature": sid}
+
+
+def test_the_post_commit_hook_hands_over_the_head_it_committed_to(repo: Path, tmp_path: Path) -> None:
+    from .test_hooks import idle
+
+    oxide(repo, "hooks", "install")
+    git(repo, "checkout", "-q", "-b", "feature")
+    idle(repo)  # the checkout's own drain is done: it would take the commit's line too
+    fake = tmp_path / "fake" / "oxide_git"  # a drain that does nothing: the queue stays to be read
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    (fake / "hook_impl.py").write_text("")
+    (repo / "f.txt").write_text("f\n")
+    git(repo, "add", "f.txt")
+    env = {**os.environ, "PYTHONPATH": str(fake.parent), "OXIDE_HOOK_SYNC": "1"}
+    subprocess.run(["git", "commit", "-q", "-m", "f"], cwd=repo, env=env, check=True)
+    lines = (repo / ".git" / "oxide" / "hooks.queue").read_text().splitlines()
+    [post] = [ln.split("\t") for ln in lines if ln.startswith("post-commit\t")]
+    assert post[3] == git(repo, "rev-parse", "HEAD").strip()
+    assert post[6] == "ref: refs/heads/feature"
