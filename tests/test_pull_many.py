@@ -106,3 +106,44 @@ def test_the_remotes_trash_oplog_and_mirrors_are_passed_over_in_silence(
     res = json.loads(oxide(b, "pull", "--json").stdout)
     assert res["problems"] == ["origin refs/oxide/other: not a ref git oxide shares, left alone"]
     assert _mirrored(b) == [MIRRORS + SID]
+
+
+def test_the_reason_given_is_gits_first_error_not_its_aborting_line() -> None:
+    from oxide_git.remote_refs import _reason
+
+    said = "warning: redirecting to x\nremote: counting\nerror: object abc is missing\nfatal: aborting fetch\n"
+    assert _reason(said) == "object abc is missing"
+    assert _reason("remote: only this\n") == "only this"
+    assert _reason("") == "git fetch failed"
+
+
+def test_a_ref_that_cannot_come_any_more_keeps_what_was_fetched_of_it(
+        clones: tuple[Path, Path, Path]) -> None:  # noqa: F811
+    a, b, bare = clones
+    say(a, "x")
+    oxide(a, "push")
+    oxide(b, "pull")
+    before = git(b, "rev-parse", MIRRORS + SID).strip()
+    (bare / "refs" / "oxide" / "sessions" / SID).write_text("ab" * 20 + "\n")  # now at an object it lacks
+    res = json.loads(oxide(b, "pull", "--json").stdout)
+    [problem] = res["problems"]
+    assert problem.startswith(f"origin {refs.session_ref(SID)}: cannot be fetched, left alone (")
+    assert git(b, "rev-parse", MIRRORS + SID).strip() == before  # its mirror is not pruned
+
+
+def test_a_remote_whose_every_ref_fails_is_refused_after_a_bounded_number_of_fetches(
+        clones: tuple[Path, Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    _a, b, bare = clones
+    folder = bare / "refs" / "oxide" / "sessions"
+    folder.mkdir(parents=True)
+    for i in range(1, 81):  # 80 refs, each at an object the remote lacks
+        (folder / (f"{i:012x}" + "b" * 20)).write_text("ab" * 20 + "\n")
+    trace = tmp_path / "trace"
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+    r = oxide(b, "pull", check=False)
+    monkeypatch.delenv("GIT_TRACE")
+    assert r.returncode != 0 and "fetch from 'origin' failed" in r.stderr
+    fetches = trace.read_text().count("built-in: git fetch")
+    # the wildcard, then halvings until 64 of them failed: not the 159 that finding each bad ref costs
+    assert 64 < fetches <= 1 + 2 * 64
+    assert _mirrored(b) == []
