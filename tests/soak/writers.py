@@ -19,6 +19,7 @@ import shutil
 import sqlite3
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ def _iso(ms: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
 
 
-class Writer:
+class Writer(ABC):
     """An agent appending a transcript; ``step`` writes a little, ``written`` is the truth."""
 
     name = "agent"
@@ -46,8 +47,9 @@ class Writer:
         self.lock = threading.Lock()
         self.records = 0
 
+    @abstractmethod
     def step(self) -> None:
-        raise NotImplementedError
+        """Write the next record(s) the way the agent does."""
 
     def loop(self) -> None:
         w = self.world
