@@ -20,26 +20,18 @@ _ID_OK = re.compile(r"[^a-zA-Z0-9_-]")
 
 def plan(messages: Sequence[Message], cwd: str) -> dict[str, tuple[str, dict[str, Any]]]:
     """call_id -> (Claude tool name, its input) for every answered call Claude has a tool for."""
-    answered = tools.answered(messages)
     out: dict[str, tuple[str, dict[str, Any]]] = {}
-    for m in messages:
-        for p in m.parts:
-            cid = p.get("call_id")
-            if p.type != PartType.TOOL_CALL or not cid or str(cid) not in answered:
-                continue
-            c = tools.classify(str(p.get("name")), p.get("input"))
-            if c is None:
-                continue
-            if c.kind == "shell":
-                out[str(cid)] = ("Bash", {"command": c.command})
-            elif c.kind == "write" and c.path:
-                out[str(cid)] = ("Write", {"file_path": tools.absolute(c.path, cwd), "content": c.content})
-            elif c.kind == "edit" and c.path and len(c.edits) == 1:
-                (old, new), = c.edits
-                out[str(cid)] = ("Edit", {"file_path": tools.absolute(c.path, cwd),
-                                          "old_string": old, "new_string": new})
-            elif c.kind == "read" and c.path:
-                out[str(cid)] = ("Read", {"file_path": tools.absolute(c.path, cwd)})
+    for cid, c, _p in tools.answered_calls(messages):
+        if c.kind == "shell":
+            out[cid] = ("Bash", {"command": c.command})
+        elif c.kind == "write" and c.path:
+            out[cid] = ("Write", {"file_path": tools.absolute(c.path, cwd), "content": c.content})
+        elif c.kind == "edit" and c.path and len(c.edits) == 1:
+            (old, new), = c.edits
+            out[cid] = ("Edit", {"file_path": tools.absolute(c.path, cwd),
+                                      "old_string": old, "new_string": new})
+        elif c.kind == "read" and c.path:
+            out[cid] = ("Read", {"file_path": tools.absolute(c.path, cwd)})
     return out
 
 

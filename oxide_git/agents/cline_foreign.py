@@ -19,26 +19,18 @@ from .claude_foreign import tool_id
 
 def plan(messages: Sequence[Message], cwd: str) -> dict[str, tuple[str, dict[str, Any]]]:
     """call_id -> (Cline tool name, its input) for every answered call Cline has a tool for."""
-    answered = tools.answered(messages)
     out: dict[str, tuple[str, dict[str, Any]]] = {}
-    for m in messages:
-        for p in m.parts:
-            cid = p.get("call_id")
-            if p.type != PartType.TOOL_CALL or not cid or str(cid) not in answered:
-                continue
-            c = tools.classify(str(p.get("name")), p.get("input"))
-            if c is None:
-                continue
-            if c.kind == "shell" and c.command is not None:
-                out[str(cid)] = ("run_commands", {"commands": [c.command]})
-            elif c.kind == "write" and c.path:
-                out[str(cid)] = ("editor", {"path": tools.absolute(c.path, cwd), "new_text": c.content or ""})
-            elif c.kind == "edit" and c.path and len(c.edits) == 1:
-                (old, new), = c.edits
-                out[str(cid)] = ("editor", {"path": tools.absolute(c.path, cwd), "old_text": old,
-                                            "new_text": new})
-            elif c.kind == "read" and c.path:
-                out[str(cid)] = ("read_files", {"files": [{"path": tools.absolute(c.path, cwd)}]})
+    for cid, c, _p in tools.answered_calls(messages):
+        if c.kind == "shell" and c.command is not None:
+            out[cid] = ("run_commands", {"commands": [c.command]})
+        elif c.kind == "write" and c.path:
+            out[cid] = ("editor", {"path": tools.absolute(c.path, cwd), "new_text": c.content or ""})
+        elif c.kind == "edit" and c.path and len(c.edits) == 1:
+            (old, new), = c.edits
+            out[cid] = ("editor", {"path": tools.absolute(c.path, cwd), "old_text": old,
+                                        "new_text": new})
+        elif c.kind == "read" and c.path:
+            out[cid] = ("read_files", {"files": [{"path": tools.absolute(c.path, cwd)}]})
     return out
 
 

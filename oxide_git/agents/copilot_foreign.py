@@ -12,34 +12,26 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..model import Message, PartType
+from ..model import Message
 from . import tools
 
 
 def plan(messages: Sequence[Message], cwd: str) -> dict[str, tuple[str, dict[str, Any]]]:
     """call_id -> (Copilot tool name, its arguments) for every answered call Copilot has a tool for."""
-    answered = tools.answered(messages)
     out: dict[str, tuple[str, dict[str, Any]]] = {}
-    for m in messages:
-        for p in m.parts:
-            cid = p.get("call_id")
-            if p.type != PartType.TOOL_CALL or not cid or str(cid) not in answered:
-                continue
-            c = tools.classify(str(p.get("name")), p.get("input"))
-            if c is None:
-                continue
-            args = tools.args_of(p.get("input"))
-            if c.kind == "shell":
-                said = args.get("description") if isinstance(args, Mapping) else None
-                out[str(cid)] = ("bash", {"command": c.command,
-                                          "description": said if isinstance(said, str) and said
-                                          else "Run a shell command"})
-            elif c.kind == "write" and c.path:
-                out[str(cid)] = ("create", {"path": tools.absolute(c.path, cwd), "file_text": c.content})
-            elif c.kind == "edit" and c.path and len(c.edits) == 1:
-                (old, new), = c.edits
-                out[str(cid)] = ("edit", {"path": tools.absolute(c.path, cwd), "old_str": old,
-                                          "new_str": new})
-            elif c.kind == "read" and c.path:
-                out[str(cid)] = ("view", {"path": tools.absolute(c.path, cwd)})
+    for cid, c, p in tools.answered_calls(messages):
+        args = tools.args_of(p.get("input"))
+        if c.kind == "shell":
+            said = args.get("description") if isinstance(args, Mapping) else None
+            out[cid] = ("bash", {"command": c.command,
+                                      "description": said if isinstance(said, str) and said
+                                      else "Run a shell command"})
+        elif c.kind == "write" and c.path:
+            out[cid] = ("create", {"path": tools.absolute(c.path, cwd), "file_text": c.content})
+        elif c.kind == "edit" and c.path and len(c.edits) == 1:
+            (old, new), = c.edits
+            out[cid] = ("edit", {"path": tools.absolute(c.path, cwd), "old_str": old,
+                                      "new_str": new})
+        elif c.kind == "read" and c.path:
+            out[cid] = ("view", {"path": tools.absolute(c.path, cwd)})
     return out

@@ -39,25 +39,17 @@ class Turn:
 
 def plan(messages: Sequence[Message], cwd: str, own: Tools) -> dict[str, tuple[str, dict[str, Any]]]:
     """call_id -> (tool name, args) for every answered call the receiving agent has a tool for."""
-    answered = tools.answered(messages)
     out: dict[str, tuple[str, dict[str, Any]]] = {}
-    for m in messages:
-        for p in m.parts:
-            cid = p.get("call_id")
-            if p.type != PartType.TOOL_CALL or not cid or str(cid) not in answered:
-                continue
-            c = tools.classify(str(p.get("name")), p.get("input"))
-            if c is None:
-                continue
-            if c.kind == "shell" and c.command is not None:
-                out[str(cid)] = own.shell(c.command)
-            elif c.kind == "write" and c.path:
-                out[str(cid)] = own.write(tools.absolute(c.path, cwd), c.content or "")
-            elif c.kind == "edit" and c.path and len(c.edits) == 1:
-                (old, new), = c.edits
-                out[str(cid)] = own.edit(tools.absolute(c.path, cwd), old, new)
-            elif c.kind == "read" and c.path:
-                out[str(cid)] = own.read(tools.absolute(c.path, cwd))
+    for cid, c, _p in tools.answered_calls(messages):
+        if c.kind == "shell" and c.command is not None:
+            out[cid] = own.shell(c.command)
+        elif c.kind == "write" and c.path:
+            out[cid] = own.write(tools.absolute(c.path, cwd), c.content or "")
+        elif c.kind == "edit" and c.path and len(c.edits) == 1:
+            (old, new), = c.edits
+            out[cid] = own.edit(tools.absolute(c.path, cwd), old, new)
+        elif c.kind == "read" and c.path:
+            out[cid] = own.read(tools.absolute(c.path, cwd))
     return out
 
 

@@ -28,25 +28,17 @@ _ZERO = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
 
 def plan(messages: Sequence[Message], cwd: str) -> dict[str, tuple[str, dict[str, Any]]]:
     """call_id -> (pi tool, its arguments) for every answered call pi has a tool for."""
-    answered = tools.answered(messages)
     out: dict[str, tuple[str, dict[str, Any]]] = {}
-    for m in messages:
-        for p in m.parts:
-            cid = p.get("call_id")
-            if p.type != PartType.TOOL_CALL or not cid or str(cid) not in answered:
-                continue
-            c = tools.classify(str(p.get("name")), p.get("input"))
-            if c is None:
-                continue
-            if c.kind == "shell" and c.command is not None:
-                out[str(cid)] = ("bash", {"command": c.command})
-            elif c.kind == "write" and c.path:
-                out[str(cid)] = ("write", {"path": tools.absolute(c.path, cwd), "content": c.content})
-            elif c.kind == "edit" and c.path and c.edits:
-                out[str(cid)] = ("edit", {"path": tools.absolute(c.path, cwd), "edits": [
-                    {"oldText": old, "newText": new} for old, new in c.edits]})
-            elif c.kind == "read" and c.path:
-                out[str(cid)] = ("read", {"path": tools.absolute(c.path, cwd)})
+    for cid, c, _p in tools.answered_calls(messages):
+        if c.kind == "shell" and c.command is not None:
+            out[cid] = ("bash", {"command": c.command})
+        elif c.kind == "write" and c.path:
+            out[cid] = ("write", {"path": tools.absolute(c.path, cwd), "content": c.content})
+        elif c.kind == "edit" and c.path and c.edits:
+            out[cid] = ("edit", {"path": tools.absolute(c.path, cwd), "edits": [
+                {"oldText": old, "newText": new} for old, new in c.edits]})
+        elif c.kind == "read" and c.path:
+            out[cid] = ("read", {"path": tools.absolute(c.path, cwd)})
     return out
 
 

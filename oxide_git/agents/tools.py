@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -193,3 +193,19 @@ def answered(messages: Sequence[Message]) -> set[str]:
     model API rejects a tool call left without its result)."""
     return {str(p.get("call_id")) for m in messages for p in m.parts
             if p.type == "tool_result" and p.get("call_id")}
+
+
+def answered_calls(messages: Sequence[Message]) -> Iterator[tuple[str, Call, Any]]:
+    """Each tool call of ``messages`` that has its result and that ``classify`` knows: (its call
+    id, what it does, its part). What a receiving agent's exporter maps to its own tools."""
+    from ..model import PartType
+
+    done = answered(messages)
+    for m in messages:
+        for p in m.parts:
+            cid = p.get("call_id")
+            if p.type != PartType.TOOL_CALL or not cid or str(cid) not in done:
+                continue
+            c = classify(str(p.get("name")), p.get("input"))
+            if c is not None:
+                yield str(cid), c, p
