@@ -7,18 +7,14 @@ re-schedules stores and worktrees that vanish or appear. Errors are logged, neve
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import queue
-import signal
 import stat
-import subprocess
-import sys
 import threading
 import time
 import traceback
-import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +26,8 @@ from .repo import Repo, find_repo
 
 JOURNAL_MAX_BYTES = 4 * 1024 * 1024  # past this the journal is dropped (full status) and rebuilt
 RESCAN_S = 1.0
+BARRIER_PREFIX = "watch-barrier-"
+BARRIER_TIMEOUT_S = 1.0
 
 
 def store_roots(ctx: Context) -> dict[str, str]:
@@ -120,6 +118,7 @@ class Watcher:
         self.plan = Plan(store_roots(ctx), {}, worktree_files())
         self.server: Any = None  # watch_server.Server: `git oxide checkpoint` answered from here
         self.serve: Any = None
+        self.barriers = 0  # barrier files written (their names are unique)
 
     def log(self, text: str) -> None:
         log(self.ctx.repo.oxide_dir, f"watch: {text}")
@@ -241,7 +240,7 @@ class Watcher:
             "AND m.text!='' AND NOT EXISTS (SELECT 1 FROM parts p WHERE p.session_id=m.session_id "
             "AND p.seq=m.seq AND p.type='tool_result') ORDER BY m.seq DESC LIMIT 1", (sid, seen))
         if rows:
-            self.journal_pending()
+            self.journal_pending([repo])
             checkpoint(wctx, kind="prompt", session=sid, message_id=rows[0][0],
                        text=(rows[0][1] or "").strip()[:200], status=journal.status_from_journal(repo))
 
@@ -256,18 +255,62 @@ class Watcher:
                 except OSError as e:
                     self.log(f"journal of {repo.workdir}: {e}")
 
-    def journal_pending(self) -> None:
+    def journal_pending(self, repos: Sequence[Repo] = ()) -> None:
         """Every event queued so far into the journals: a checkpoint taken now holds what changed
-        before it (an import can take long enough for a tool's write to queue meanwhile)."""
+        before it (an import can take long enough for a tool's write to queue meanwhile).
+
+        Each watch delivers its events in order, but watches race each other: a tool's write in a
+        worktree can arrive after the agent's session line written after it (seen: 0.4 s late,
+        while the worktree's watch read the checkpoint's own writes in .git). So for each of
+        ``repos`` whose gitdir lies in its worktree, a barrier file is written there and its
+        event awaited: everything that worktree's watch saw before it is then in the queue."""
+        waiting: set[str] = set()
+        for repo in repos:
+            marker = self._barrier(repo)
+            if marker:
+                waiting.add(marker)
         paths = []
-        try:
-            while True:
-                paths.append(self.events.get_nowait())
-        except queue.Empty:
-            pass
+        deadline = time.monotonic() + BARRIER_TIMEOUT_S
+        while True:
+            try:
+                if waiting:
+                    p = self.events.get(timeout=max(0.0, deadline - time.monotonic()))
+                else:
+                    p = self.events.get_nowait()
+            except queue.Empty:
+                for late in waiting:
+                    self.log(f"no event for {late} after {BARRIER_TIMEOUT_S} s")
+                    _unlink(late)
+                break
+            if p in waiting:
+                waiting.discard(p)
+                _unlink(p)
+            elif os.path.basename(p).startswith(BARRIER_PREFIX):
+                continue  # a barrier's later events (close, delete)
+            else:
+                paths.append(p)
         if paths:
             self.journal_paths(paths, time.monotonic())
         self.drop_journals_if_overflowed()
+
+    def _barrier(self, repo: Repo) -> str | None:
+        """Write a barrier file in ``repo``'s watched tree (its gitdir, when inside it)."""
+        top = next((t for t, r in self.repos.items() if r is repo and t in self.watches), None)
+        if top is None or not self.observer.is_alive():
+            return None
+        rel = os.path.relpath(os.path.realpath(repo.oxide_dir / "run"), os.path.realpath(top))
+        if rel.startswith(os.pardir):
+            return None  # a linked worktree: nothing in it is ours to write
+        run_dir = os.path.join(top, rel)  # spelt as the watch spells its events' paths
+        self.barriers += 1
+        path = os.path.join(run_dir, f"{BARRIER_PREFIX}{os.getpid()}-{self.barriers}")
+        try:
+            os.makedirs(run_dir, exist_ok=True)
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+        except OSError as e:
+            self.log(f"no barrier in {run_dir}: {e}")
+            return None
+        return path
 
     def drop_journals_if_overflowed(self) -> None:
         """After the kernel dropped events, every journal may miss paths: rebuild them."""
@@ -302,7 +345,10 @@ class Watcher:
                 now = time.monotonic()
                 self.journal_paths(paths, now)
                 self.drop_journals_if_overflowed()
-                if self.server is not None:  # after the journal took every event seen so far
+                if self.server is not None and self.server.has_pending():
+                    # after the journals took every event seen so far, and the worktrees' own
+                    # watches caught up with the writes made before the request
+                    self.journal_pending(list(self.repos.values()))
                     self.server.serve_pending(self.serve)
                 due = self.plan.due(now)
                 if due:
@@ -342,6 +388,13 @@ class _OverflowFlag(logging.Handler):
             self.flag.set()
 
 
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
 def _safe_discover(w: Watcher) -> list[tuple[str, Path]]:
     from .importing import discover
 
@@ -350,62 +403,3 @@ def _safe_discover(w: Watcher) -> list[tuple[str, Path]]:
     except Exception:
         w.log(f"discover failed:\n{traceback.format_exc()}")
         return []
-
-
-def run(ctx: Context, ready: threading.Event | None = None) -> None:
-    """Watch in this process until SIGTERM/SIGINT (writes and removes the pid file)."""
-    ctx.repo.oxide_dir.mkdir(parents=True, exist_ok=True)
-    token = uuid.uuid4().hex
-    pid_file = ctx.repo.oxide_dir / journal.PID_FILE
-    w = Watcher(ctx, token)
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, lambda *_: w.stop.set())
-        signal.signal(signal.SIGINT, lambda *_: w.stop.set())
-    pid_file.write_text(json.dumps({"pid": os.getpid(), "token": token, "started": ctx.now_ms}))
-    try:
-        w.run(ready)
-    finally:
-        try:
-            if json.loads(pid_file.read_text()).get("token") == token:
-                pid_file.unlink()
-        except (OSError, ValueError):
-            pass
-
-
-def start_daemon(repo: Repo, timeout: float = 15.0) -> dict[str, Any]:
-    running = journal.watcher(repo)
-    if running:
-        return {"pid": running["pid"], "started": False,
-                "message": f"git oxide watch is already running (pid {running['pid']})"}
-    repo.oxide_dir.mkdir(parents=True, exist_ok=True)
-    with open(repo.oxide_dir / "log", "a") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "oxide_git", "watch"], cwd=repo.workdir,
-                                stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        w = journal.watcher(repo)
-        if w and w["pid"] == proc.pid:
-            return {"pid": proc.pid, "started": True, "message": f"git oxide watch started (pid {proc.pid})"}
-        if proc.poll() is not None:
-            break
-        time.sleep(0.02)
-    if proc.poll() is None:
-        proc.terminate()  # said not to have started: it must not start later
-    from .errors import OxideError
-
-    raise OxideError("git oxide watch did not start", hint=f"see {repo.oxide_dir / 'log'}")
-
-
-def stop(repo: Repo, timeout: float = 15.0) -> dict[str, Any]:
-    w = journal.watcher(repo)
-    if not w:
-        return {"pid": None, "stopped": False, "message": "git oxide watch is not running"}
-    pid = int(w["pid"])
-    os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and journal.watcher(repo):
-        time.sleep(0.02)
-    if journal.watcher(repo):
-        os.kill(pid, signal.SIGKILL)
-        (repo.oxide_dir / journal.PID_FILE).unlink(missing_ok=True)
-    return {"pid": pid, "stopped": True, "message": f"git oxide watch stopped (pid {pid})"}

@@ -176,6 +176,9 @@ class Server:
             got += len(chunk)
         return parse(b"".join(parts)[:want])
 
+    def has_pending(self) -> bool:
+        return not self.pending.empty()
+
     def serve_pending(self, handler: Handler) -> None:
         """Answer the queued requests, one at a time, on the calling (watcher's) thread."""
         while True:

@@ -288,3 +288,30 @@ def test_a_prompt_checkpoint_holds_what_changed_while_its_session_was_imported(r
     finally:
         w.observer.stop() if w.observer.is_alive() else None
         (ctx.repo.oxide_dir / journal.PID_FILE).unlink()
+
+
+def test_the_worktrees_own_events_are_in_before_a_checkpoint(repo: Path) -> None:
+    """A write made just before the checkpoint is journaled, though its event may not have reached
+    the watcher yet: the barrier file's event comes through the same watch after it."""
+    from oxide_git import watch
+    from oxide_git import watch_journal as journal
+
+    oxide(repo, "init")
+    ctx = make_ctx(repo)
+    w = watch.Watcher(ctx, "tok")
+    (ctx.repo.oxide_dir / journal.PID_FILE).write_text(json.dumps({"pid": os.getpid(), "token": "tok"}))
+    w.observer.start()
+    try:
+        w.rescan()
+        [wrepo] = w.repos.values()
+        for n in range(5):
+            (repo / f"just-now-{n}.txt").write_text("written the moment before\n")
+            w.journal_pending([wrepo])
+            assert f"just-now-{n}.txt" in (journal.read(ctx.repo) or ({}, set()))[1]
+        assert not [p for p in (ctx.repo.oxide_dir / "run").iterdir() if p.name.startswith(watch.BARRIER_PREFIX)]
+        log = ctx.repo.oxide_dir / "log"
+        assert not log.exists() or "no event for" not in log.read_text()
+    finally:
+        w.observer.stop()
+        w.observer.join(5)
+        (ctx.repo.oxide_dir / journal.PID_FILE).unlink()

@@ -86,7 +86,7 @@ def watch(daemon: bool, stop: bool, as_json: bool) -> None:
     user): the same output without starting click and pygit2, or opening the
     index. OXIDE_FASTPATH=0 turns that off.
     """
-    from .. import watch as w
+    from .. import watch_daemon as w
 
     ctx = make_context()
     if stop:
