@@ -100,7 +100,14 @@ def job_post_commit(worktree: str, current: str, commit: str, seq: str = "", sou
         if head == parent or (head and _parent(git, head) == parent):
             note["sessions"] = pend["sessions"] + note["sessions"]
             note["checkpoints"].append(pend["checkpoint"])
-    older = [read_note(git, source)] if seq == "cherry-pick" and source else []
+    if seq == "cherry-pick" and source:
+        older = [read_note(git, source)]
+    elif not seq:  # a cherry-pick that stopped on a conflict, committed since (git said nothing)
+        from .picked import picked_from
+
+        older = [read_note(git, c) for c in picked_from(git, ctx.repo.git_dir, commit)]
+    else:
+        older = []
     write_note(ctx, commit, merge_notes(*older, note))
     if note["sessions"]:
         _remember_branch(ctx, branch, note["sessions"][0])

@@ -6,9 +6,12 @@ where someone will look."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from pathlib import Path
+
+import pytest
 
 from oxide_git.hook_impl import wait_idle
 
@@ -143,6 +146,49 @@ def test_a_cherry_pick_is_noted_with_the_picked_commits_sessions_then_the_curren
     carried = note(repo, "HEAD")
     assert carried["sessions"] == [sid, later]
     assert set(note(repo, picked)["checkpoints"]) <= set(carried["checkpoints"])
+
+
+@pytest.mark.parametrize("finish", ["commit", "continue", "continue -x", "edited subject"])
+def test_a_cherry_pick_that_stopped_on_a_conflict_carries_the_picked_commits_note(repo: Path, finish: str) -> None:
+    """git names the picked commit only while a pick goes through: one that stopped on a conflict
+    and was finished by `git commit` or `--continue` reaches post-commit as a plain commit. The
+    reflog says it was a pick, and the picked commit is found by its author line and subject (or
+    by -x's line); a subject changed while resolving finds nothing, and nothing is guessed."""
+    from .test_hooks import idle, make_session, note
+
+    oxide(repo, "hooks", "install")
+    sid = make_session(repo)
+    git(repo, "checkout", "-q", "-b", "side")
+    (repo / "README.md").write_text("the agent's version\n")
+    git(repo, "commit", "-q", "-am", "agent's change")
+    picked = git(repo, "rev-parse", "HEAD").strip()
+    assert note(repo, picked)["sessions"] == [sid]
+    git(repo, "checkout", "-q", "main")
+    idle(repo)
+    (repo / ".git" / "oxide" / "worktrees" / "main" / "current-session").unlink()  # no session now
+    (repo / "README.md").write_text("yours\n")
+    git(repo, "commit", "-q", "-am", "your change")
+    idle(repo)
+    x = ["-x"] if finish.endswith("-x") else []
+    r = subprocess.run(["git", "cherry-pick", *x, picked], cwd=repo, capture_output=True, text=True)
+    assert r.returncode != 0 and "conflict" in (r.stdout + r.stderr).lower()
+    (repo / "README.md").write_text("both\n")
+    git(repo, "add", "README.md")
+    if finish == "commit":
+        git(repo, "commit", "-q", "--no-edit")  # keeps "# Conflicts:" in the message
+    elif finish == "edited subject":
+        git(repo, "commit", "-q", "-m", "merged by hand")
+    else:
+        subprocess.run(["git", "cherry-pick", "--continue"], cwd=repo, check=True, capture_output=True,
+                       env={**os.environ, "GIT_EDITOR": "true"})
+    head = git(repo, "rev-parse", "HEAD").strip()
+    assert head != picked and git(repo, "show", "-s", "--format=%an", "HEAD").strip()
+    carried = note(repo, "HEAD")
+    if finish == "edited subject":
+        assert carried == {}  # nothing says which commit it was: no note is made up
+    else:
+        assert carried["sessions"] == [sid]
+        assert set(note(repo, picked)["checkpoints"]) <= set(carried["checkpoints"])
 
 
 def test_a_pre_commit_checkpoint_of_a_commit_that_never_happened_is_not_given_to_another(repo: Path) -> None:
