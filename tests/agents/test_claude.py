@@ -11,9 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable, Unknown, claude
+from oxide_git.agents import AgentEnv, Problem, claude
 from oxide_git.agents.claude_export import encode_cwd
 from oxide_git.model import Message, Part, Session, session_id_for
+from tests.agents.replay import replay
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "claude"
 SUB_UUID = "30000000-0000-4000-8000-000000000003"
@@ -27,24 +28,8 @@ def U(n: int) -> str:
 
 def run(path: Path, offset: int = 0, state: Any = None, msgs: list | None = None):
     """Parse like the importer: messages after the last Resumable are replaced on restart."""
-    msgs = [] if msgs is None else msgs
-    last = (offset, state, len(msgs))
-    sessions: dict[str, Session] = {}
-    problems = []
-    for ev in claude.parse(path, offset=offset, state=state):
-        if isinstance(ev, Resumable):
-            json.dumps(ev.state)  # the importer keeps it as JSON
-            last = (ev.offset, ev.state, len(msgs))
-        elif isinstance(ev, FoundMessage):
-            if state is None:
-                assert ev.session_id in sessions, "FoundSession comes before its messages"
-            msgs.append((ev.session_id, ev.message))
-        elif isinstance(ev, FoundSession):
-            sessions[ev.session.id] = ev.session
-        elif not isinstance(ev, Unknown):
-            assert isinstance(ev, Problem)
-            problems.append(ev)
-    return msgs, last, sessions, problems
+    r = replay(claude.parse(path, offset=offset, state=state), offset, state, msgs)
+    return r.msgs, r.last, r.sessions, r.problems
 
 
 def parse_all(path: Path):

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable, Unknown, copilot
+from oxide_git.agents import AgentEnv, FoundMessage, Resumable, copilot
 from oxide_git.model import (
     Message,
     Part,
@@ -23,6 +23,7 @@ from oxide_git.model import (
     message_id_for,
     session_id_for,
 )
+from tests.agents.replay import replay
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "copilot"
 PLAIN = "01fbf44d-0f39-4b67-aab1-efc7e7ef9294"  # two prompts (the second through --resume), 3 tools
@@ -37,26 +38,7 @@ ALL = [*REAL, "edge_cases.jsonl"]
 
 def run(path: Path, offset: int = 0, state: Any = None, msgs: list | None = None):
     """Parse like the importer: messages after the last Resumable are replaced on restart."""
-    msgs = [] if msgs is None else msgs
-    last = (offset, state, len(msgs))
-    sessions: dict[str, Session] = {}
-    problems, unknown = [], []
-    for ev in copilot.parse(path, offset=offset, state=state):
-        if isinstance(ev, Resumable):
-            json.dumps(ev.state)  # the importer keeps it as JSON
-            last = (ev.offset, ev.state, len(msgs))
-        elif isinstance(ev, FoundMessage):
-            if state is None:
-                assert ev.session_id in sessions, "FoundSession comes before its messages"
-            msgs.append((ev.session_id, ev.message))
-        elif isinstance(ev, FoundSession):
-            sessions[ev.session.id] = ev.session
-        elif isinstance(ev, Unknown):
-            unknown.append(ev)
-        else:
-            assert isinstance(ev, Problem)
-            problems.append(ev)
-    return msgs, last, sessions, problems, unknown
+    return replay(copilot.parse(path, offset=offset, state=state), offset, state, msgs)
 
 
 def parse_all(name: str):

@@ -12,10 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable, Unknown, gemini
+from oxide_git.agents import AgentEnv, FoundMessage, Resumable, Unknown, gemini
 from oxide_git.agents.gemini_log import record_id
 from oxide_git.agents.gemini_store import project_hash
 from oxide_git.model import Message, Part, Session, message_id_for, session_id_for
+from tests.agents.replay import replay as replay_parse
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "gemini"
 MAIN = FIX / "project" / "chats" / "session-2026-12-01T22-08-29b5301f.jsonl"
@@ -41,23 +42,8 @@ def env_for(*worktrees: str, home: Path | None = None) -> AgentEnv:
 def run(path: Path, offset: int = 0, state: Any = None, env: AgentEnv | None = None):
     """Parse as the importer does: (session id, message) in order, the last restart point (and how
     many messages came before it), the sessions as last found, problems."""
-    msgs: list[tuple[str, Message]] = []
-    last = (offset, state, 0)
-    sessions: dict[str, Session] = {}
-    problems = []
-    for ev in gemini.parse(path, offset=offset, state=state, env=env):
-        if isinstance(ev, Resumable):
-            last = (ev.offset, json.loads(json.dumps(dict(ev.state))), len(msgs))  # kept as JSON
-        elif isinstance(ev, FoundMessage):
-            assert ev.session_id in sessions or state is not None, "FoundSession comes first"
-            msgs.append((ev.session_id, ev.message))
-        elif isinstance(ev, FoundSession):
-            sessions[ev.session.id] = ev.session
-        elif isinstance(ev, Problem):
-            problems.append(ev)
-        else:
-            assert isinstance(ev, Unknown), ev
-    return msgs, last, sessions, problems
+    r = replay_parse(gemini.parse(path, offset=offset, state=state, env=env), offset, state)
+    return r.msgs, r.last, r.sessions, r.problems
 
 
 def by_session(path: Path, env: AgentEnv | None = None) -> tuple[dict[str, Session], dict[str, list[Message]]]:

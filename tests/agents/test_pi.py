@@ -12,9 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable, Unknown, pi
+from oxide_git.agents import AgentEnv, pi
 from oxide_git.agents.pi_export import file_name, pi_id
 from oxide_git.model import Message, Part, Session, session_id_for
+from tests.agents.replay import replay
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "pi"
 ALL = sorted(p.name for p in FIX.glob("*.jsonl"))
@@ -24,26 +25,7 @@ TREE_ID = "01a233a7-d85e-75d4-b658-68935167949d"
 
 def run(path: Path, offset: int = 0, state: Any = None, msgs: list | None = None):
     """Parse like the importer: what follows the last Resumable is read again on restart."""
-    msgs = [] if msgs is None else msgs
-    last = (offset, state, len(msgs))
-    sessions: dict[str, Session] = {}
-    problems, unknown = [], []
-    for ev in pi.parse(path, offset=offset, state=state):
-        if isinstance(ev, Resumable):
-            json.dumps(ev.state)  # the importer keeps it as JSON
-            last = (ev.offset, ev.state, len(msgs))
-        elif isinstance(ev, FoundMessage):
-            if state is None:
-                assert ev.session_id in sessions, "FoundSession comes before its messages"
-            msgs.append((ev.session_id, ev.message))
-        elif isinstance(ev, FoundSession):
-            sessions[ev.session.id] = ev.session
-        elif isinstance(ev, Unknown):
-            unknown.append(ev)
-        else:
-            assert isinstance(ev, Problem)
-            problems.append(ev)
-    return msgs, last, sessions, problems, unknown
+    return replay(pi.parse(path, offset=offset, state=state), offset, state, msgs)
 
 
 def by_session(path: Path) -> tuple[dict[str, Session], dict[str, list[Message]]]:

@@ -12,8 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable, Unknown, qwen
+from oxide_git.agents import AgentEnv, Resumable, qwen
 from oxide_git.model import Message, Part, Session, message_id_for, session_id_for
+from tests.agents.replay import replay
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "qwen"
 SID = "c753d781-2223-4830-999a-641b7cd106a4"
@@ -32,22 +33,8 @@ def env_for(*worktrees: str, home: Path | None = None, environ: dict[str, str] |
 
 
 def run(path: Path, offset: int = 0, state: Any = None):
-    msgs: list[tuple[str, Message]] = []
-    last = (offset, state, 0)
-    sessions: dict[str, Session] = {}
-    problems = []
-    for ev in qwen.parse(path, offset=offset, state=state):
-        if isinstance(ev, Resumable):
-            last = (ev.offset, json.loads(json.dumps(dict(ev.state))), len(msgs))
-        elif isinstance(ev, FoundMessage):
-            msgs.append((ev.session_id, ev.message))
-        elif isinstance(ev, FoundSession):
-            sessions[ev.session.id] = ev.session
-        elif isinstance(ev, Problem):
-            problems.append(ev)
-        else:
-            assert isinstance(ev, Unknown), ev
-    return msgs, last, sessions, problems
+    r = replay(qwen.parse(path, offset=offset, state=state), offset, state)
+    return r.msgs, r.last, r.sessions, r.problems
 
 
 def by_session(path: Path) -> tuple[dict[str, Session], dict[str, list[Message]]]:

@@ -1,0 +1,45 @@
+"""An importer's parser run as the importer runs it, for the agents' parser tests: the events of
+``parse`` in order, the last restart point (``Resumable``, its state as the importer keeps it:
+JSON) with how many messages came before it, sessions as last found, problems, unknown records."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
+
+from oxide_git.agents import FoundMessage, FoundSession, Problem, Resumable, Unknown
+from oxide_git.model import Message, Session
+
+
+class Replay(NamedTuple):
+    msgs: list[tuple[str, Message]]
+    last: tuple[int, Any, int]  # (offset, state, messages before it)
+    sessions: dict[str, Session]
+    problems: list[Problem]
+    unknown: list[Unknown]
+
+
+def replay(events: Iterable[Any], offset: int = 0, state: Any = None,
+           msgs: list[tuple[str, Message]] | None = None) -> Replay:
+    """``msgs``: the messages of an earlier run to go on from (restarting at ``offset``)."""
+    msgs = [] if msgs is None else msgs
+    last = (offset, state, len(msgs))
+    sessions: dict[str, Session] = {}
+    problems: list[Problem] = []
+    unknown: list[Unknown] = []
+    for ev in events:
+        if isinstance(ev, Resumable):
+            kept = dict(ev.state) if isinstance(ev.state, Mapping) else ev.state
+            last = (ev.offset, json.loads(json.dumps(kept)), len(msgs))  # the importer keeps JSON
+        elif isinstance(ev, FoundMessage):
+            assert state is not None or ev.session_id in sessions, "FoundSession comes before its messages"
+            msgs.append((ev.session_id, ev.message))
+        elif isinstance(ev, FoundSession):
+            sessions[ev.session.id] = ev.session
+        elif isinstance(ev, Unknown):
+            unknown.append(ev)
+        else:
+            assert isinstance(ev, Problem), ev
+            problems.append(ev)
+    return Replay(msgs, last, sessions, problems, unknown)
