@@ -43,3 +43,26 @@ def replay(events: Iterable[Any], offset: int = 0, state: Any = None,
             assert isinstance(ev, Problem), ev
             problems.append(ev)
     return Replay(msgs, last, sessions, problems, unknown)
+
+
+def damage(data: bytes, at: int, mode: str, junk: bytes) -> bytes:
+    """``data`` truncated at ``at``, or ``junk`` written over it or inserted there."""
+    if mode == "truncate":
+        return data[:at]
+    if mode == "overwrite":
+        return data[:at] + junk + data[at + len(junk):]
+    assert mode == "insert", mode
+    return data[:at] + junk + data[at:]
+
+
+def poke(o: Any, key: str, value: Any) -> None:
+    """Set every ``key`` of the JSON value ``o``, at any depth, to ``value`` (in place)."""
+    if isinstance(o, dict):
+        for k in list(o):
+            if k == key:
+                o[k] = value
+            else:
+                poke(o[k], key, value)
+    elif isinstance(o, list):
+        for x in o:
+            poke(x, key, value)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from oxide_git.agents import AgentEnv, Problem, claude
 from oxide_git.agents.claude_export import encode_cwd
 from oxide_git.model import Message, Part, Session, session_id_for
-from tests.agents.replay import replay
+from tests.agents.replay import damage, poke, replay
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "claude"
 SUB_UUID = "30000000-0000-4000-8000-000000000003"
@@ -436,12 +436,7 @@ def test_damage_never_raises_nor_loses_earlier_messages(tmp_path, name, where, m
     path = _copy(name, tmp_path / "d")
     data = path.read_bytes()
     at = int(where * len(data))
-    if mode == "truncate":
-        bad = data[:at]
-    elif mode == "overwrite":
-        bad = data[:at] + junk + data[at + len(junk):]
-    else:
-        bad = data[:at] + junk + data[at:]
+    bad = damage(data, at, mode, junk)
     before = _committed(path, data[: data.rfind(b"\n", 0, at) + 1])
     path.write_bytes(bad)
     msgs = run(path)[0]
@@ -469,18 +464,7 @@ def test_odd_values_never_raise(tmp_path, name, line, key, value):
     except ValueError:
         return
 
-    def poke(o: Any) -> None:
-        if isinstance(o, dict):
-            for k in list(o):
-                if k == key:
-                    o[k] = value
-                else:
-                    poke(o[k])
-        elif isinstance(o, list):
-            for x in o:
-                poke(x)
-
-    poke(obj)
+    poke(obj, key, value)
     lines[i] = json.dumps(obj).encode()
     path.write_bytes(b"\n".join(lines))
     msgs, _last, sessions, _p = run(path)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable, Unknown, codex
 from oxide_git.model import Message, Session, session_id_for
+from tests.agents.replay import damage
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "codex"
 ALL = sorted(FIX.iterdir())
@@ -320,12 +321,7 @@ def test_damage_never_raises_nor_loses_what_came_before(tmp_path: Path, data: st
     pos = data.draw(st.integers(0, len(raw)))
     junk = data.draw(st.binary(max_size=20))
     mode = data.draw(st.sampled_from(["truncate", "insert", "overwrite"]))
-    if mode == "truncate":
-        damaged = raw[:pos]
-    elif mode == "insert":
-        damaged = raw[:pos] + junk + raw[pos:]
-    else:
-        damaged = raw[:pos] + junk + raw[pos + len(junk):]
+    damaged = damage(raw, pos, mode, junk)
     path = tmp_path / "damaged.jsonl"
     path.write_bytes(damaged)
     got = run(path)  # never raises

@@ -23,7 +23,7 @@ from oxide_git.model import (
     message_id_for,
     session_id_for,
 )
-from tests.agents.replay import replay
+from tests.agents.replay import damage, poke, replay
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "copilot"
 PLAIN = "01fbf44d-0f39-4b67-aab1-efc7e7ef9294"  # two prompts (the second through --resume), 3 tools
@@ -464,12 +464,7 @@ def test_damage_never_raises_nor_loses_earlier_messages(tmp_path, name, where, m
     path = _copy(name, tmp_path / "d")
     data = path.read_bytes()
     at = int(where * len(data))
-    if mode == "truncate":
-        bad = data[:at]
-    elif mode == "overwrite":
-        bad = data[:at] + junk + data[at + len(junk):]
-    else:
-        bad = data[:at] + junk + data[at:]
+    bad = damage(data, at, mode, junk)
     before = _committed(path, data[: data.rfind(b"\n", 0, at) + 1])
     path.write_bytes(bad)
     msgs = run(path)[0]
@@ -498,18 +493,7 @@ def test_odd_values_never_raise_and_still_round_trip(tmp_path, name, line, key, 
     except ValueError:
         return
 
-    def poke(o: Any) -> None:
-        if isinstance(o, dict):
-            for k in list(o):
-                if k == key:
-                    o[k] = value
-                else:
-                    poke(o[k])
-        elif isinstance(o, list):
-            for x in o:
-                poke(x)
-
-    poke(obj)
+    poke(obj, key, value)
     lines[i] = json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
     path.write_bytes(b"\n".join(lines))
     msgs, _last, sessions, _p, _u = run(path)

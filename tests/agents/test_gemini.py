@@ -16,6 +16,7 @@ from oxide_git.agents import AgentEnv, FoundMessage, Resumable, Unknown, gemini
 from oxide_git.agents.gemini_log import record_id
 from oxide_git.agents.gemini_store import project_hash
 from oxide_git.model import Message, Part, Session, message_id_for, session_id_for
+from tests.agents.replay import poke
 from tests.agents.replay import replay as replay_parse
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "gemini"
@@ -425,18 +426,7 @@ def test_odd_values_never_raise_and_export_gives_them_back(tmp_path: Path, which
     i = line % (len(lines) - 1)
     obj = json.loads(lines[i])
 
-    def poke(o: Any) -> None:
-        if isinstance(o, dict):
-            for k in list(o):
-                if k == key:
-                    o[k] = value
-                else:
-                    poke(o[k])
-        elif isinstance(o, list):
-            for x in o:
-                poke(x)
-
-    poke(obj)
+    poke(obj, key, value)
     lines[i] = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
     path = tmp_path / which.name
     path.write_bytes(b"\n".join(lines))

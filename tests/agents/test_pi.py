@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from oxide_git.agents import AgentEnv, pi
 from oxide_git.agents.pi_export import file_name, pi_id
 from oxide_git.model import Message, Part, Session, session_id_for
-from tests.agents.replay import replay
+from tests.agents.replay import damage, poke, replay
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "pi"
 ALL = sorted(p.name for p in FIX.glob("*.jsonl"))
@@ -366,12 +366,7 @@ def test_damage_never_raises_nor_loses_earlier_messages(tmp_path, name, where, m
     path = tmp_path / "d.jsonl"
     data = (FIX / name).read_bytes()
     at = int(where * len(data))
-    if mode == "truncate":
-        bad = data[:at]
-    elif mode == "overwrite":
-        bad = data[:at] + junk + data[at + len(junk):]
-    else:
-        bad = data[:at] + junk + data[at:]
+    bad = damage(data, at, mode, junk)
     before = _committed(path, data[: data.rfind(b"\n", 0, at) + 1])
     path.write_bytes(bad)
     msgs = run(path)[0]
@@ -398,18 +393,7 @@ def test_odd_values_never_raise_and_still_export(tmp_path, name, line, key, valu
     except ValueError:
         return
 
-    def poke(o: Any) -> None:
-        if isinstance(o, dict):
-            for k in list(o):
-                if k == key:
-                    o[k] = value
-                else:
-                    poke(o[k])
-        elif isinstance(o, list):
-            for x in o:
-                poke(x)
-
-    poke(obj)
+    poke(obj, key, value)
     lines[i] = json.dumps(obj).encode()
     path = tmp_path / "o.jsonl"
     path.write_bytes(b"\n".join(lines))

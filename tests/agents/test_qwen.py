@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from oxide_git.agents import AgentEnv, Resumable, qwen
 from oxide_git.model import Message, Part, Session, message_id_for, session_id_for
-from tests.agents.replay import replay
+from tests.agents.replay import poke, replay
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "qwen"
 SID = "c753d781-2223-4830-999a-641b7cd106a4"
@@ -250,18 +250,7 @@ def test_odd_values_never_raise_and_export_gives_them_back(tmp_path: Path, line:
     i = line % (len(lines) - 1)
     obj = json.loads(lines[i])
 
-    def poke(o: Any) -> None:
-        if isinstance(o, dict):
-            for k in list(o):
-                if k == key:
-                    o[k] = value
-                else:
-                    poke(o[k])
-        elif isinstance(o, list):
-            for x in o:
-                poke(x)
-
-    poke(obj)
+    poke(obj, key, value)
     lines[i] = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
     path = tmp_path / MAIN.name
     path.write_bytes(b"\n".join(lines))
