@@ -122,13 +122,13 @@ def message_dict_json(seq: int, d: dict[str, Any], compacted: bool = False) -> d
 
 
 def json_messages(
-    git: Any, tree: Any, start: int = 0, compacted_before: int = -1
+    git: Any, tree: Any, start: int = 0, compacted_before: int = -1, stop: int | None = None
 ) -> Iterator[dict[str, Any]]:
     """Messages from git straight to JSON-ready dicts (no model objects: this is the hot loop of
     `show --json` and `resume --format json`)."""
     from . import sessionlog
 
-    for seq, d in sessionlog.iter_message_dicts(git, tree, start):
+    for seq, d in sessionlog.iter_message_dicts(git, tree, start, stop):
         yield message_dict_json(seq, d, seq < compacted_before)
 
 

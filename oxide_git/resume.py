@@ -1,6 +1,7 @@
 """`git oxide resume`: a session's model context, or the session handed to an agent to continue.
 
-The context is streamed from the last compaction boundary (its summary first), tool results
+The context is streamed from the last compaction boundary (its summary first, then the earlier
+messages the agent kept in it: Cline's copies, pi's from firstKeptEntryId), tool results
 included; ``full`` ignores compaction since the originals are kept. Handing a session to an agent
 writes it in that agent's own format into that agent's own store and says how to continue it.
 """
@@ -43,29 +44,78 @@ def last_session(ctx: Context) -> str:
 
 
 def context(ctx: Context, ref: str, *, full: bool = False) -> tuple[Session, Iterator[tuple[int, Message]]]:
-    """The model context: messages from the last compaction (summary first), or all (``full``)."""
-    log, start = _context_start(ctx, ref, full)
-    return log.session, sessionlog.iter_messages(ctx.repo.git, log.commit.tree, start)
+    """The model context: messages from the last compaction (summary first, then the earlier
+    messages it kept), or all (``full``)."""
+    log, start, kept = _context_start(ctx, ref, full)
+    git, tree = ctx.repo.git, log.commit.tree
+
+    def messages() -> Iterator[tuple[int, Message]]:
+        it = sessionlog.iter_messages(git, tree, start)
+        first = next(it, None)
+        if first is None:
+            return
+        yield first
+        for seq in kept:
+            m = sessionlog.message_at(git, tree, seq)
+            if m is not None:
+                yield seq, m
+        yield from it
+    return log.session, messages()
 
 
 def context_json(ctx: Context, ref: str, *, full: bool = False) -> tuple[Session, Iterator[dict[str, Any]]]:
     """The same context as JSON-ready dicts, streamed without building model objects."""
     from .browse import json_messages
 
-    log, start = _context_start(ctx, ref, full)
-    return log.session, json_messages(ctx.repo.git, log.commit.tree, start)
+    log, start, kept = _context_start(ctx, ref, full)
+    git, tree = ctx.repo.git, log.commit.tree
+
+    def items() -> Iterator[dict[str, Any]]:
+        it = json_messages(git, tree, start)
+        first = next(it, None)
+        if first is None:
+            return
+        yield first
+        for seq in kept:
+            yield from json_messages(git, tree, seq, stop=seq + 1)
+        yield from it
+    return log.session, items()
 
 
-def _context_start(ctx: Context, ref: str, full: bool) -> tuple[sessionlog.Log, int]:
+def _context_start(ctx: Context, ref: str, full: bool) -> tuple[sessionlog.Log, int, list[int]]:
+    """The log, the seq of its last compaction (0: none, or ``full``), and the seqs of the
+    earlier messages that compaction kept in the model's context."""
     sid = ctx.index.resolve_session(ref)
     git = ctx.repo.git
     log = sessionlog.load_required(git, sid, ref)
     start = 0
+    kept: list[int] = []
     if not full:
         rows = ctx.index.query(
             "SELECT max(seq) FROM messages WHERE session_id=? AND is_compaction=1", (sid,))
         start = rows[0][0] or 0
-    return log, start
+        if start:
+            kept = _kept(ctx, sid, sessionlog.message_at(git, log.commit.tree, start), start)
+    return log, start, kept
+
+
+def _kept(ctx: Context, sid: str, compaction: Message | None, at: int) -> list[int]:
+    """The messages before ``at`` that the compaction there kept, by their native ids: a list
+    (``kept``: Cline copies the recent messages into its compaction file) or the first of a run
+    that goes on up to the compaction (``kept_from``: pi's firstKeptEntryId)."""
+    part = next((p for p in (compaction.parts if compaction else ()) if p.type == "compaction"), None)
+    if part is None:
+        return []
+    rows = ctx.index.query("SELECT seq, native_id FROM messages WHERE session_id=? AND seq<? "
+                           "AND native_id IS NOT NULL ORDER BY seq", (sid, at))
+    by_native = {str(native): int(seq) for seq, native in rows}
+    names = part.get("kept")
+    if isinstance(names, list):
+        return sorted({by_native[n] for n in names if isinstance(n, str) and n in by_native})
+    first = part.get("kept_from")
+    if isinstance(first, str) and first in by_native:
+        return list(range(by_native[first], at))
+    return []
 
 
 def _own_messages(agent: str, path: Path, native_id: str, env: Any = None) -> Iterator[Message]:

@@ -162,7 +162,9 @@ def message_of(entry: dict[str, Any]) -> Message:
         return Message(Role.USER, parts, created_at=_ms(entry), native_id=eid, extra=extra)
     if kind == "compaction" and isinstance(entry.get("summary"), str):
         held = {**entry, "summary": None}
-        part = Part.compaction(entry["summary"], None)
+        first = entry.get("firstKeptEntryId")  # the model goes on seeing the messages from it
+        part = Part.compaction(entry["summary"], None, **(
+            {"kept_from": first} if isinstance(first, str) and first and first != eid else {}))
         return Message(Role.SYSTEM, (part,), created_at=_ms(entry), native_id=eid,
                        extra={"pi": held, "pi_fill": "summary"})
     if kind == "branch_summary" and isinstance(entry.get("summary"), str):

@@ -70,7 +70,8 @@ def _check_installed(agent: str) -> None:
 @click.option("--into", "agent", type=click.Choice(AGENT_NAMES), help="Hand the session to this agent.")
 @click.option("--exec", "run", is_flag=True, help="With --into: run the agent's resume command.")
 @click.option("--format", "fmt", type=click.Choice(["json", "markdown"]),
-              help="Print the model context (from the last compaction, summary first).")
+              help="Print the model context: from the last compaction (its summary, the earlier "
+                   "messages it kept), then what came after.")
 @click.option("--full", is_flag=True, help="With --format: ignore compaction, give every message.")
 @click.option("--all", "all_", is_flag=True, help="Picker: sessions of every worktree.")
 @click.option("--with-memory", is_flag=True, help="With --format json: MEMORY.md first, as a system part.")
