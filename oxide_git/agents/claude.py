@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 import uuid as uuidlib
 from collections.abc import Iterator, Mapping, Sequence
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 from ..model import Message, Session, session_id_for
-from . import AgentEnv, Event, Export, FoundMessage, FoundSession, Problem, Resumable, Unknown, jsonline
+from . import AgentEnv, Event, Export, FoundMessage, FoundSession, Problem, Resumable, Unknown, emit, jsonline
 from .claude_blocks import Builder, classify, line_ts
 
 name = "claude"
@@ -33,7 +32,7 @@ _CWD_SCAN_LINES = 200
 # A session's fields that its FoundSession shows (a snapshot of them is kept as "emitted").
 _SHOWN = ("id", "native_id", "title", "cwd", "branch", "model", "parent_id", "extra", "first_ts",
           "updated_at")
-_shown_but_time = itemgetter(*_SHOWN[:-1])
+_shown_but_time = emit.getter(_SHOWN)
 
 
 def roots(env: AgentEnv) -> list[Path]:
@@ -306,14 +305,9 @@ class _Parser:
         """The session anew if what it shows changed since it was last emitted (its updated_at
         only counts ``with_time``, at the end), else None. Called for every message: the common
         "unchanged" answer compares two tuples and builds nothing."""
-        old = acc["emitted"]
-        if old is not None and _shown_but_time(acc) == _shown_but_time(old) and (
-                not with_time or acc["updated_at"] == old["updated_at"]):
+        snap = emit.changed(acc, _SHOWN, _shown_but_time, with_time)
+        if snap is None:
             return None
-        snap = {k: acc[k] for k in _SHOWN}
-        if old is not None and not with_time:
-            snap["updated_at"] = old["updated_at"]
-        acc["emitted"] = snap
         return FoundSession(Session(
             id=snap["id"], agent=name, native_id=snap["native_id"], title=snap["title"],
             created_at=snap["first_ts"], updated_at=snap["updated_at"], parent_id=snap["parent_id"],

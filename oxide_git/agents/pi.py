@@ -20,12 +20,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 from ..model import Message, Session, from_iso, session_id_for
-from . import AgentEnv, Event, Export, FoundMessage, FoundSession, Problem, Resumable, Unknown, jsonline
+from . import AgentEnv, Event, Export, FoundMessage, FoundSession, Problem, Resumable, Unknown, emit, jsonline
 from .pi_entries import KNOWN, ROLES, message_of
 
 name = "pi"
@@ -33,7 +32,7 @@ name = "pi"
 STATE_VERSION = 1
 FILE_PATTERNS = ("*.jsonl",)
 _SHOWN = ("id", "native", "title", "cwd", "model", "extra", "created", "updated")
-_shown_but_time = itemgetter(*_SHOWN[:-1])
+_shown_but_time = emit.getter(_SHOWN)
 
 
 # ---------------------------------------------------------------- where pi keeps sessions
@@ -320,14 +319,9 @@ class _Parser:
 
     def session_event(self, key: str, with_time: bool) -> FoundSession | None:
         acc = self.streams[key]
-        old = acc["emitted"]
-        if old is not None and _shown_but_time(acc) == _shown_but_time(old) and (
-                not with_time or acc["updated"] == old["updated"]):
+        snap = emit.changed(acc, _SHOWN, _shown_but_time, with_time)
+        if snap is None:
             return None
-        snap = {k: acc[k] for k in _SHOWN}
-        if old is not None and not with_time:
-            snap["updated"] = old["updated"]
-        acc["emitted"] = snap
         return FoundSession(Session(
             id=snap["id"], agent=name, native_id=snap["native"], title=snap["title"],
             created_at=snap["created"], updated_at=snap["updated"], cwd=snap["cwd"],
