@@ -18,8 +18,8 @@ from typing import Any
 
 from ..model import Message, Session, to_iso
 from . import AgentEnv, Export
-from .gemini_foreign import Tools, lost_lines, turns
-from .gemini_records import KEY, next_results, record
+from .gemini_foreign import Tools, last_compaction, lost_lines, turns
+from .gemini_records import ACK, KEY, next_results, record
 from .gemini_store import PROJECT_ROOT, project_hash, slug_for
 from .js_json import stringify as dumps
 
@@ -89,6 +89,7 @@ def _foreign_lines(session: Session, messages: Sequence[Message], sid: str,
     header = {"sessionId": sid, "projectHash": project_hash(cwd), "startTime": start,
               "lastUpdated": to_iso(last or session.created_at or 0), "kind": "main"}
     lines = [dumps(header)]
+    compacted = last_compaction(said)
     for i, t in enumerate(said):
         ts = to_iso(t.source.created_at or session.created_at or 0)
         rec: dict[str, Any] = {"id": uuid_for(session, f"{t.source.id}:{i}"), "timestamp": ts}
@@ -99,6 +100,11 @@ def _foreign_lines(session: Session, messages: Sequence[Message], sid: str,
             rec.update(type="gemini", content=texts[0] if len(texts) == len(t.parts) == 1 else t.parts)
             if t.source.model:
                 rec["model"] = t.source.model
+        if i == compacted:  # as the CLI compresses: its history is now the summary and its answer
+            ack = {"id": uuid_for(session, f"{t.source.id}:{i}:ack"), "timestamp": ts, "type": "gemini",
+                   "content": [{"text": ACK}]}
+            lines.append(dumps({"$set": {"messages": [rec, ack]}}))
+            continue
         lines.append(dumps(rec))
     return lines, lost_lines(lost, "Gemini CLI")
 

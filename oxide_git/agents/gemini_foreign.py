@@ -5,7 +5,8 @@ little (``Tools``). A shell command, a write, a single edit and a read of the ot
 ``functionCall`` of the receiving agent's own tool, answered by a ``functionResponse`` in the next
 user turn (``tools.classify`` says what a call is); only calls that have their result are handed
 over, the rest is text. Harness context is left out, reasoning too (neither agent replays
-another's thoughts), and ``lost`` counts both. Pure.
+another's thoughts), and ``lost`` counts both. The last compaction's summary is a user turn the
+exporters write in the receiving agent's own compaction form (``last_compaction``). Pure.
 """
 
 from __future__ import annotations
@@ -104,6 +105,17 @@ def turns(messages: Sequence[Message], cwd: str, own: Tools) -> tuple[list[Turn]
             else:
                 lost[f"{p.type} part"] += 1
     return out, lost
+
+
+def last_compaction(said: Sequence[Turn]) -> int | None:
+    """The index of the turn that is the session's last compaction (its summary as text), where
+    the receiving agent's own compaction form goes: its model then starts from the summary, as
+    the other agent's did (the earlier turns stay in the file)."""
+    for i in range(len(said) - 1, -1, -1):
+        t = said[i]
+        if t.source.is_compaction() and t.role == "user" and all(set(p) == {"text"} for p in t.parts):
+            return i
+    return None
 
 
 def lost_lines(lost: Counter[str], agent: str) -> list[str]:

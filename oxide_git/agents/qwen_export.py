@@ -18,7 +18,8 @@ from typing import Any
 
 from ..model import Message, Session, to_iso
 from . import AgentEnv, Export
-from .gemini_foreign import Tools, lost_lines, turns
+from .gemini_foreign import Tools, last_compaction, lost_lines, turns
+from .gemini_records import ACK
 from .js_json import stringify as dumps
 from .qwen import project_folder, qwen_dir
 from .qwen_records import KEY, record
@@ -30,7 +31,8 @@ QWEN_TOOLS = Tools(
     edit=lambda path, old, new: ("edit", {"file_path": path, "old_string": old, "new_string": new}),
     read=lambda path: ("read_file", {"file_path": path}),
 )
-_PROVENANCE = {"user": "real_user", "assistant": "assistant_output", "tool_result": "tool_result"}
+_PROVENANCE = {"user": "real_user", "assistant": "assistant_output", "tool_result": "tool_result",
+               "system": "system"}
 
 
 def _is_uuid(text: str | None) -> bool:
@@ -72,9 +74,12 @@ def _foreign_lines(session: Session, messages: Sequence[Message], sid: str,
     lines: list[str] = []
     parent: str | None = None
     n = 0
-    for t in said:
+    compacted = last_compaction(said)
+    for i, t in enumerate(said):
         groups: list[tuple[str, list[dict[str, Any]]]]
-        if t.role == "model":
+        if i == compacted:  # as the CLI compresses: a chat_compression record, summary and answer
+            groups = [("system", t.parts)]
+        elif t.role == "model":
             groups = [("assistant", t.parts)]
         else:  # tool results and a prompt are records of their own
             results = [p for p in t.parts if "functionResponse" in p]
@@ -91,10 +96,22 @@ def _foreign_lines(session: Session, messages: Sequence[Message], sid: str,
                 rec["gitBranch"] = session.branch
             if kind == "assistant" and t.source.model:
                 rec["model"] = t.source.model
-            rec["message"] = {"role": "model" if kind == "assistant" else "user", "parts": parts}
+            if kind == "system":
+                rec.update(subtype="chat_compression", systemPayload=_compression(parts))
+            else:
+                rec["message"] = {"role": "model" if kind == "assistant" else "user", "parts": parts}
             lines.append(dumps(rec))
             parent = rid
     return lines, lost_lines(lost, "Qwen Code")
+
+
+def _compression(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """A ``chat_compression`` record's payload as 0.24.4 writes it: the history it resumes from
+    is the summary and the CLI's answer to it."""
+    info = {"originalTokenCount": 0, "newTokenCount": 0, "newTokenCountIsEstimated": True,
+            "compressionStatus": 1, "triggerReason": "manual", "originalTokenCountIsEstimated": True}
+    history = [{"role": "user", "parts": parts}, {"role": "model", "parts": [{"text": ACK}]}]
+    return {"info": info, "compressedHistory": history, "completedToolCallIds": []}
 
 
 def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Export:

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from oxide_git.agents import AgentEnv, FoundMessage, Resumable, Unknown, gemini
 from oxide_git.agents.gemini_log import record_id
+from oxide_git.agents.gemini_records import ACK
 from oxide_git.agents.gemini_store import project_hash
 from oxide_git.model import Message, Part, Session, message_id_for, session_id_for
 from tests.agents.replay import poke
@@ -509,3 +510,33 @@ def test_a_json_that_is_no_session_is_said_and_skipped(tmp_path: Path) -> None:
     events = list(gemini.parse(path))
     assert [e.kind for e in events if isinstance(e, Unknown)] == ["message/hologram"]
     assert [e.message.role for e in events if isinstance(e, FoundMessage)][-1] == "system"
+
+
+def test_another_agents_compaction_is_geminis_own_compression(tmp_path: Path) -> None:
+    """After a compaction, the CLI's history is the summary and its answer (a ``$set.messages``,
+    as its own compression writes); the earlier turns stay in the file, out of the history."""
+    s = Session(id="01a2000000001234567890abcdef0124", agent="claude", native_id="c2", cwd="/w",
+                created_at=1796162920303)
+    msgs = [Message("user", (Part.text("OLD prompt"),), created_at=1796162920400, compacted=True),
+            Message("assistant", (Part.text("OLD answer"),), created_at=1796162920500, compacted=True),
+            Message("system", (Part.compaction("SUMMARY of the old turn"),), created_at=1796162920600),
+            Message("user", (Part.text("NEW prompt"),), created_at=1796162920700),
+            Message("assistant", (Part.text("NEW answer"),), created_at=1796162920800)]
+    exp = gemini.export(s, msgs, env_for("/w", home=tmp_path))
+    [(path, data)] = [(p, d) for p, d in exp.files.items() if p.suffix == ".jsonl"]
+    recs = {r["id"]: r for r in (json.loads(x) for x in data.splitlines()) if "id" in r}
+    sets = [json.loads(x)["$set"]["messages"] for x in data.splitlines() if b'"messages"' in x]
+    [held] = sets
+    recs.update({r["id"]: r for r in held})
+    view = [recs[i] for i in replay(data)]
+    assert [(r["type"], r["content"] if isinstance(r["content"], str) else r["content"][0]["text"])
+            for r in view] == [("user", "SUMMARY of the old turn"), ("gemini", ACK), ("user", "NEW prompt"),
+                               ("gemini", "NEW answer")]
+    assert b"OLD prompt" in data  # kept in the file, as the CLI keeps what it compressed
+    path.parent.mkdir(parents=True)
+    path.write_bytes(data)
+    _again, amsgs = by_session(path)
+    [got] = amsgs.values()
+    assert [(m.text(), m.is_compaction(), m.is_harness()) for m in got] == [
+        ("OLD prompt", False, False), ("OLD answer", False, False), ("SUMMARY of the old turn", True, False),
+        (ACK, False, True), ("NEW prompt", False, False), ("NEW answer", False, False)]

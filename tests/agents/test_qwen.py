@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oxide_git.agents import AgentEnv, Resumable, qwen
+from oxide_git.agents.gemini_records import ACK
 from oxide_git.model import Message, Part, Session, message_id_for, session_id_for
 from tests.agents.replay import poke, replay
 
@@ -282,3 +283,32 @@ def test_a_sub_agent_hangs_on_the_call_that_ran_it(tmp_path: Path) -> None:
     shutil.copytree(FIX / "projects", home / ".qwen" / "projects")
     found = qwen.discover(env_for("/tmp/gemini/q4/project", home=home))
     assert [p.name for p in found] == [SUB_PARENT.name, SUB.name]  # the sub-agent after its parent
+
+
+def test_another_agents_compaction_is_qwens_own_chat_compression(tmp_path: Path) -> None:
+    """The last compaction becomes a ``system/chat_compression`` record on the chain, whose
+    compressedHistory (the summary and the CLI's answer) is what Qwen resumes from, then what
+    came after; the earlier records stay in the file."""
+    s = Session(id="01a2000000001234567890abcdef0125", agent="claude", native_id="c3", cwd="/w",
+                created_at=1796162920303)
+    msgs = [Message("user", (Part.text("OLD prompt"),), created_at=1796162920400, compacted=True),
+            Message("assistant", (Part.text("OLD answer"),), created_at=1796162920500, compacted=True),
+            Message("system", (Part.compaction("SUMMARY of the old turn"),), created_at=1796162920600),
+            Message("user", (Part.text("NEW prompt"),), created_at=1796162920700),
+            Message("assistant", (Part.text("NEW answer"),), created_at=1796162920800)]
+    exp = qwen.export(s, msgs, env_for("/w", home=tmp_path))
+    [(path, data)] = exp.files.items()
+    recs = [json.loads(x) for x in data.splitlines()]
+    assert [(r["type"], r.get("subtype")) for r in recs] == [
+        ("user", None), ("assistant", None), ("system", "chat_compression"), ("user", None), ("assistant", None)]
+    assert chain(data) == [r["uuid"] for r in recs]
+    history = recs[2]["systemPayload"]["compressedHistory"]
+    assert history == [{"role": "user", "parts": [{"text": "SUMMARY of the old turn"}]},
+                       {"role": "model", "parts": [{"text": ACK}]}]
+    path.parent.mkdir(parents=True)
+    path.write_bytes(data)
+    _again, amsgs = by_session(path)
+    [got] = amsgs.values()
+    assert [(m.text(), m.is_compaction()) for m in got] == [
+        ("OLD prompt", False), ("OLD answer", False), ("SUMMARY of the old turn", True),
+        ("NEW prompt", False), ("NEW answer", False)]
