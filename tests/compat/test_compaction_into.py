@@ -32,5 +32,12 @@ def test_a_compacted_session_continues_from_its_summary(target: str, compat_repo
     checks.assert_request_holds(model_server, [SUMMARY, AFTER, PROMPT2])
     body = checks.request_text(model_server)
     assert BEFORE not in body, f"{target} was sent the turns its summary stands for"
+    # what oxide wrote maps back to the Claude session; only what the CLI added hangs on it
+    before = {r["id"] for r in checks.oxide_json(compat_repo, "list", "--all")}
+    checks.oxide(compat_repo, "import")
+    new = [r for r in checks.oxide_json(compat_repo, "list", "--all") if r["id"] not in before]
+    assert len(new) == 1 and new[0]["agent"] == target and new[0]["parent_id"] == origin["id"], new
+    shown = checks.show(compat_repo, new[0]["id"])
+    assert PROMPT2 in checks.user_prompts(shown), shown
     checks.record({"agent": target, "version": b.pin.version, "check": "compaction_into",
                    "request_holds_summary": True, "earlier_turns_sent": False})
