@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from . import sessionlog
 from .context import Context
 from .errors import NotFound
 from .model import Message, Session
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -49,18 +51,10 @@ def context(ctx: Context, ref: str, *, full: bool = False) -> tuple[Session, Ite
     log, start, kept = _context_start(ctx, ref, full)
     git, tree = ctx.repo.git, log.commit.tree
 
-    def messages() -> Iterator[tuple[int, Message]]:
-        it = sessionlog.iter_messages(git, tree, start)
-        first = next(it, None)
-        if first is None:
-            return
-        yield first
-        for seq in kept:
-            m = sessionlog.message_at(git, tree, seq)
-            if m is not None:
-                yield seq, m
-        yield from it
-    return log.session, messages()
+    def at(seq: int) -> Iterator[tuple[int, Message]]:
+        m = sessionlog.message_at(git, tree, seq)
+        return iter([(seq, m)] if m is not None else [])
+    return log.session, _with_kept(sessionlog.iter_messages(git, tree, start), kept, at)
 
 
 def context_json(ctx: Context, ref: str, *, full: bool = False) -> tuple[Session, Iterator[dict[str, Any]]]:
@@ -69,17 +63,19 @@ def context_json(ctx: Context, ref: str, *, full: bool = False) -> tuple[Session
 
     log, start, kept = _context_start(ctx, ref, full)
     git, tree = ctx.repo.git, log.commit.tree
+    return log.session, _with_kept(json_messages(git, tree, start), kept,
+                                   lambda seq: json_messages(git, tree, seq, stop=seq + 1))
 
-    def items() -> Iterator[dict[str, Any]]:
-        it = json_messages(git, tree, start)
-        first = next(it, None)
-        if first is None:
-            return
-        yield first
-        for seq in kept:
-            yield from json_messages(git, tree, seq, stop=seq + 1)
-        yield from it
-    return log.session, items()
+
+def _with_kept(messages: Iterator[T], kept: list[int], at: Callable[[int], Iterator[T]]) -> Iterator[T]:
+    """``messages`` (from the compaction on) with the ``kept`` ones read by ``at`` after the first."""
+    first = next(messages, None)
+    if first is None:
+        return
+    yield first
+    for seq in kept:
+        yield from at(seq)
+    yield from messages
 
 
 def _context_start(ctx: Context, ref: str, full: bool) -> tuple[sessionlog.Log, int, list[int]]:
