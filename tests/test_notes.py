@@ -117,6 +117,25 @@ def test_rebuild_links_refills_the_index_from_the_notes(repo: Path) -> None:
     assert [tuple(r) for r in make_ctx(repo).index.query("SELECT * FROM links")] == [(head, SID, CP)]
 
 
+def test_a_note_libgit2_cannot_read_is_skipped_and_the_others_are_linked(repo: Path) -> None:
+    """A notes tree from elsewhere may name a blob this repository lacks: the links of the notes
+    it can read are rebuilt, the other is skipped (reindex would otherwise stop on a traceback)."""
+    import subprocess
+
+    ctx = make_ctx(repo)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "notes", "--ref", "oxide", "add", "-m", json.dumps({"sessions": [SID], "checkpoints": [CP]}))
+    good = git(repo, "ls-tree", "refs/notes/oxide").split()
+    other = "0" * 39 + "1"  # a commit it annotates (first in the tree), by a blob that is not here
+    tree = subprocess.run(["git", "mktree", "--missing"], cwd=repo, check=True, capture_output=True, text=True,
+                          input=f"100644 blob {'d' * 40}\t{other}\n{good[0]} {good[1]} {good[2]}\t{good[3]}\n"
+                          ).stdout.strip()
+    commit = git(repo, "commit-tree", tree, "-m", "notes from elsewhere").strip()
+    git(repo, "update-ref", "refs/notes/oxide", commit)
+    assert notes.rebuild_links(ctx) == 1
+    assert [tuple(r) for r in ctx.index.query("SELECT * FROM links")] == [(head, SID, CP)]
+
+
 def test_write_note_merges_into_the_existing_note(repo: Path) -> None:
     ctx = make_ctx(repo)
     head = git(repo, "rev-parse", "HEAD").strip()
