@@ -192,9 +192,51 @@ def _blobs(git: Any, tree: Any, prefix: str = "") -> list[str]:
 
 
 def _ignored(repo: Repo, paths: list[str]) -> set[str]:
+    """Which of ``paths`` (none of them in HEAD) are ignored, as `git status` would leave them out.
+
+    `git check-ignore` reads the whole index to tell a tracked path from an ignored one (575 of
+    the 655 ms of a watch-assisted checkpoint at 1M files); ``--no-index`` reads only the ignore
+    files. What it says is ignored may still be tracked: added to the index (`git add -f`) and not
+    committed yet. Those are the index's paths that HEAD lacks (``_staged_new``), read only when
+    some path came out ignored, and once per version of the index."""
     if not paths:
         return set()
-    r = subprocess.run(["git", "check-ignore", "--stdin", "-z"], cwd=repo.workdir,
+    r = subprocess.run(["git", "check-ignore", "--stdin", "-z", "--no-index"], cwd=repo.workdir,
                        input=b"".join(os.fsencode(p) + b"\0" for p in paths),
                        capture_output=True, env=clean_git_env())
-    return {os.fsdecode(p) for p in r.stdout.split(b"\0") if p}
+    ignored = {os.fsdecode(p) for p in r.stdout.split(b"\0") if p}
+    if not ignored:
+        return ignored
+    staged = _staged_new(repo)
+    if staged is None:  # git could not say: ask check-ignore with the index, as git status would
+        r = subprocess.run(["git", "check-ignore", "--stdin", "-z"], cwd=repo.workdir,
+                           input=b"".join(os.fsencode(p) + b"\0" for p in sorted(ignored)),
+                           capture_output=True, env=clean_git_env())
+        return {os.fsdecode(p) for p in r.stdout.split(b"\0") if p}
+    return ignored - staged
+
+
+_STAGED: dict[str, tuple[tuple[int, int, int], frozenset[str]]] = {}  # index file -> (its stat, paths)
+
+
+def _staged_new(repo: Repo) -> frozenset[str] | None:
+    """The paths in the index that HEAD does not hold (added, not committed), kept per index file
+    while its size, mtime and inode stay the same (a watcher asks for every checkpoint)."""
+    index = str(repo.git_dir / "index")
+    try:
+        st = os.stat(index)
+    except OSError:
+        return frozenset()
+    key = (st.st_size, st.st_mtime_ns, st.st_ino)
+    got = _STAGED.get(index)
+    if got is not None and got[0] == key:
+        return got[1]
+    cmd = ["git", "diff", "--cached", "--name-only", "--no-renames", "--diff-filter=A", "-z"]
+    if head_oid(repo) is None:  # no commit yet: every path in the index is new
+        cmd = ["git", "ls-files", "-z", "--cached"]
+    r = subprocess.run(cmd, cwd=repo.workdir, capture_output=True, env=clean_git_env())
+    if r.returncode != 0:
+        return None
+    paths = frozenset(os.fsdecode(p) for p in r.stdout.split(b"\0") if p)
+    _STAGED[index] = (key, paths)
+    return paths

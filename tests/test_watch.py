@@ -85,6 +85,32 @@ def test_journal_status_matches_git_status(repo: Path) -> None:
     assert not journal.active(r) and journal.status_from_journal(r) is None  # HEAD moved: full status
 
 
+def test_journal_status_keeps_an_ignored_file_added_to_the_index(repo: Path) -> None:
+    """check-ignore runs without the index (at 1M files reading it was most of a watch-assisted
+    checkpoint), so a file that is ignored but added (`git add -f`, not committed) is found in the
+    index's new paths and kept, as git status keeps it; adding another one is seen too."""
+    from oxide_git import snapshots, status
+    from oxide_git import watch_journal as journal
+
+    fake_watcher(repo)
+    r = make_ctx(repo).repo
+    (repo / "forced.log").write_text("ignored, but added\n")
+    (repo / "plain.log").write_text("ignored\n")
+    git(repo, "add", "-f", "forced.log")
+    journal.append(r, ["forced.log", "plain.log"])
+    fast = journal.status_from_journal(r)
+    full = status.run(repo)
+    assert fast is not None and "forced.log" in full.paths and "plain.log" not in full.paths
+    assert "forced.log" in fast.untracked | fast.changed and "plain.log" not in fast.paths
+    assert snapshots.take(r, kind="watch", now_ms=1, status=fast, keep=False).tree == \
+        snapshots.take(r, kind="watch", now_ms=2, status=full, keep=False).tree
+    (repo / "later.log").write_text("added after the index was read\n")
+    git(repo, "add", "-f", "later.log")  # a new index: read again
+    journal.append(r, ["later.log"])
+    again = journal.status_from_journal(r)
+    assert again is not None and "later.log" in again.paths
+
+
 def wait_for(fn, timeout: float = 20.0):  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
