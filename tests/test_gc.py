@@ -199,7 +199,7 @@ def test_thinning_at_exactly_a_day_and_a_week() -> None:
     now = 100 * DAY
     # exactly a day old: no longer kept per hour (kept per day); exactly a week old: not kept at all
     snaps = [("newest", now, None), ("hour-x", now - DAY + 1, None), ("day-a", now - DAY, None),
-             ("six-and-a-half", now - 6 * DAY - 12 * HOUR, None), ("week", now - 7 * DAY, None)]
+             ("six-days", now - 6 * DAY + 1, None), ("week", now - 7 * DAY, None)]  # each its own day
     assert thin(snaps, now) == {"week"}
 
 
@@ -223,3 +223,19 @@ def test_gc_removes_more_than_one_chunk_of_refs(repo: Path) -> None:
     subprocess.run(["git", "update-ref", "--stdin"], cwd=repo, input=lines, text=True, check=True)
     res = gc(make_ctx(repo, NOW_MS + 15 * DAY))
     assert len(res.trash) == 1003 and _refs(repo, refs.TRASH) == []
+
+
+def test_a_checkpoint_ref_that_is_no_commit_is_passed_over(repo: Path) -> None:
+    """A ref under refs/oxide/checkpoints/ that names a blob (a hand-made ref, a hostile remote)
+    is left alone, and the expired checkpoints after it are still removed."""
+    git(repo, "config", "oxide.checkpointTTL", "2d")
+    old = checkpoint(make_ctx(repo), text="old")
+    import subprocess
+
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo, input="not a commit\n",
+                          capture_output=True, text=True, check=True).stdout.strip()
+    odd = refs.CHECKPOINTS + "0-not-a-commit"  # sorts before every checkpoint
+    git(repo, "update-ref", odd, blob)
+    res = gc(make_ctx(repo, NOW_MS + 3 * DAY))
+    assert [c["id"] for c in res.checkpoints] == [old.id]
+    assert _refs(repo, refs.CHECKPOINTS) == [odd]
