@@ -64,6 +64,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "rewind": (T + "test_rewind_conflicts.py", T + "test_rewind_edges.py", T + "test_history.py", T + "test_journal.py",
                T + "test_memory.py", T + "test_gc.py"),
     "resume": (T + "test_resume_into.py", T + "test_resume_guards.py", T + "test_resume_rewound.py",
+               T + "test_resume_context_kept.py",
                T + "test_resume_rewind_reach.py", T + "test_history.py",
                T + "test_memory.py"),
     "doctor": (T + "test_doctor.py", T + "test_doctor_damage.py", T + "test_cli.py", T + "test_gc.py"),
