@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from oxide_git.agents import FoundMessage, FoundSession, Problem, Resumable, Unknown
-from oxide_git.model import Message, Session
+from oxide_git.model import Message, Part, Session
 
 
 class Replay(NamedTuple):
@@ -66,3 +66,15 @@ def poke(o: Any, key: str, value: Any) -> None:
     elif isinstance(o, list):
         for x in o:
             poke(x, key, value)
+
+
+def compacted_session() -> tuple[Session, list[Message]]:
+    """Another agent's (Claude's) session with one compaction: an old turn (compacted), its
+    summary, a new turn."""
+    s = Session(id="01a2000000001234567890abcdef0124", agent="claude", native_id="c2", cwd="/w",
+                created_at=1796162920303)
+    return s, [Message("user", (Part.text("OLD prompt"),), created_at=1796162920400, compacted=True),
+               Message("assistant", (Part.text("OLD answer"),), created_at=1796162920500, compacted=True),
+               Message("system", (Part.compaction("SUMMARY of the old turn"),), created_at=1796162920600),
+               Message("user", (Part.text("NEW prompt"),), created_at=1796162920700),
+               Message("assistant", (Part.text("NEW answer"),), created_at=1796162920800)]

@@ -17,7 +17,7 @@ from oxide_git.agents.gemini_log import record_id
 from oxide_git.agents.gemini_records import ACK
 from oxide_git.agents.gemini_store import project_hash
 from oxide_git.model import Message, Part, Session, message_id_for, session_id_for
-from tests.agents.replay import poke
+from tests.agents.replay import compacted_session, poke
 from tests.agents.replay import replay as replay_parse
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "gemini"
@@ -515,13 +515,7 @@ def test_a_json_that_is_no_session_is_said_and_skipped(tmp_path: Path) -> None:
 def test_another_agents_compaction_is_geminis_own_compression(tmp_path: Path) -> None:
     """After a compaction, the CLI's history is the summary and its answer (a ``$set.messages``,
     as its own compression writes); the earlier turns stay in the file, out of the history."""
-    s = Session(id="01a2000000001234567890abcdef0124", agent="claude", native_id="c2", cwd="/w",
-                created_at=1796162920303)
-    msgs = [Message("user", (Part.text("OLD prompt"),), created_at=1796162920400, compacted=True),
-            Message("assistant", (Part.text("OLD answer"),), created_at=1796162920500, compacted=True),
-            Message("system", (Part.compaction("SUMMARY of the old turn"),), created_at=1796162920600),
-            Message("user", (Part.text("NEW prompt"),), created_at=1796162920700),
-            Message("assistant", (Part.text("NEW answer"),), created_at=1796162920800)]
+    s, msgs = compacted_session()
     exp = gemini.export(s, msgs, env_for("/w", home=tmp_path))
     [(path, data)] = [(p, d) for p, d in exp.files.items() if p.suffix == ".jsonl"]
     recs = {r["id"]: r for r in (json.loads(x) for x in data.splitlines()) if "id" in r}

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from oxide_git.agents import AgentEnv, Resumable, qwen
 from oxide_git.agents.gemini_records import ACK
 from oxide_git.model import Message, Part, Session, message_id_for, session_id_for
-from tests.agents.replay import poke, replay
+from tests.agents.replay import compacted_session, poke, replay
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "qwen"
 SID = "c753d781-2223-4830-999a-641b7cd106a4"
@@ -289,13 +289,7 @@ def test_another_agents_compaction_is_qwens_own_chat_compression(tmp_path: Path)
     """The last compaction becomes a ``system/chat_compression`` record on the chain, whose
     compressedHistory (the summary and the CLI's answer) is what Qwen resumes from, then what
     came after; the earlier records stay in the file."""
-    s = Session(id="01a2000000001234567890abcdef0125", agent="claude", native_id="c3", cwd="/w",
-                created_at=1796162920303)
-    msgs = [Message("user", (Part.text("OLD prompt"),), created_at=1796162920400, compacted=True),
-            Message("assistant", (Part.text("OLD answer"),), created_at=1796162920500, compacted=True),
-            Message("system", (Part.compaction("SUMMARY of the old turn"),), created_at=1796162920600),
-            Message("user", (Part.text("NEW prompt"),), created_at=1796162920700),
-            Message("assistant", (Part.text("NEW answer"),), created_at=1796162920800)]
+    s, msgs = compacted_session()
     exp = qwen.export(s, msgs, env_for("/w", home=tmp_path))
     [(path, data)] = exp.files.items()
     recs = [json.loads(x) for x in data.splitlines()]
