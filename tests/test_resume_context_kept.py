@@ -9,6 +9,10 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
+from oxide_git.model import Part
+
 from .conftest import FIXTURES, oxide
 
 CLINE = "1796176846032_h5zab"
@@ -55,3 +59,44 @@ def test_pis_context_goes_on_from_its_first_kept_entry(repo: Path, tmp_path: Pat
     assert first < at
     assert [m["seq"] for m in main[1:1 + at - first]] == list(range(first, at))
     assert [m["seq"] for m in main[1 + at - first:]] == [m["seq"] for m in full if m["seq"] > at]
+
+
+def _stored(repo: Path, compaction: Part, sid: str) -> str:
+    """A session of five messages (native ids n0..n3, then the compaction, then one after)."""
+    from oxide_git import store
+    from oxide_git.model import Message, Session
+
+    from .conftest import make_ctx
+
+    ctx = make_ctx(repo)
+    s = Session(id=sid, agent="claude", title="kept")
+    msgs = [Message("user", (Part.text(f"old {i}"),), native_id=f"n{i}") for i in range(4)]
+    msgs += [Message("system", (compaction,), native_id="c"), Message("user", (Part.text("after"),))]
+    store.append(ctx, s, msgs)
+    ctx.close()
+    return sid
+
+
+@pytest.mark.parametrize(("compaction", "texts"), [
+    (Part.compaction("S", kept=["n2", "missing", 7, "n1"]), ["S", "old 1", "old 2", "after"]),
+    (Part.compaction("S", kept_from="n2"), ["S", "old 2", "old 3", "after"]),
+    (Part.compaction("S", kept_from="missing"), ["S", "after"]),
+    (Part.compaction("S", kept_from=3), ["S", "after"]),
+    (Part.compaction("S"), ["S", "after"]),
+], ids=["kept-ids", "kept-from", "kept-from-unknown", "kept-from-not-a-name", "none"])
+def test_what_a_compaction_kept_is_read_by_native_id_and_nothing_else(
+        repo: Path, compaction: Part, texts: list[str]) -> None:
+    """Kept ids in the session's order, each once; an id the session lacks, or that is no name,
+    adds nothing; markdown and JSON give the same messages."""
+    from oxide_git import resume
+
+    from .conftest import make_ctx
+
+    sid = _stored(repo, compaction, "0" * 12 + "k" * 20)
+    ctx = make_ctx(repo)
+    _s, it = resume.context(ctx, sid)
+    assert [m.text() or m.parts[0].get("summary") for _q, m in it] == texts
+    _s, items = resume.context_json(ctx, sid)
+    got = list(items)
+    assert [d["parts"][0].get("text") or d["parts"][0].get("summary") for d in got] == texts
+    assert len({d["seq"] for d in got}) == len(got)
