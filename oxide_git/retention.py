@@ -184,7 +184,7 @@ def disk_usage(ctx: Context, tips: Iterable[str], exclude: Iterable[str] = ()) -
     try:
         return int(r.stdout.strip() or 0) if r.returncode == 0 else 0
     except ValueError:
-        return 0
+        return 0  # not a number: a git whose --disk-usage prints something else
 
 
 def user_tips(ctx: Context) -> list[str]:

@@ -52,6 +52,15 @@ def test_linked_only_from_commits_a_branch_tag_or_remote_reaches(repo: Path) -> 
         c = git(repo, "commit-tree", "-p", head, "-m", f"nocp {i}", "HEAD^{tree}").strip()
         git(repo, "branch", f"nocp{i}", c)
         _note(repo, c, json.dumps({"sessions": [f"s-{i}-xxxx"]}) if i % 2 else "[]")
+    # and one that comes first in the notes' order (they go by commit id): what follows it still counts
+    first = min(head, tagged, remote)
+    for i in range(500):
+        c = git(repo, "commit-tree", "-p", head, "-m", f"first {i}", "HEAD^{tree}").strip()
+        if c < first:
+            break
+    assert c < first
+    git(repo, "branch", "first", c)
+    _note(repo, c, json.dumps({"sessions": ["s-first-xxxx"]}))
     git(repo, "tag", "tree-tag", git(repo, "rev-parse", "HEAD^{tree}").strip())  # a tag that is no commit
     assert linked_ids(g) == {"c-on-main", "c-tagged", "c-remote"}
     # an ancestor of a branch tip is reached too
