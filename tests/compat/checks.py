@@ -47,6 +47,20 @@ def import_session(repo: Path, native_id: str) -> dict[str, Any]:
     return show(repo, native_id)
 
 
+def assert_compaction_imported(repo: Path, native_id: str, summary: str) -> list[dict[str, Any]]:
+    """Import the session: one compaction holding ``summary``, every message before it compacted,
+    and the model context (`resume --format json`) starting at it; that context's messages."""
+    shown = import_session(repo, native_id)
+    kinds = [[p["type"] for p in m["parts"]] for m in shown["messages"]]
+    at = kinds.index(["compaction"])
+    assert summary in shown["messages"][at]["parts"][0]["summary"]
+    assert all(m["compacted"] for m in shown["messages"][:at]) and not shown["messages"][at]["compacted"]
+    context = oxide_json(repo, "resume", native_id, "--format", "json")
+    msgs: list[dict[str, Any]] = context["messages"] if isinstance(context, dict) else context
+    assert [p["type"] for p in msgs[0]["parts"]] == ["compaction"]  # the model context starts there
+    return msgs
+
+
 def show(repo: Path, ref: str) -> dict[str, Any]:
     return json.loads(oxide(repo, "show", ref, "--json", "--full").stdout)
 

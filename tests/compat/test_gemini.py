@@ -137,14 +137,7 @@ def test_gemini_compression_is_a_compaction_it_resumes(compat_repo: Path, model_
     assert d.prompt1 not in body, "the CLI sent the history its compression replaced"
     settings_path.write_text(plain)
 
-    shown = checks.import_session(compat_repo, sid)
-    kinds = [[p["type"] for p in m["parts"]] for m in shown["messages"]]
-    at = kinds.index(["compaction"])
-    assert SNAPSHOT_TEXT in shown["messages"][at]["parts"][0]["summary"]
-    assert all(m["compacted"] for m in shown["messages"][:at]) and not shown["messages"][at]["compacted"]
-    context = checks.oxide_json(compat_repo, "resume", sid, "--format", "json")
-    ctx_msgs = context["messages"] if isinstance(context, dict) else context
-    assert [p["type"] for p in ctx_msgs[0]["parts"]] == ["compaction"]  # the model context starts there
+    ctx_msgs = checks.assert_compaction_imported(compat_repo, sid, SNAPSHOT_TEXT)
     after = [t for m in ctx_msgs[1:] for t in checks.texts(m, "text")]
     assert after == ["Got it. Thanks for the additional context!", PROMPT2, "Done with two.",
                      "PROMPT-3: three", "Done with three."]  # the kept turn, as the CLI holds it

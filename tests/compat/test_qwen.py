@@ -81,14 +81,7 @@ def test_qwen_compression_is_a_compaction_it_resumes(compat_repo: Path, model_se
     assert SNAPSHOT_TEXT in body and PROMPT2 in body
     assert d.prompt1 not in body, "the CLI sent the history its compression replaced"
 
-    shown = checks.import_session(compat_repo, sid)
-    kinds = [[p["type"] for p in m["parts"]] for m in shown["messages"]]
-    at = kinds.index(["compaction"])
-    assert SNAPSHOT_TEXT in shown["messages"][at]["parts"][0]["summary"]
-    assert all(m["compacted"] for m in shown["messages"][:at]) and not shown["messages"][at]["compacted"]
-    context = checks.oxide_json(compat_repo, "resume", sid, "--format", "json")
-    ctx_msgs = context["messages"] if isinstance(context, dict) else context
-    assert [p["type"] for p in ctx_msgs[0]["parts"]] == ["compaction"]  # the model context starts there
+    checks.assert_compaction_imported(compat_repo, sid, SNAPSHOT_TEXT)
 
     original = d.session_file(sid)
     rt = checks.round_trip(d, compat_repo, sid, tmp_path, compare=[original])
