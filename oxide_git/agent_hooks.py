@@ -216,7 +216,7 @@ def _session_of(ctx: Any, agent: str, native_id: str | None) -> str | None:
 
 
 def claude(action: str, payload: dict[str, Any]) -> None:
-    from . import importing, store
+    from . import hook_ties, importing
 
     ctx = _context(payload.get("cwd"))
     if ctx is None:
@@ -225,14 +225,11 @@ def claude(action: str, payload: dict[str, Any]) -> None:
     for p in paths:
         if p and Path(p).is_file():
             importing.import_file(ctx, "claude", Path(p))
-    sid = _session_of(ctx, "claude", payload.get("session_id"))
-    if sid:
-        store.set_current_session(ctx, sid)
+    native = payload.get("session_id")
+    sid = _session_of(ctx, "claude", native)
+    hook_ties.settle(ctx, "claude", native, sid)
     if action == "prompt":
-        from .checkpoint import checkpoint
-
-        prompt = str(payload.get("prompt") or "")
-        checkpoint(ctx, text=prompt.strip()[:200] or "prompt", kind="prompt", session=sid)
+        hook_ties.prompt_checkpoint(ctx, "claude", native, sid, str(payload.get("prompt") or ""))
 
 
 def codex(payload: dict[str, Any]) -> None:

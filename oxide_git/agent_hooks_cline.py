@@ -77,7 +77,7 @@ def configure(workdir: Path, *, remove: bool = False, python: str | None = None)
 
 def handle(action: str, payload: dict[str, Any]) -> None:
     """Import the session the payload names (and its sub-agents); a new task gets a checkpoint."""
-    from . import importing, store
+    from . import hook_ties, importing
     from .agent_hooks import _context, _session_of
     from .agents import cline
 
@@ -100,11 +100,8 @@ def handle(action: str, payload: dict[str, Any]) -> None:
         if path.is_file():
             importing.import_file(ctx, "cline", path)
     sid = _session_of(ctx, "cline", native)
-    if sid:
-        store.set_current_session(ctx, sid, why="Cline's hook reported it")
+    hook_ties.settle(ctx, "cline", native, sid, why="Cline's hook reported it")
     if action == "prompt":
-        from .checkpoint import checkpoint
-
         manifest = cline.manifest_of(folder) or {}
         text = manifest.get("prompt") if isinstance(manifest.get("prompt"), str) else ""
-        checkpoint(ctx, text=str(text).strip()[:200] or "prompt", kind="prompt", session=sid)
+        hook_ties.prompt_checkpoint(ctx, "cline", native, sid, str(text))

@@ -97,7 +97,7 @@ def _transcript(payload: dict[str, Any]) -> Path | None:
 
 
 def handle(action: str, payload: dict[str, Any]) -> None:
-    from . import importing, store
+    from . import hook_ties, importing
 
     ctx = _context(payload.get("cwd"))
     if ctx is None:
@@ -105,11 +105,8 @@ def handle(action: str, payload: dict[str, Any]) -> None:
     path = _transcript(payload)
     if path is not None and path.is_file():
         importing.import_file(ctx, "copilot", path)
-    sid = _session_of(ctx, "copilot", payload.get("sessionId"))
-    if sid:
-        store.set_current_session(ctx, sid)
+    native = payload.get("sessionId")
+    sid = _session_of(ctx, "copilot", native)
+    hook_ties.settle(ctx, "copilot", native, sid)
     if action == "prompt":
-        from .checkpoint import checkpoint
-
-        prompt = str(payload.get("prompt") or "")
-        checkpoint(ctx, text=prompt.strip()[:200] or "prompt", kind="prompt", session=sid)
+        hook_ties.prompt_checkpoint(ctx, "copilot", native, sid, str(payload.get("prompt") or ""))

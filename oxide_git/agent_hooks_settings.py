@@ -79,7 +79,7 @@ def handle(spec: Settings, action: str, payload: Mapping[str, Any],
     """Import the session file the payload names; a prompt also checkpoints. ``starting(path,
     env)`` gives the session a file that holds nothing to import yet will be (its first prompt is
     checkpointed on it, stored before it has messages)."""
-    from . import importing, store
+    from . import hook_ties, importing, store
 
     ctx = _context(payload.get("cwd"))
     if ctx is None:
@@ -95,12 +95,9 @@ def handle(spec: Settings, action: str, payload: Mapping[str, Any],
                               worktree=ctx.repo.worktree_of(started.cwd))
             store.save(ctx, started, {}, summary=f"{spec.agent} session started")
             sid = started.id
-    if sid:
-        store.set_current_session(ctx, sid)
+    hook_ties.settle(ctx, spec.agent, payload.get("session_id"), sid)
     if action == "prompt" and payload.get("prompt") != "":
         # (Qwen Code fires its UserPromptSubmit again, with an empty prompt, for each batch of
         # tool results it sends back: only the prompt a person submitted is checkpointed.)
-        from .checkpoint import checkpoint
-
-        prompt = str(payload.get("prompt") or "")
-        checkpoint(ctx, text=prompt.strip()[:200] or "prompt", kind="prompt", session=sid)
+        hook_ties.prompt_checkpoint(ctx, spec.agent, payload.get("session_id"), sid,
+                                    str(payload.get("prompt") or ""))

@@ -32,10 +32,13 @@ def checkpoint(
     session: str | None = None,
     message_id: str | None = None,
     status: status_mod.Status | None = None,
+    detached: bool = False,
 ) -> snapshots.Checkpoint:
-    """Take a checkpoint of this worktree, tied to ``session`` (default: the current session)."""
+    """Take a checkpoint of this worktree, tied to ``session`` (default: the current session;
+    ``detached``: none)."""
     ctx.repo.worktree_dir.mkdir(parents=True, exist_ok=True)
-    sid = ctx.index.resolve_session(session) if session else store.current_session(ctx)
+    sid = ctx.index.resolve_session(session) if session else (
+        None if detached else store.current_session(ctx))
     if sid and message_id is None:
         rows = ctx.index.query(
             "SELECT id FROM messages WHERE session_id=? ORDER BY seq DESC LIMIT 1", (sid,))
