@@ -1,10 +1,9 @@
 """The console script. `checkpoint` and `search` are first offered to a running `git oxide watch`
 (``fastpath``); the plain form of `import` runs without click (``import_command.plain``), and so
-does `mcp`;
-`blame` starts `git blame` first (``blame_prefetch``) and runs its plain form without click.
-For the commands that snapshot the worktree first (checkpoint, rewind,
-undo) it starts `git status` before anything heavy is imported, so the one unavoidable pass over
-the worktree overlaps Python's own start-up."""
+do `mcp` and `list --json` (``list_command.plain``); `blame` starts `git blame` first
+(``blame_prefetch``) and runs its plain form without click. For the commands that snapshot the
+worktree first (checkpoint, rewind, undo) it starts `git status` before anything heavy is
+imported, so the one unavoidable pass over the worktree overlaps Python's own start-up."""
 
 from __future__ import annotations
 
@@ -26,6 +25,12 @@ def main() -> None:
         from .import_command import plain
 
         rc = plain(argv[1:])  # the form hooks and scripts run, without click
+        if rc is not None:
+            _exit_now(rc)
+    if argv[:1] == ["list"]:
+        from .list_command import plain as plain_list
+
+        rc = plain_list(argv[1:])  # `list --json [--all]`, without click
         if rc is not None:
             _exit_now(rc)
     if argv[:1] == ["blame"]:

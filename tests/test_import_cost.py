@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -79,3 +80,35 @@ def test_reimporting_loads_neither_pygit2_nor_click(repo, tmp_path) -> None:  # 
     once = json.loads(oxide(whole, "show", listed[0]["id"], "--json").stdout)
     assert shown["messages"] == once["messages"]  # in two steps = in one
     subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=repo, check=True, capture_output=True)
+
+
+def test_list_json_runs_without_click_and_prints_what_the_click_command_prints(repo, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`git oxide list --json [--all]` (the form scripts run) is parsed by hand: click is not
+    loaded, and the JSON is the click command's, byte for byte; any other form goes to click."""
+    import shutil
+    from pathlib import Path
+
+    fixture = Path(__file__).parent.parent / "fixtures" / "claude" / "split_response.jsonl"
+    shutil.copy(fixture, tmp_path / "s.jsonl")
+    oxide(repo, "import", "--agent", "claude", "-q", str(tmp_path / "s.jsonl"))
+    run = ("import sys, os; os.chdir(sys.argv[1]); sys.argv = ['git-oxide', 'list', *sys.argv[2:]]\n"
+           "import oxide_git.entry as e\n"
+           "def stop(code):\n    raise SystemExit(code)\ne._exit_now = stop\n"
+           "try:\n    e.main()\nfinally:\n    sys.stdout.flush()\n    sys.stderr.write(' '.join(sys.modules))")
+
+    def console(*args: str) -> tuple[str, set[str]]:
+        p = subprocess.run([sys.executable, "-c", run, str(repo), *args], capture_output=True, text=True,
+                           env=unmeasured())
+        assert p.returncode == 0, p.stderr
+        return p.stdout, set(p.stderr.split())
+
+    for args in (["--json"], ["--json", "--all"], ["--all", "--json"]):
+        out, loaded = console(*args)
+        assert "click" not in loaded and "oxide_git.cli" not in loaded, args
+        from_click = subprocess.run(
+            [sys.executable, "-c", "import sys; sys.argv[0] = 'git-oxide'; from oxide_git.cli import main; "
+             "main()", "list", *args], cwd=repo, capture_output=True, text=True, env=unmeasured())
+        assert from_click.returncode == 0 and out == from_click.stdout, args
+        assert [r["agent"] for r in json.loads(out)] == (["claude"] if "--all" in args else [])
+    out, loaded = console("--json", "--all", "--agent", "claude")
+    assert "click" in loaded and json.loads(out)[0]["agent"] == "claude"

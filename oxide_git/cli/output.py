@@ -9,17 +9,13 @@ from typing import Any
 
 import click
 
+from ..browse import json_lines_text
 from ..model import ago  # noqa: F401 - how long ago, as every command says it
 
 
 def emit_json_lines(items: list[str]) -> None:
     """A JSON list from elements that are already JSON text, one per line."""
     sys.stdout.write(json_lines_text(items))
-
-
-def json_lines_text(items: list[str]) -> str:
-    body = ",\n".join(items)
-    return f"[\n{body}\n]\n" if items else "[]\n"
 
 
 def emit_json(obj: Any) -> None:
