@@ -71,7 +71,11 @@ def test_memory_commits_carry_the_clock_s_time_and_claude_s_folder_defaults_to_h
     from .conftest import git
 
     memory.add(make_ctx(repo, NOW_MS + 5000), "build", "x")
-    assert git(repo, "log", "-1", "--format=%ct", refs.MEMORY).strip() == str((NOW_MS + 5000) // 1000)
+    # dated by the clock, in UTC for author and committer alike (the same in every clone)
+    when = (NOW_MS + 5000) // 1000
+    assert git(repo, "log", "-1", "--format=%ct %at", refs.MEMORY).split() == [str(when)] * 2
+    dates = git(repo, "log", "-1", "--format=%ci|%ai", refs.MEMORY).strip().split("|")
+    assert all(d.endswith(" +0000") for d in dates), dates
     ctx = make_ctx(repo)
     bare_env = {k: v for k, v in ctx.environ.items() if k != "CLAUDE_CONFIG_DIR"}
     plain = Context(ctx.repo, NOW_MS, bare_env)
@@ -88,6 +92,9 @@ def test_a_long_first_line_is_cut_in_the_index(repo: Path) -> None:
     memory.add(make_ctx(repo, NOW_MS + 1), "short", "y" * 80)
     line = next(ln for ln in memory.show(make_ctx(repo)).splitlines() if "(short.md)" in ln)
     assert line == "- [short](short.md) — " + "y" * 80
+    memory.add(make_ctx(repo, NOW_MS + 2), "edge", "z" * 81)  # one over: cut to 80 with the mark
+    line = next(ln for ln in memory.show(make_ctx(repo)).splitlines() if "(edge.md)" in ln)
+    assert line == "- [edge](edge.md) — " + "z" * 79 + "…"
 
 
 def test_a_memory_commit_made_by_plain_git_dates_from_its_commit(repo: Path) -> None:
@@ -155,3 +162,38 @@ def subprocess_mktree(repo: Path, listing: str) -> str:
 
     return subprocess.run(["git", "mktree"], cwd=repo, input=listing, capture_output=True, text=True,
                           check=True).stdout.strip()
+
+
+def test_add_and_rm_return_the_commit_they_made(repo: Path) -> None:
+    """What `memory add --json` / `rm --json` and the MCP memory_add print: the new tip, not the
+    one it replaced."""
+    from oxide_git import refs
+
+    from .conftest import git
+
+    first = memory.add(make_ctx(repo), "build", "x")
+    assert first == git(repo, "rev-parse", refs.MEMORY).strip()
+    second = memory.add(make_ctx(repo, NOW_MS + 1), "build", "y")
+    assert second == git(repo, "rev-parse", refs.MEMORY).strip() != first
+    gone = memory.rm(make_ctx(repo, NOW_MS + 2), "build")
+    assert gone == git(repo, "rev-parse", refs.MEMORY).strip() != second
+    assert git(repo, "rev-parse", f"{gone}^").strip() == second
+
+
+def test_importing_claude_memory_returns_its_commit_and_refuses_a_file_that_is_no_topic(
+        repo: Path, isolated_env: Path) -> None:
+    from oxide_git import refs
+    from oxide_git.errors import OxideError
+
+    from .conftest import git
+
+    ctx = make_ctx(repo)
+    src = memory.claude_dir(ctx)
+    src.mkdir(parents=True)
+    (src / "build.md").write_text("make test\n")
+    res = memory.import_claude(ctx)
+    assert res["commit"] == git(repo, "rev-parse", refs.MEMORY).strip() and res["files"] == ["build.md"]
+    (src / "my notes.md").write_text("a name git oxide would not give a topic\n")
+    with pytest.raises(OxideError, match="'my notes.md' is not a topic name"):
+        memory.import_claude(make_ctx(repo, NOW_MS + 1))
+    assert git(repo, "rev-parse", refs.MEMORY).strip() == res["commit"]  # nothing written

@@ -239,6 +239,8 @@ def test_diverged_memory_keeps_ours_and_takes_their_other_files(clones: tuple[Pa
     files = memory.files(make_ctx(b))
     assert files["build.md"] == "b's rule\n"  # ours
     assert files["only-a.md"] == "a's topic\n" and files["base.md"] == "shared start\n"
+    # the log is ours: the merge's first parent, then our own write, not theirs
+    assert [w.summary for w in memory.log(make_ctx(b))] == ["pull: merge memory", "add build", "add base"]
     oxide(b, "push")  # the merge has both sides as parents: a fast-forward
     oxide(a, "pull")
     assert memory.files(make_ctx(a))["build.md"] == "b's rule\n"
