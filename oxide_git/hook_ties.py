@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from typing import Any
 
 from .context import Context
@@ -107,3 +108,16 @@ def settle(ctx: Context, agent: str, native_id: Any, session: str | None, why: s
 
     tie_pending(ctx, agent, native_id, session)
     store.set_current_session(ctx, session, why)
+
+
+def tie_imported(ctx: Context, sessions: Iterable[str]) -> int:
+    """After an import (`git oxide import`, `watch`): the prompt checkpoints waiting for any of
+    ``sessions`` are tied to it, should no hook of theirs run again (the agent was killed)."""
+    ids = list(sessions)
+    pending = _load(ctx) if ids else {}
+    if not pending:
+        return 0
+    rows = ctx.index.query(
+        f"SELECT id, agent, native_id FROM sessions WHERE id IN ({','.join('?' * len(ids))})", tuple(ids))
+    return sum(tie_pending(ctx, agent, native, sid) for sid, agent, native in rows
+               if _key(agent, native) in pending)

@@ -333,7 +333,11 @@ def _import_all(ctx: Context, items: list[tuple[str, Path]], dry_run: bool,
         if progress:
             progress(done, total)
     if not dry_run:
-        _follow_latest(ctx, {s for f in report.files for s in f.sessions})
+        imported = {s for f in report.files for s in f.sessions}
+        _follow_latest(ctx, imported)
+        from .hook_ties import tie_imported
+
+        tie_imported(ctx, imported)  # prompt checkpoints a hook took before their session was here
     return report
 
 

@@ -222,7 +222,7 @@ class Watcher:
 
     def after_import(self, sid: str, seen: int, prompts: bool) -> None:
         """Make the session current in its worktree; checkpoint its newest new user prompt."""
-        from . import store
+        from . import hook_ties, store
         from .checkpoint import checkpoint
 
         row = self.ctx.index.query("SELECT worktree FROM sessions WHERE id=?", (sid,))
@@ -233,6 +233,7 @@ class Watcher:
             return
         wctx = Context(repo, int(time.time() * 1000), self.ctx.environ, self.ctx._index)
         store.set_current_session(wctx, sid)
+        hook_ties.tie_imported(wctx, [sid])  # a hook's prompt checkpoint taken before the file was there
         if not prompts:
             return
         rows = self.ctx.index.query(

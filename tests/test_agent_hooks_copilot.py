@@ -98,42 +98,70 @@ def test_the_hooks_import_the_session_and_checkpoint_each_prompt(repo: Path) -> 
     assert "failed" not in (log.read_text() if log.exists() else "")
 
 
-def test_a_prompt_before_the_session_file_exists_is_tied_to_it_when_it_is_imported(repo: Path) -> None:
-    """Under load Copilot's userPromptSubmitted hook can run before events.jsonl is written: the
-    prompt's checkpoint is taken on no session (not on whichever session was current), and the stop
-    hook that imports the session ties it: same tree, under the session's ref, kept by a reindex."""
-    from oxide_git import refs
-
+def _prompt_before_the_file(repo: Path) -> dict:  # type: ignore[type-arg]
+    """The prompt hook of a session whose events.jsonl is not written yet, while an earlier session
+    is current: the untied checkpoint's row."""
     oxide(repo, "init")
     ctx = make_ctx(repo)
-    (ctx.repo.worktree_dir).mkdir(parents=True, exist_ok=True)
+    ctx.repo.worktree_dir.mkdir(parents=True, exist_ok=True)
     (ctx.repo.worktree_dir / "current-session").write_text("0" * 32 + "\n")  # an earlier session
     (repo / "README.md").write_text("before the prompt\n")
-    base = {"sessionId": SID, "timestamp": 1796162851900, "cwd": str(repo)}
-    r = _hook(repo, "prompt", {**base, "prompt": "COPILOT-PROMPT-1: make shell.txt"})
+    r = _hook(repo, "prompt", {"sessionId": SID, "timestamp": 1796162851900, "cwd": str(repo),
+                               "prompt": "COPILOT-PROMPT-1: make shell.txt"})
     assert r.returncode == 0 and r.stdout == "", r.stderr
     ctx = make_ctx(repo)
     [untied] = ctx.index.checkpoint_rows()
     assert untied["session_id"] is None and untied["kind"] == "prompt"
     pending = json.loads((ctx.repo.worktree_dir / "pending-prompts.json").read_text())
     assert pending == {f"copilot:{SID}": [untied["id"]]}
+    return untied
+
+
+def _write_events(repo: Path) -> Path:
+    """The session's events.jsonl, as Copilot writes it."""
     events = Path(os.environ["COPILOT_HOME"]) / "session-state" / SID / "events.jsonl"
-    events.parent.mkdir(parents=True)
+    events.parent.mkdir(parents=True, exist_ok=True)
     events.write_bytes((FIXTURES / "copilot" / SID / "events.jsonl").read_bytes().replace(
         b"/tmp/copilot/proj", str(repo).encode()))
-    r = _hook(repo, "stop", {**base, "transcriptPath": str(events), "stopReason": "end_turn"})
-    assert r.returncode == 0 and r.stdout == "", r.stderr
+    return events
+
+
+def _assert_tied(repo: Path, untied: dict) -> None:  # type: ignore[type-arg]
+    from oxide_git import refs
+
     ctx = make_ctx(repo)
     [sid] = [x[0] for x in ctx.index.query("SELECT id FROM sessions WHERE native_id=?", (SID,))]
-    [tied] = ctx.index.checkpoint_rows()
+    [tied] = [c for c in ctx.index.checkpoint_rows() if c["created_at"] == untied["created_at"]]
     assert tied["session_id"] == sid and tied["kind"] == "prompt" and tied["tree"] == untied["tree"]
     assert tied["head"] == untied["head"] and tied["created_at"] == untied["created_at"]
     assert tied["message"] == "COPILOT-PROMPT-1: make shell.txt" and tied["id"] != untied["id"]
     assert refs.read(ctx.repo.git, refs.checkpoint_ref(sid, tied["id"])) is not None
     assert refs.read(ctx.repo.git, refs.checkpoint_ref("manual", untied["id"])) is None
     assert not (ctx.repo.worktree_dir / "pending-prompts.json").exists()
-    assert (ctx.repo.worktree_dir / "current-session").read_text().strip() == sid
     oxide(repo, "reindex")
-    assert [c["id"] for c in make_ctx(repo).index.checkpoint_rows(sid)] == [tied["id"]]
+    assert tied["id"] in [c["id"] for c in make_ctx(repo).index.checkpoint_rows(sid)]
+    assert untied["id"] not in make_ctx(repo).index.checkpoint_ids()
     log = ctx.repo.oxide_dir / "log"
     assert "failed" not in (log.read_text() if log.exists() else "")
+
+
+def test_a_prompt_before_the_session_file_exists_is_tied_to_it_when_it_is_imported(repo: Path) -> None:
+    """Under load Copilot's userPromptSubmitted hook can run before events.jsonl is written: the
+    prompt's checkpoint is taken on no session (not on whichever session was current), and the stop
+    hook that imports the session ties it: same tree, under the session's ref, kept by a reindex."""
+    untied = _prompt_before_the_file(repo)
+    events = _write_events(repo)
+    r = _hook(repo, "stop", {"sessionId": SID, "cwd": str(repo), "transcriptPath": str(events),
+                             "stopReason": "end_turn"})
+    assert r.returncode == 0 and r.stdout == "", r.stderr
+    _assert_tied(repo, untied)
+    ctx = make_ctx(repo)
+    [sid] = [x[0] for x in ctx.index.query("SELECT id FROM sessions WHERE native_id=?", (SID,))]
+    assert (ctx.repo.worktree_dir / "current-session").read_text().strip() == sid
+
+
+def test_without_a_stop_hook_git_oxide_import_ties_the_waiting_checkpoint(repo: Path) -> None:
+    """The agent was killed before its stop hook: the next `git oxide import` ties it."""
+    untied = _prompt_before_the_file(repo)
+    oxide(repo, "import", "--agent", "copilot", str(_write_events(repo)))
+    _assert_tied(repo, untied)

@@ -194,6 +194,6 @@ def test_importing_claude_memory_returns_its_commit_and_refuses_a_file_that_is_n
     res = memory.import_claude(ctx)
     assert res["commit"] == git(repo, "rev-parse", refs.MEMORY).strip() and res["files"] == ["build.md"]
     (src / "my notes.md").write_text("a name git oxide would not give a topic\n")
-    with pytest.raises(OxideError, match="'my notes.md' is not a topic name"):
+    with pytest.raises(OxideError, match=r"'my notes\.md' is not a topic name"):
         memory.import_claude(make_ctx(repo, NOW_MS + 1))
     assert git(repo, "rev-parse", refs.MEMORY).strip() == res["commit"]  # nothing written

@@ -43,3 +43,20 @@ def test_watch_imports_a_copilot_session_as_it_grows(repo: Path) -> None:
     listed = json.loads(oxide(repo, "list", "--agent", "copilot", "--json").stdout)
     assert [r["native_id"] for r in listed] == [SID]
     assert json.loads(oxide(repo, "list", "--agent", "claude", "--json").stdout) == []
+
+
+def test_watch_ties_a_prompt_checkpoint_a_hook_took_before_the_session_file_existed(repo: Path) -> None:
+    """The hook's prompt came before events.jsonl; the agent was killed before its stop hook: the
+    running `watch` that imports the file ties the waiting checkpoint to the session."""
+    from tests.test_agent_hooks_copilot import _assert_tied, _prompt_before_the_file, _write_events
+
+    (Path(os.environ["COPILOT_HOME"]) / "session-state").mkdir(parents=True)
+    untied = _prompt_before_the_file(repo)
+    started = json.loads(oxide(repo, "watch", "--daemon", "--json").stdout)
+    try:
+        _write_events(repo)
+        wait_for(lambda: not (make_ctx(repo).repo.worktree_dir / "pending-prompts.json").exists())
+    finally:
+        out = json.loads(oxide(repo, "watch", "--stop", "--json").stdout)
+    assert out["stopped"] and out["pid"] == started["pid"]
+    _assert_tied(repo, untied)
