@@ -83,15 +83,18 @@ def _tie(ctx: Context, checkpoint_id: str, session: str) -> bool:
     git = ctx.repo.git
     old_ref = refs.checkpoint_ref("manual", checkpoint_id)
     old = git.get(checkpoint_id)
-    if not isinstance(old, pygit2.Commit) or refs.read(git, old_ref) != old.id:
-        return False  # gone (gc, rm) or already moved: nothing to tie
+    if not isinstance(old, pygit2.Commit):
+        return False  # gone (gc): nothing to tie
     lines = old.message.splitlines(keepends=True)
     if "Oxide-Session: none\n" not in lines:
         return False
     lines[lines.index("Oxide-Session: none\n")] = f"Oxide-Session: {session}\n"
     oid = git.create_commit(None, old.author, old.committer, "".join(lines), old.tree_id, old.parent_ids)
     ref = refs.checkpoint_ref(session, str(oid))
-    refs.update(git, {ref: (None, oid), old_ref: (old.id, None)}, "oxide: checkpoint tied to its session")
+    try:
+        refs.update(git, {ref: (None, oid), old_ref: (old.id, None)}, "oxide: checkpoint tied to its session")
+    except refs.RefMoved:
+        return False  # its ref is gone (rm) or another hook of the session tied it meanwhile
     cp = snapshots.parse_commit(git[oid], ref)
     with ctx.index.write() as conn:
         conn.execute("DELETE FROM checkpoints WHERE id=?", (checkpoint_id,))

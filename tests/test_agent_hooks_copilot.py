@@ -165,3 +165,17 @@ def test_without_a_stop_hook_git_oxide_import_ties_the_waiting_checkpoint(repo: 
     untied = _prompt_before_the_file(repo)
     oxide(repo, "import", "--agent", "copilot", str(_write_events(repo)))
     _assert_tied(repo, untied)
+
+
+def test_a_waiting_checkpoint_removed_meanwhile_is_not_tied_and_no_longer_waits(repo: Path) -> None:
+    from oxide_git import hook_ties, refs
+
+    from .conftest import git
+
+    untied = _prompt_before_the_file(repo)
+    git(repo, "update-ref", "-d", refs.checkpoint_ref("manual", untied["id"]))  # gone meanwhile
+    oxide(repo, "import", "--agent", "copilot", str(_write_events(repo)))
+    ctx = make_ctx(repo)
+    assert not (ctx.repo.worktree_dir / "pending-prompts.json").exists()
+    assert not git(repo, "for-each-ref", "refs/oxide/checkpoints/").strip()  # nothing tied, nothing made
+    assert hook_ties.tie_pending(ctx, "copilot", SID, "0" * 32) == 0  # nothing waits any more
