@@ -304,3 +304,19 @@ def test_a_pull_fetches_only_the_refs_that_moved(clones: tuple[Path, Path, Path]
              if "fetch> ref-prefix refs/oxide/" in ln]
     assert asked == [refs.session_ref(SID)]  # the one ref that moved, not the five that did not
     assert res["updated"] == {refs.session_ref(SID): "fast-forward"}
+
+
+def test_what_the_reindex_after_a_pull_finds_wrong_is_reported_by_the_pull(clones: tuple[Path, Path, Path]) -> None:
+    """The pull's own reindex reads every session log: one it cannot read (here a local ref that
+    points at a commit with no session.msgpack) is a problem of the pull, said, and nothing else stops."""
+    a, b, _bare = clones
+    say(a, "hello")
+    oxide(a, "push")
+    bad = "0" * 12 + "b" * 20
+    empty = git(b, "hash-object", "-w", "-t", "tree", "/dev/null").strip()
+    stray = git(b, "commit-tree", "-m", "not a session log", empty).strip()
+    git(b, "update-ref", refs.session_ref(bad), stray)
+    res = _pull(b)
+    assert res["updated"] == {refs.session_ref(SID): "new"}
+    assert res["problems"] == [f"{refs.session_ref(bad)}: session log {stray} has no session.msgpack"]
+    assert texts(b) == ["hello"]
