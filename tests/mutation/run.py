@@ -46,7 +46,8 @@ T = "tests/"
 MODULES: dict[str, tuple[str, ...]] = {
     "redact": (T + "test_redact_walk.py", T + "test_redact.py", T + "test_secretgate_clearing.py", T + "test_secretgate.py"),
     "secretgate": (T + "test_secretgate_clearing.py", T + "test_secretgate.py", T + "test_redact.py"),
-    "share": (T + "test_share.py", T + "test_share_edges.py", T + "test_pull_many.py"),
+    "share": (T + "test_share.py", T + "test_share_edges.py", T + "test_pull_many.py",
+              T + "test_pull_screening.py"),
     "remote_refs": (T + "test_pull_many.py", T + "test_share_edges.py", T + "test_share.py",
                     T + "test_pull_screening.py"),
     "notes": (T + "test_notes.py", T + "test_hooks.py", T + "test_share.py", T + "test_export.py"),
