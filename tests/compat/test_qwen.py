@@ -47,8 +47,9 @@ def test_qwen_import_and_round_trip(compat_repo: Path, model_server, tmp_path: P
 def test_qwen_hooks_capture_without_an_import(compat_repo: Path, model_server) -> None:
     """`init --agent-hooks qwen`: the CLI's own UserPromptSubmit/Stop hooks import the session and
     take a prompt checkpoint, with no `git oxide import` run. The first prompt of a new session
-    fires its hook before the CLI writes anything: that checkpoint has no session to go to yet
-    (docs/agents/qwen.md); every later one is the session's."""
+    fires its hook before the CLI writes anything: that checkpoint is taken on no session and tied
+    to the session by the Stop hook that imports it (docs/agents/qwen.md); every later one is the
+    session's when it is taken."""
     d = make_driver("qwen", compat_repo, model_server)
     checks.oxide(compat_repo, "init", "--agent-hooks", "qwen")
     assert "git oxide agent-hook qwen prompt" in (compat_repo / ".qwen" / "settings.json").read_text()
@@ -58,7 +59,8 @@ def test_qwen_hooks_capture_without_an_import(compat_repo: Path, model_server) -
     checks.assert_conversation(checks.show(compat_repo, sid), [d.prompt1])  # Stop imported the turn
     d.resume(sid, PROMPT2).check()
     cps = checks.oxide_json(compat_repo, "checkpoints", "--session", rows[0]["id"])
-    assert [(c["kind"], c["message"]) for c in cps] == [("prompt", PROMPT2)], cps
+    got = sorted((c["kind"], c["message"]) for c in cps)
+    assert got == sorted([("prompt", d.prompt1), ("prompt", PROMPT2)]), cps
     assert checks.user_prompts(checks.show(compat_repo, sid))[-1] == PROMPT2
 
 
