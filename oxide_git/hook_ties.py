@@ -116,11 +116,12 @@ def settle(ctx: Context, agent: str, native_id: Any, session: str | None, why: s
 def tie_imported(ctx: Context, sessions: Iterable[str]) -> int:
     """After an import (`git oxide import`, `watch`): the prompt checkpoints waiting for any of
     ``sessions`` are tied to it, should no hook of theirs run again (the agent was killed)."""
-    ids = list(sessions)
-    pending = _load(ctx) if ids else {}
-    if not pending:
-        return 0
-    rows = ctx.index.query(
-        f"SELECT id, agent, native_id FROM sessions WHERE id IN ({','.join('?' * len(ids))})", tuple(ids))
-    return sum(tie_pending(ctx, agent, native, sid) for sid, agent, native in rows
-               if _key(agent, native) in pending)
+    imported = set(sessions)
+    pending = _load(ctx) if imported else {}
+    tied = 0
+    for key in pending:  # a few at most: looked up one by one, whatever the import's size
+        agent, _, native = key.partition(":")
+        rows = ctx.index.query("SELECT id FROM sessions WHERE agent=? AND native_id=?", (agent, native))
+        if rows and rows[0][0] in imported:
+            tied += tie_pending(ctx, agent, native, rows[0][0])
+    return tied
