@@ -116,12 +116,14 @@ def settle(ctx: Context, agent: str, native_id: Any, session: str | None, why: s
 def tie_imported(ctx: Context, sessions: Iterable[str]) -> int:
     """After an import (`git oxide import`, `watch`): the prompt checkpoints waiting for any of
     ``sessions`` are tied to it, should no hook of theirs run again (the agent was killed)."""
+    from .agent_hooks import _session_of
+
     imported = set(sessions)
     pending = _load(ctx) if imported else {}
     tied = 0
     for key in pending:  # a few at most: looked up one by one, whatever the import's size
         agent, _, native = key.partition(":")
-        rows = ctx.index.query("SELECT id FROM sessions WHERE agent=? AND native_id=?", (agent, native))
-        if rows and rows[0][0] in imported:
-            tied += tie_pending(ctx, agent, native, rows[0][0])
+        sid = _session_of(ctx, agent, native)
+        if sid in imported:
+            tied += tie_pending(ctx, agent, native, str(sid))
     return tied
