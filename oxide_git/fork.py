@@ -72,7 +72,7 @@ def fork(ctx: Context, ref: str, *, at: str | None = None, title: str | None = N
     with ctx.index.write() as conn:
         conn.execute(
             "INSERT INTO messages SELECT ?, seq, id, role, created_at, native_id, compacted, "
-            "is_compaction, text, model FROM messages WHERE session_id=? AND seq<?", (new_id, sid, seq))
+            "is_compaction, text, model, real FROM messages WHERE session_id=? AND seq<?", (new_id, sid, seq))
         conn.execute("INSERT INTO parts SELECT ?, seq, idx, type, call_id, name, is_error FROM parts "
                      "WHERE session_id=? AND seq<?", (new_id, sid, seq))
         ctx.index.put_session(conn, new, log_commit=str(oid), count=seq)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # the index is read on paths that must not import pygit2
     from .model import Message, Session
     from .snapshots import Checkpoint
 
-SCHEMA_VERSION = 3  # an older index is dropped and rebuilt from git: it is only a cache
+SCHEMA_VERSION = 4  # an older index is dropped and rebuilt from git: it is only a cache
 FTS_TEXT_LIMIT = 64 * 1024
 _SNIPPET = 200
 
@@ -45,7 +45,8 @@ def _create_schema(path: Path) -> None:
     )
     db["messages"].create(
         {"session_id": str, "seq": int, "id": str, "role": str, "created_at": int,
-         "native_id": str, "compacted": int, "is_compaction": int, "text": str, "model": str},
+         "native_id": str, "compacted": int, "is_compaction": int, "text": str, "model": str,
+         "real": int},
         pk=("session_id", "seq"), if_not_exists=True,
     )
     db["parts"].create(
@@ -246,16 +247,15 @@ class Index(IdLookups):
 
     def real_message_counts(self, ids: Iterable[str] | None = None) -> dict[str, int]:
         """Messages that hold more than records kept whole (``other`` parts: Claude Code's
-        progress and hook events...), per session: what people count as the conversation."""
-        sql = ("SELECT p.session_id, count(DISTINCT p.seq) FROM parts p JOIN messages m "
-               "ON m.session_id = p.session_id AND m.seq = p.seq WHERE p.type != 'other' "
-               "AND (p.type != 'text' OR trim(m.text, ' ' || char(9, 10, 13)) != '')")
+        progress and hook events...), per session: what people count as the conversation
+        (``real``, worked out as each message's row is made: ``is_real``)."""
+        sql = "SELECT session_id, count(*) FROM messages WHERE real=1"
         args: list[Any] = []
         if ids is not None:
             id_list = list(ids)
-            sql += f" AND p.session_id IN ({','.join('?' * len(id_list))})"
+            sql += f" AND session_id IN ({','.join('?' * len(id_list))})"
             args = id_list
-        return {r[0]: int(r[1]) for r in self.query(sql + " GROUP BY p.session_id", args)}
+        return {r[0]: int(r[1]) for r in self.query(sql + " GROUP BY session_id", args)}
 
     def session_count(self, *, agent: str | None = None) -> int:
         where, args = _session_filter(None, None, agent, None)
@@ -382,13 +382,23 @@ Rows = tuple[tuple[int, str], tuple[int, str]]
 def message_rows(puts: Mapping[int, Message]) -> Rows:
     """The ``messages`` and ``parts`` rows of the messages by seq (without the session id), as
     ``put_rows`` takes them. Pure: an import's parser process computes them."""
-    messages = [(q, m.id, m.role, m.created_at, m.native_id, int(m.compacted), int(m.is_compaction()),
-                 m.text()[:FTS_TEXT_LIMIT], m.model) for q, m in puts.items()]
+    messages = []
+    for q, m in puts.items():
+        text = m.text()[:FTS_TEXT_LIMIT]
+        messages.append((q, m.id, m.role, m.created_at, m.native_id, int(m.compacted), int(m.is_compaction()),
+                         text, m.model, is_real(m, text)))
     parts = [(q, i, p.type, p.get("call_id"), p.get("name"),
               int(bool(p.get("is_error"))) if p.type == PartType.TOOL_RESULT else None)
              for q, m in puts.items() for i, p in enumerate(m.parts)]
     return ((len(messages[0]) if messages else 0, _json_rows(messages)),
             (len(parts[0]) if parts else 0, _json_rows(parts)))
+
+
+def is_real(m: Message, text: str) -> int:
+    """1 when the message holds more than records kept whole: a part that is not ``other``, and
+    for text parts, text that is not only blanks (``text``: the message's indexed text)."""
+    return int(any(p.type != PartType.OTHER and (p.type != PartType.TEXT or text.strip(" \t\n\r"))
+                   for p in m.parts))
 
 
 def _json_rows(rows: list[tuple[Any, ...]]) -> str:
