@@ -117,7 +117,7 @@ class _Sender:
 
     def save(self, s: Session, start: int, msgs: list[Message]) -> Session:
         from . import codec, logwrite
-        from .index import message_rows
+        from .index_rows import message_rows
         from .redact import COUNTS_KEY, message_counts
 
         placed = logwrite.with_ids(s.id, dict(enumerate(msgs, start)))

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 from . import codec, logwrite, redact, refs
 from .context import Context
-from .index import Rows
-from .index import message_rows as index_rows
+from .index_rows import Rows
+from .index_rows import message_rows as index_rows
 from .model import Message, Session
 
 if TYPE_CHECKING:
