@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import os
 import queue
-import stat
 import threading
 import time
 import traceback
@@ -23,56 +22,12 @@ from .capture_plan import Plan
 from .context import Context
 from .hook_impl import log
 from .repo import Repo, find_repo
+from .watch_paths import database_of, inode, may_hold_sessions, store_roots
 
 JOURNAL_MAX_BYTES = 4 * 1024 * 1024  # past this the journal is dropped (full status) and rebuilt
 RESCAN_S = 1.0
 BARRIER_PREFIX = "watch-barrier-"
 BARRIER_TIMEOUT_S = 1.0
-
-
-def store_roots(ctx: Context) -> dict[str, str]:
-    """The folders the agents write their sessions into (existing or not) -> agent name."""
-    from .agents import watch_roots
-
-    return watch_roots(_agent_env(ctx))
-
-
-def _inode(path: str) -> tuple[int, int] | None:
-    """(device, inode) of the folder at ``path``, or None when there is no folder there."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
-
-
-_SQLITE_SIDECARS = ("-wal", "-shm", "-journal")
-
-
-def _database_of(path: str) -> str:
-    """A SQLite database's own path for a change to its write-ahead log or journal: a database an
-    agent keeps open (OpenCode's) writes its turns to ``-wal``, not to the file discover names."""
-    for suffix in _SQLITE_SIDECARS:
-        if path.endswith(suffix):
-            return path[: -len(suffix)]
-    return path
-
-
-def _may_hold_sessions(agent: str, path: str) -> bool:
-    """Is ``path`` named like the agent's session files (so a new one is worth a discover)? Lock
-    files, caches and metadata under a store do not make the daemon list every session again."""
-    from fnmatch import fnmatch
-
-    from .agents import file_patterns
-
-    name = os.path.basename(path)
-    return any(fnmatch(name, pat) for pat in file_patterns(agent))
-
-
-def _agent_env(ctx: Context) -> Any:
-    from .importing import agent_env
-
-    return agent_env(ctx)
 
 
 class Watcher:
@@ -131,7 +86,7 @@ class Watcher:
         A folder deleted and made again between two rescans is another folder: the old watch saw
         its deletion and nothing since, so it is watched anew (known by the deletion event, as the
         new folder may get the old one's inode number)."""
-        ino = _inode(path)
+        ino = inode(path)
         if path in self.watches:
             died = path in self.deleted
             self.deleted.discard(path)
@@ -192,9 +147,9 @@ class Watcher:
     # work --------------------------------------------------------------------------------
 
     def import_due(self, paths: list[tuple[str, str]], prompts: bool) -> None:
-        paths = [(a, _database_of(p)) for a, p in paths]
+        paths = [(a, database_of(p)) for a, p in paths]
         known = self.known or {}
-        if any(p not in known and _may_hold_sessions(a, p) for a, p in paths):
+        if any(p not in known and may_hold_sessions(a, p) for a, p in paths):
             known = self.known = {str(p): a for a, p in _safe_discover(self)}
         for path in dict.fromkeys(p for _a, p in paths):
             if path in known:
