@@ -300,8 +300,10 @@ def _notes_exist(common: Path, oxide_dir: Path) -> bool:
         return False
 
 
-def framework(hook: str, args: list[str]) -> None:
-    """The shim's work for the pre-commit framework (``.pre-commit-hooks.yaml``): queue, drain."""
+def framework(hook: str) -> None:
+    """The shim's work for the pre-commit framework (``.pre-commit-hooks.yaml``): queue, drain.
+    What follows the hook type on the command line (a config's ``args:``) is not read: the hook's
+    own values come from git and pre-commit's PRE_COMMIT_* variables."""
     from .repo import clean_git_env, find_repo
 
     env = clean_git_env()
@@ -353,7 +355,7 @@ def main(argv: list[str]) -> int:
         elif cmd == "install-hook":
             install_hook(*args[:2])
         elif cmd == "--hook-type" and args:
-            framework(args[0], [a for a in args[1:] if a != "--"])
+            framework(args[0])
         else:
             raise ValueError(f"unknown hook command {cmd!r}")
     except Exception:

@@ -147,3 +147,27 @@ def test_the_post_commit_hook_hands_over_the_head_it_committed_to(repo: Path, tm
     [post] = [ln.split("\t") for ln in lines if ln.startswith("post-commit\t")]
     assert post[3] == git(repo, "rev-parse", "HEAD").strip()
     assert post[6] == "ref: refs/heads/feature"
+
+
+def test_the_framework_entry_takes_its_hook_from_the_first_argument_and_jobs_forget_gits_variables(
+        repo: Path, tmp_path: Path) -> None:
+    """A config's ``args:`` after the hook type are not the hook; and the drain the entry starts
+    forgets the GIT_* variables of its caller (here another repository's): its jobs open this one."""
+    from .test_hooks import idle, make_session, note
+
+    oxide(repo, "init")
+    sid = make_session(repo)
+    other = tmp_path / "other"
+    git(tmp_path, "init", "-q", str(other))
+    elsewhere = {"GIT_DIR": str(other / ".git"), "GIT_WORK_TREE": str(other),
+                 "GIT_INDEX_FILE": str(other / ".git" / "index")}
+    (repo / "p").write_text("p")
+    git(repo, "add", "p")
+    assert hook_impl(repo, "--hook-type", "pre-commit", "--", "--verbose", env=elsewhere).returncode == 0
+    idle(repo)
+    git(repo, "commit", "-q", "-m", "p")
+    assert hook_impl(repo, "--hook-type", "post-commit", "--", "x", env=elsewhere).returncode == 0
+    n = note(repo)
+    assert n["sessions"] == [sid] and len(n["checkpoints"]) == 1
+    assert not (repo / ".git" / "oxide" / "log").exists() or "failed" not in (
+        repo / ".git" / "oxide" / "log").read_text()
