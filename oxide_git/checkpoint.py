@@ -35,7 +35,8 @@ def checkpoint(
     detached: bool = False,
 ) -> snapshots.Checkpoint:
     """Take a checkpoint of this worktree, tied to ``session`` (default: the current session;
-    ``detached``: none)."""
+    ``detached``: none, and never the same as an earlier one: it waits for a session of its own,
+    ``hook_ties``, which another waiting one of the same worktree state must not take)."""
     ctx.repo.worktree_dir.mkdir(parents=True, exist_ok=True)
     sid = ctx.index.resolve_session(session) if session else (
         None if detached else store.current_session(ctx))
@@ -49,7 +50,7 @@ def checkpoint(
         "coalesce(session_id, '')=? ORDER BY rowid DESC LIMIT 1",  # the last one recorded
         (ctx.repo.worktree_id, sid or ""))
     same = prev and prev[0]["kind"] == kind and (kind == "manual" or prev[0]["message_id"] == message_id)
-    previous = dict(prev[0]) if same else None
+    previous = dict(prev[0]) if same and not detached else None
     cp = refs.retry_on_move(lambda: snapshots.take(
         ctx.repo, kind=kind, now_ms=ctx.now_ms, session_id=sid, message_id=message_id, text=text,
         max_file_size=ctx.config_size("oxide.maxFileSize", snapshots.DEFAULT_MAX_FILE_SIZE),

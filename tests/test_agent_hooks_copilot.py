@@ -179,3 +179,30 @@ def test_a_waiting_checkpoint_removed_meanwhile_is_not_tied_and_no_longer_waits(
     assert not (ctx.repo.worktree_dir / "pending-prompts.json").exists()
     assert not git(repo, "for-each-ref", "refs/oxide/checkpoints/").strip()  # nothing tied, nothing made
     assert hook_ties.tie_pending(ctx, "copilot", SID, "0" * 32) == 0  # nothing waits any more
+
+
+def test_two_sessions_waiting_on_the_same_worktree_state_each_get_a_checkpoint_of_their_own(repo: Path) -> None:
+    """Two agents' first prompts before either session file exists, nothing changed in between:
+    each waits with its own checkpoint (the dedupe of an unchanged state would have given the second
+    the first's, and the first session imported would have taken both)."""
+    from oxide_git import hook_ties, store
+    from oxide_git.model import Message, Part, Session
+    from tests.conftest import NOW_MS
+
+    oxide(repo, "init")
+    hook_ties.prompt_checkpoint(make_ctx(repo), "copilot", "native-a", None, "first of a")
+    hook_ties.prompt_checkpoint(make_ctx(repo, NOW_MS + 10), "copilot", "native-b", None, "first of b")
+    ctx = make_ctx(repo, NOW_MS + 20)
+    pending = json.loads((ctx.repo.worktree_dir / hook_ties.FILE).read_text())
+    [a], [b] = pending["copilot:native-a"], pending["copilot:native-b"]
+    assert a != b
+    sids = {}
+    for n, native in enumerate(("native-a", "native-b")):
+        s = Session(f"{n}" * 12 + "e" * 20, "copilot", native_id=native, cwd=str(repo), worktree="main")
+        store.append(ctx, s, [Message("user", (Part.text(f"first of {native[-1]}"),))])
+        sids[native] = s.id
+    assert hook_ties.tie_pending(ctx, "copilot", "native-b", sids["native-b"]) == 1
+    assert hook_ties.tie_pending(ctx, "copilot", "native-a", sids["native-a"]) == 1
+    rows = make_ctx(repo, NOW_MS + 30).index.checkpoint_rows()
+    assert sorted((r["session_id"], r["message"].split("\n")[0]) for r in rows) == sorted(
+        [(sids["native-a"], "first of a"), (sids["native-b"], "first of b")])
