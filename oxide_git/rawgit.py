@@ -161,8 +161,11 @@ class Objects:
         folder = os.path.join(self.dir, hexid[:2])
         path = os.path.join(folder, hexid[2:])
         body = zlib.compress(b"%s %d\0" % (_NAMES[kind], len(data)) + data, 1)
-        for attempt in range(3):  # a concurrent `git gc` may remove an empty fan-out folder
-            os.makedirs(folder, exist_ok=True)
+        for attempt in range(5):  # a concurrent `git gc` may remove an empty fan-out folder
+            try:
+                os.makedirs(folder, exist_ok=True)
+            except FileExistsError:  # it was there when mkdir tried, and gone (pruned) when checked
+                continue
             tmp = os.path.join(folder, f"tmp_obj_oxide_{os.getpid()}_{attempt}")
             try:
                 fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
