@@ -35,8 +35,8 @@ def checkpoint(
     detached: bool = False,
 ) -> snapshots.Checkpoint:
     """Take a checkpoint of this worktree, tied to ``session`` (default: the current session;
-    ``detached``: none, and never the same as an earlier one: it waits for a session of its own,
-    ``hook_ties``, which another waiting one of the same worktree state must not take)."""
+    ``detached``: none, and never reused for an unchanged worktree: each such checkpoint waits
+    for its own session in ``hook_ties``)."""
     ctx.repo.worktree_dir.mkdir(parents=True, exist_ok=True)
     sid = ctx.index.resolve_session(session) if session else (
         None if detached else store.current_session(ctx))
