@@ -29,9 +29,11 @@ from .agents import (
     Unknown,
     registry,
 )
+from . import import_batch
 from .agents import agent as agent_module
 from .context import Context
 from .errors import OxideError, UnsupportedFormat
+from .import_batch import FileBatch
 from .import_report import FileReport, ImportReport, count_unknown
 from .import_writer import Sink, Writer
 from .model import Message, Session
@@ -92,8 +94,9 @@ class _Store:
     """Where a file's batches go: git, then this process's index (its rows on a thread of their
     own for a big file). Also links a new session to the one whose history it copied."""
 
-    def __init__(self, ctx: Context, background: bool) -> None:
+    def __init__(self, ctx: Context, background: bool, batch: FileBatch | None = None) -> None:
         self.ctx = ctx
+        self.batch = batch  # the files' writes held and stored together (``import_batch``)
         # A big file: its index rows are written on another core while the next batch is parsed.
         self.queue = None
         if background:
@@ -104,6 +107,8 @@ class _Store:
 
     @property
     def later(self) -> Callable[[Callable[[Any], None]], None] | None:
+        if self.batch is not None:
+            return self.batch.later
         return self.queue.submit if self.queue is not None else None
 
     def link(self, s: Session, start: int, native_ids: list[str | None]) -> Session:
@@ -117,6 +122,10 @@ class _Store:
             return s
         if self.queue is not None:
             self.queue.drain()  # it reads what earlier batches indexed
+        if self.batch is not None and self.batch.links_into(
+                s.agent, s.extra.get("forked_from") or s.extra.get("parent_native_id"),
+                next((n for n in native_ids if n), None)):
+            self.batch.flush(wait=True)  # the session it copies is held, or queued: index it first
         s = _link_copied_history(self.ctx, s, native_ids)
         if s.parent_id is not None:
             self.linked[s.id] = s
@@ -127,6 +136,8 @@ class _Store:
 
         s = self.link(s, start, [m.native_id for m in msgs])
         store.save(self.ctx, s, dict(enumerate(msgs, start)), summary=summary(s, len(msgs)), later=self.later)
+        if self.batch is not None:
+            self.batch.remember(s.agent, s.native_id, [m.native_id for m in msgs])
         return s
 
     def close(self, raise_error: bool = True) -> None:
@@ -232,8 +243,9 @@ def _same_tail(path: Path, cur: dict[str, Any]) -> bool:
 
 def import_file(
     ctx: Context, agent: str, path: Path, *, dry_run: bool = False,
-    progress: Progress | None = None,
+    progress: Progress | None = None, batch: FileBatch | None = None,
 ) -> FileReport:
+    """Import one file; with ``batch``, its writes are held with the batch's (``import_batch``)."""
     parser = agent_module(agent)
     key = str(path.resolve())
     try:
@@ -272,6 +284,8 @@ def import_file(
     big = st.st_size - offset
     if dry_run:
         resume = read(None, progress)
+    elif batch is not None:
+        resume = read(_Store(ctx, background=False, batch=batch), progress)
     elif big >= WORKER_BYTES and _worker_available():
         from . import import_worker
 
@@ -291,11 +305,17 @@ def import_file(
         report.problems.append(f"{path}: no {agent} session found in it")
         report.state = "failed"
     if not dry_run and report.state != "failed" and resume is not None:
-        with ctx.index.write() as conn:
-            ctx.index.put_cursor(conn, key, agent, size, mtime_ns, resume[0],
-                                 {"parser": dict(resume[1]), "seqs": resume[2],
-                                  "tail": _tail(path, resume[0]),
-                                  **count_unknown(cur if kind == "grown" else None, report)})
+        state = {"parser": dict(resume[1]), "seqs": resume[2], "tail": _tail(path, resume[0]),
+                 **count_unknown(cur if kind == "grown" else None, report)}
+
+        def put_cursor(index: Any, offset: int = resume[0]) -> None:
+            with index.write() as conn:
+                index.put_cursor(conn, key, agent, size, mtime_ns, offset, state)
+
+        if batch is not None:
+            batch.after_all(put_cursor)  # once the file's sessions are stored
+        else:
+            put_cursor(ctx.index)
     return report
 
 
@@ -321,17 +341,30 @@ def _import_all(ctx: Context, items: list[tuple[str, Path]], dry_run: bool,
     report = ImportReport(dry_run=dry_run)
     total = sum(_size(p) for _a, p in items) or 1
     done = 0
-    for agent, path in items:
-        base = done
+    with import_batch.held(ctx, len(items) >= import_batch.BATCH_MIN_FILES and not dry_run) as batch:
+        for agent, path in items:
+            base = done
 
-        def on_progress(n: int, _size_: int, base: int = base) -> None:
+            def on_progress(n: int, _size_: int, base: int = base) -> None:
+                if progress:
+                    progress(base + n, total)
+
+            size = _size(path)
+            held = batch if batch is not None and size < min(BACKGROUND_BYTES, WORKER_BYTES) else None
+            if batch is not None:
+                if held is None:
+                    batch.settle()  # a big file writes as it goes, after what is held
+                batch.file = len(report.files)
+            report.files.append(import_file(ctx, agent, path, dry_run=dry_run, progress=on_progress,
+                                            batch=held))
+            if batch is not None and batch.held_bytes >= import_batch.BATCH_BYTES:
+                batch.flush()
+            done += size
             if progress:
-                progress(base + n, total)
-
-        report.files.append(import_file(ctx, agent, path, dry_run=dry_run, progress=on_progress))
-        done += _size(path)
-        if progress:
-            progress(done, total)
+                progress(done, total)
+    for i in batch.redo if batch is not None else []:  # a ref moved under the batch: alone, on the new tip
+        f = report.files[i]
+        report.files[i] = import_file(ctx, f.agent, Path(f.path))
     if not dry_run:
         imported = {s for f in report.files for s in f.sessions}
         _follow_latest(ctx, imported)

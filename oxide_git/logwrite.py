@@ -17,6 +17,7 @@ from pathlib import Path
 
 from . import codec, packwriter, refs
 from .errors import OxideError
+from .import_batch import FileBatch
 from .model import Message, Session, message_id_for
 from .rawgit import (
     BLOB,
@@ -70,7 +71,8 @@ class Tip:
 
 def tip(objects: Objects, common_dir: Path, session_id: str) -> Tip | None:
     """The session's log at its ref, or None if there is no such session."""
-    oid = refs.read_raw(common_dir, refs.session_ref(session_id))
+    name = refs.session_ref(session_id)
+    oid = objects.ref(name) if isinstance(objects, FileBatch) else refs.read_raw(common_dir, name)
     return None if oid is None else tip_at(objects, oid)
 
 
@@ -125,7 +127,7 @@ def blobs_at(objects: Objects, tree: bytes, seqs: Iterable[int]) -> Iterator[tup
 
 def _blob_ids(objects: Objects, blobs: list[bytes]) -> list[bytes]:
     """Store message blobs: a batch as one pack (imports), a few as loose objects (appends)."""
-    if len(blobs) < PACK_MIN:
+    if len(blobs) < PACK_MIN or isinstance(objects, FileBatch):  # a batch packs all it holds at once
         return [objects.write(BLOB, b) for b in blobs]
     return packwriter.write_pack(Path(objects.dir), [(BLOB, b) for b in blobs])
 
@@ -222,5 +224,8 @@ def commit(
         parents = [expected] if expected is not None else []
     text = f"{summary}\n\nOxide-Session: {session.id}\n"
     oid = objects.write(COMMIT, format_commit(tree, parents, *IDENTITY, now_ms // 1000, text))
-    refs.swap(common_dir, refs.session_ref(session.id), expected, oid)
+    if isinstance(objects, FileBatch):
+        objects.move_ref(refs.session_ref(session.id), expected, oid)  # moved when the batch is stored
+    else:
+        refs.swap(common_dir, refs.session_ref(session.id), expected, oid)
     return oid
