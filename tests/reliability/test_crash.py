@@ -180,23 +180,38 @@ def test_import_killed_then_rerun_finishes(tmp_path: Path, messages: int, n_tria
         assert transcript.stat().st_size >= importing.BACKGROUND_BYTES
     if messages > 3500:
         assert transcript.stat().st_size >= importing.WORKER_BYTES
+    _kill_and_rerun(tmp_path, ["git", "oxide", "import", "--agent", "claude", "-q", str(transcript)],
+                    n_trials, 8002)
+
+
+def test_a_batched_import_killed_then_rerun_finishes(tmp_path: Path) -> None:
+    """Many small files: their objects one pack, then their refs, then the index (``import_batch``)."""
+    files = []
+    for k in range(8):
+        files.append(tmp_path / f"t{k}.jsonl")
+        _claude_transcript(files[-1], sessions=1, messages=300, tag=k)
+    _kill_and_rerun(tmp_path, ["git", "oxide", "import", "--agent", "claude", "-q", *map(str, files)],
+                    (24, 3), 8004)
+
+
+def _kill_and_rerun(tmp_path: Path, cmd: list[str], n_trials: tuple[int, int], seed: int) -> None:
+    """``cmd`` killed at a random moment, then run again: it finishes, and again changes nothing."""
     ref_root = _init(tmp_path / "reference")
-    dur = _timed(["git", "oxide", "import", "--agent", "claude", "-q", str(transcript)], ref_root)
+    dur = _timed(cmd, ref_root)
     expected = _counts(ref_root)
     assert expected and all(expected.values())
-    rng = random.Random(8002)
+    rng = random.Random(seed)
     for t in range(trials(*n_trials)):
         root = _init(tmp_path / f"r{t}")
-        _kill_at(["git", "oxide", "import", "--agent", "claude", "-q", str(transcript)], root,
-                 rng.uniform(0.05, dur * 1.1))
+        _kill_at(cmd, root, rng.uniform(0.05, dur * 1.1))
         _check_store(root)
         got = _counts(root)
         assert all(got.get(k, 0) <= v for k, v in expected.items()), (got, expected)
-        r = run_oxide(root, "import", "--agent", "claude", "-q", str(transcript))
+        r = run_oxide(root, *cmd[2:])
         assert_clean_exit(r, "import rerun")
         assert r.returncode == 0
         assert _counts(root) == expected, f"trial {t}: rerun did not finish the import"
-        r = run_oxide(root, "import", "--agent", "claude", "-q", str(transcript))  # idempotent
+        r = run_oxide(root, *cmd[2:])  # idempotent
         assert _counts(root) == expected
         report.add("messages_lost", sum(expected.values()) - sum(_counts(root).values()))
         _check_store(root)

@@ -1,0 +1,126 @@
+"""A bulk import's small files stored as one batch (``import_batch``): one pack, and the store an
+import of the same files one at a time makes: the same commits, the same index, forks linked, and
+a ref another writer moved meanwhile never forced."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+from pathlib import Path
+
+from oxide_git import import_batch, importing, logwrite, refs, store
+from oxide_git.model import Message, Part
+from tests.conftest import git, make_ctx, new_repo
+
+
+def _claude(path: Path, sid: str, n: int, copy_of: list[str] | None = None) -> Path:
+    """A Claude transcript of ``n`` new lines, after the lines ``copy_of`` (a resume-by-copy)."""
+    lines = [json.dumps({**json.loads(ln), "sessionId": sid}) for ln in copy_of or []]
+    parent = json.loads(lines[-1])["uuid"] if lines else None
+    for i in range(n):
+        uid = f"{sid[:8]}-0000-4000-8000-{i:012d}"
+        role = "user" if i % 2 == 0 else "assistant"
+        msg: dict[str, object] = {"role": role, "content": f"{sid[:4]} says {i}"}
+        if role == "assistant":
+            msg = {"model": "claude-opus-4-6", "id": f"msg_{sid[:4]}_{i}", "type": "message", "role": role,
+                   "content": [{"type": "text", "text": f"{sid[:4]} reply {i}"}], "stop_reason": "end_turn",
+                   "usage": {"input_tokens": 1, "output_tokens": 1}}
+        lines.append(json.dumps({"parentUuid": parent, "isSidechain": False, "userType": "external",
+                                 "cwd": "/work/p", "sessionId": sid, "version": "2.1.39", "type": role,
+                                 "message": msg, "uuid": uid, "timestamp": f"2026-02-01T10:00:{i:02d}.000Z"}))
+        parent = uid
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _files(tmp: Path, n: int = 6) -> list[tuple[str, Path]]:
+    return [("claude", _claude(tmp / f"s{i}.jsonl", f"{i:08d}-aaaa-4000-8000-000000000000", 10 + i))
+            for i in range(n)]
+
+
+def _refs(root: Path) -> list[str]:
+    return git(root, "for-each-ref", "--format=%(refname) %(objectname)", "refs/oxide/sessions").splitlines()
+
+
+def _index(root: Path) -> list[list[tuple[object, ...]]]:
+    db = sqlite3.connect(root / ".git" / "oxide" / "index.db")
+    try:
+        return [sorted(db.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
+                for t in ("sessions", "messages", "parts", "cursors")]
+    finally:
+        db.close()
+
+
+def _loose(root: Path) -> int:
+    out = git(root, "count-objects", "-v")
+    return int(next(ln.split()[1] for ln in out.splitlines() if ln.startswith("count:")))
+
+
+def test_a_bulk_import_is_one_pack_and_the_store_one_file_at_a_time_makes(tmp_path: Path) -> None:
+    items = _files(tmp_path)
+    assert len(items) >= import_batch.BATCH_MIN_FILES
+    together, alone = new_repo(tmp_path / "together"), new_repo(tmp_path / "alone")
+    loose_before = _loose(together)
+    report = importing.import_sessions(make_ctx(together), items)
+    assert [f.state for f in report.files] == ["new"] * len(items)
+    for item in items:
+        importing.import_sessions(make_ctx(alone), [item])  # one file: written as it goes
+    assert _loose(together) == loose_before  # nothing loose: the batch's objects are one pack
+    assert _loose(alone) > loose_before + 100
+    assert len(list((together / ".git" / "objects" / "pack").glob("*.pack"))) == 1
+    assert _refs(together) == _refs(alone) and len(_refs(together)) == len(items)  # the same commits
+    assert _index(together) == _index(alone)
+    subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=together, check=True, capture_output=True)
+    again = importing.import_sessions(make_ctx(together), items)
+    assert [f.state for f in again.files] == ["unchanged"] * len(items)  # the cursors were written
+
+
+def test_a_copied_session_in_the_same_batch_is_linked_as_its_fork(tmp_path: Path) -> None:
+    items = _files(tmp_path)
+    first = items[0][1].read_text().splitlines()
+    copy = _claude(tmp_path / "copy.jsonl", "99999999-bbbb-4000-8000-000000000000", 4, copy_of=first[:6])
+    items.append(("claude", copy))
+    together, alone = new_repo(tmp_path / "together"), new_repo(tmp_path / "alone")
+    importing.import_sessions(make_ctx(together), items)
+    for item in items:
+        importing.import_sessions(make_ctx(alone), [item])
+    ctx = make_ctx(together)
+    rows = {r["native_id"]: r for r in ctx.index.session_rows()}
+    fork, source = rows["99999999-bbbb-4000-8000-000000000000"], rows["00000000-aaaa-4000-8000-000000000000"]
+    assert fork["parent_id"] == source["id"] and fork["fork_message_id"]
+    assert _index(together) == _index(alone)
+
+
+def test_a_ref_moved_under_the_batch_is_not_forced_and_its_file_is_read_again(tmp_path: Path) -> None:
+    items = _files(tmp_path, 2)
+    root = new_repo(tmp_path / "repo")
+    ctx = make_ctx(root)
+    with import_batch.held(ctx, True) as batch:
+        assert batch is not None
+        batch.file = 0
+        importing.import_file(ctx, *items[0], batch=batch)
+        batch.file = 1
+        report = importing.import_file(ctx, *items[1], batch=batch)
+        (sid,) = report.sessions
+        assert refs.read_raw(ctx.repo.common_dir, refs.session_ref(sid)) is None  # held, not written
+        other = make_ctx(root)  # another writer, on disk, meanwhile: the session's first write there
+        store.append(other, _held_session(ctx, sid, batch),
+                     [Message("user", (Part.text("written elsewhere"),), created_at=1)])
+    assert batch.redo == [1]
+    moved = refs.read_raw(ctx.repo.common_dir, refs.session_ref(sid))
+    assert moved is not None
+    cursor = make_ctx(root).index.cursor(str(items[1][1].resolve()))
+    assert cursor is None  # the file's cursor waits for its writes
+    assert make_ctx(root).index.cursor(str(items[0][1].resolve())) is not None
+    # what import_sessions then does: the file alone, on the tip the other writer left
+    again = importing.import_file(make_ctx(root), *items[1])
+    assert again.state == "new" and again.messages == 11
+    log = git(root, "log", "--format=%s", refs.session_ref(sid)).splitlines()
+    assert log[-1] == "append 1 message(s)" and len(log) == 2  # built on theirs: nothing overwritten
+
+
+def _held_session(ctx, sid: str, batch: import_batch.FileBatch):  # type: ignore[no-untyped-def]
+    tip = logwrite.tip(batch, ctx.repo.common_dir, sid)  # the batch's view: the session it holds
+    assert tip is not None
+    return tip.session
