@@ -91,7 +91,8 @@ class FileBatch(Objects):
         if got is None:
             return super().read_kind(oid, kind)
         if got[0] != kind:
-            raise OxideError(f"object {oid.hex()} is a {_NAMES[got[0]].decode()}, not a {_NAMES[kind].decode()}")
+            raise OxideError(f"object {oid.hex()} is a {_NAMES[got[0]].decode()}, "
+                             f"not a {_NAMES[kind].decode()}")
         return got[1]
 
     def has(self, oid: bytes) -> bool:
@@ -136,7 +137,8 @@ class FileBatch(Objects):
     def links_into(self, agent: str, hint: Any, first: str | None) -> bool:
         """May a new session be a copy of one written in the batch (so that the index must have
         the batch before it is asked)?"""
-        return (bool(hint) and str(hint) in self._session_ids) or (bool(first) and (agent, first) in self._message_ids)
+        return ((bool(hint) and str(hint) in self._session_ids)
+                or (bool(first) and (agent, first) in self._message_ids))
 
     # -- storing it -------------------------------------------------------------------------
     def flush(self, wait: bool = False) -> None:

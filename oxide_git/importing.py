@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from . import import_batch
 from .agents import (
     AGENT_NAMES,
     AgentEnv,
@@ -29,7 +30,6 @@ from .agents import (
     Unknown,
     registry,
 )
-from . import import_batch
 from .agents import agent as agent_module
 from .context import Context
 from .errors import OxideError, UnsupportedFormat
