@@ -11,7 +11,6 @@ with the same result.
 from __future__ import annotations
 
 import gc
-import hashlib
 import inspect
 import os
 from collections.abc import Callable
@@ -19,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from . import import_batch
+from . import import_batch, import_plan
 from .agents import (
     AGENT_NAMES,
     AgentEnv,
@@ -34,7 +33,8 @@ from .agents import agent as agent_module
 from .context import Context
 from .errors import OxideError, UnsupportedFormat
 from .import_batch import FileBatch
-from .import_report import FileReport, ImportReport, count_unknown
+from .import_plan import FilePlan, Resume
+from .import_report import FileReport, ImportReport
 from .import_writer import Sink, Writer
 from .model import Message, Session
 
@@ -208,115 +208,53 @@ def _feed(writer: Writer, events: Any, path: Path, size: int, flushed_at: int,
         report.state = "failed"
 
 
-def _fingerprint(path: Path, st: os.stat_result) -> tuple[int, int]:
-    """What says a file changed: its size and mtime, and for a SQLite database its write-ahead
-    log's too (an agent that keeps its database open, OpenCode, commits its turns to ``-wal``; the
-    database file itself changes only when the log is checkpointed)."""
-    try:
-        wal = os.stat(f"{path}-wal")
-    except OSError:
-        return st.st_size, st.st_mtime_ns
-    return st.st_size + wal.st_size, max(st.st_mtime_ns, wal.st_mtime_ns)
-
-
-TAIL_BYTES = 256
-
-
-def _tail(path: Path, offset: int) -> str | None:
-    """A digest of the bytes before ``offset`` (a restart point): a file that grew from there
-    still has them; one an agent rewrote in place (Copilot's ``/rewind``) does not."""
-    if offset <= 0:
-        return None
-    try:
-        with open(path, "rb") as f:
-            f.seek(max(0, offset - TAIL_BYTES))
-            data = f.read(min(offset, TAIL_BYTES))
-    except OSError:
-        return None
-    return hashlib.sha1(data).hexdigest()[:16] if len(data) == min(offset, TAIL_BYTES) else None
-
-
-def _same_tail(path: Path, cur: dict[str, Any]) -> bool:
-    want = cur["state"].get("tail")
-    return want is None or _tail(path, cur["offset"]) == want
-
-
 def import_file(
     ctx: Context, agent: str, path: Path, *, dry_run: bool = False,
     progress: Progress | None = None, batch: FileBatch | None = None,
 ) -> FileReport:
     """Import one file; with ``batch``, its writes are held with the batch's (``import_batch``)."""
-    parser = agent_module(agent)
-    key = str(path.resolve())
-    try:
-        st = path.stat()
-    except OSError as e:
-        return FileReport(agent, str(path), "failed", problems=[f"{path}: {e.strerror}"])
-    size, mtime_ns = _fingerprint(path, st)
-    cur = ctx.index.cursor(key)
-    offset, state, seqs = 0, None, {}
-    if cur is None:
-        kind = "new"
-    elif cur["size"] == size and cur["mtime_ns"] == mtime_ns:
-        return FileReport(agent, str(path), "unchanged")
-    elif st.st_size >= cur["size"] and cur["offset"] > 0 and _same_tail(path, cur):
-        kind, offset = "grown", cur["offset"]
-        state, seqs = cur["state"].get("parser"), cur["state"].get("seqs", {})
-    else:
-        kind = "changed"  # smaller, or rewritten (Copilot's /rewind): read whole again
-    report = FileReport(agent, str(path), kind)
-    kwargs: dict[str, Any] = {"offset": offset, "state": state}
-    if "env" in inspect.signature(parser.parse).parameters:
-        kwargs["env"] = agent_env(ctx)  # a shared store (opencode.db) holds other projects too
-
-    def read(sink: Sink | None, progress: Progress | None) -> tuple[int, Any, dict[str, int]] | None:
-        """Parse the file into ``sink``; the last restart point reached."""
-        writer = Writer(ctx, report, seqs, sink)
-        if state is not None:
-            for sid in seqs:
-                stored = writer._stored(sid)
-                if stored is not None:
-                    writer.session(stored)
-        _feed(writer, parser.parse(path, **kwargs), path, st.st_size, offset, progress)
-        writer.flush_all(final=True)
-        return writer.resume
-
-    big = st.st_size - offset
+    p = import_plan.plan(ctx, agent, path)
+    if isinstance(p, FileReport):
+        return p
+    read = _reader(ctx, p)
     if dry_run:
         resume = read(None, progress)
     elif batch is not None:
         resume = read(_Store(ctx, background=False, batch=batch), progress)
-    elif big >= WORKER_BYTES and _worker_available():
+    elif p.new_bytes >= WORKER_BYTES and _worker_available():
         from . import import_worker
 
-        resume = import_worker.run(_Store(ctx, background=True), report, read, progress)
+        resume = import_worker.run(_Store(ctx, background=True), p.report, read, progress)
     else:
-        sink = _Store(ctx, background=big >= BACKGROUND_BYTES)
+        sink = _Store(ctx, background=p.new_bytes >= BACKGROUND_BYTES)
         try:
             resume = read(sink, progress)
             sink.close()
         finally:
             sink.close(raise_error=False)  # on an unexpected error: stop the index thread, keep the error
-    if report.held and not report.sessions:
-        report.state = "unchanged"  # only what oxide wrote there itself
-    if report.held:
-        resume = (0, {}, {})  # read whole again next time: the continuation needs every message
-    if not report.sessions and report.state not in ("failed", "unchanged"):
-        report.problems.append(f"{path}: no {agent} session found in it")
-        report.state = "failed"
-    if not dry_run and report.state != "failed" and resume is not None:
-        state = {"parser": dict(resume[1]), "seqs": resume[2], "tail": _tail(path, resume[0]),
-                 **count_unknown(cur if kind == "grown" else None, report)}
+    return import_plan.finish(ctx, p, resume, dry_run=dry_run, batch=batch)
 
-        def put_cursor(index: Any, offset: int = resume[0]) -> None:
-            with index.write() as conn:
-                index.put_cursor(conn, key, agent, size, mtime_ns, offset, state)
 
-        if batch is not None:
-            batch.after_all(put_cursor)  # once the file's sessions are stored
-        else:
-            put_cursor(ctx.index)
-    return report
+def _reader(ctx: Context, p: FilePlan) -> Callable[[Sink | None, Progress | None], Resume]:
+    """``read(sink, progress)``: the file parsed into ``sink`` (None: only counted); the last
+    restart point reached."""
+    parser = agent_module(p.agent)
+    kwargs: dict[str, Any] = {"offset": p.offset, "state": p.state}
+    if "env" in inspect.signature(parser.parse).parameters:
+        kwargs["env"] = agent_env(ctx)  # a shared store (opencode.db) holds other projects too
+
+    def read(sink: Sink | None, progress: Progress | None) -> Resume:
+        writer = Writer(ctx, p.report, p.seqs, sink)
+        if p.state is not None:
+            for sid in p.seqs:
+                stored = writer._stored(sid)
+                if stored is not None:
+                    writer.session(stored)
+        _feed(writer, parser.parse(p.path, **kwargs), p.path, p.file_size, p.offset, progress)
+        writer.flush_all(final=True)
+        return writer.resume
+
+    return read
 
 
 def import_sessions(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from oxide_git import importing, sessionlog
+from oxide_git import import_plan, sessionlog
 from oxide_git.importing import import_sessions
 from tests.conftest import FIXTURES, make_ctx
 
@@ -44,5 +44,5 @@ def test_a_rewritten_file_that_grew_is_read_whole_again(repo: Path, tmp_path: Pa
 def test_the_tail_digest_needs_the_bytes_before_the_offset(tmp_path: Path) -> None:
     path = tmp_path / "f"
     path.write_bytes(bytes(range(256)) * 2)
-    assert importing._tail(path, 0) is None and importing._tail(path, 600) is None
-    assert importing._tail(path, 300) == importing._tail(path, 300) != importing._tail(path, 299)
+    assert import_plan.tail(path, 0) is None and import_plan.tail(path, 600) is None
+    assert import_plan.tail(path, 300) == import_plan.tail(path, 300) != import_plan.tail(path, 299)
