@@ -8,6 +8,10 @@ ids, their encoding and their index rows. It sends each batch down a pipe (pickl
 messages are bytes, cheap to send). This process links, gates, packs, commits and indexes it,
 exactly as an import in one process stores its batches (``store.save_encoded``).
 
+The small files of a bulk import (``run_files``) are parsed the same way, many in one child,
+each file's batches sent once it is read whole; the run stops before a file whose sessions an
+earlier file of the run wrote, which this process then reads itself, on what it stored.
+
 The pipe holds about one batch: the child never runs far ahead (memory stays flat). A child that
 dies, or an error on either side, ends the import with nothing half written: every batch stored
 is a whole commit, and the file's cursor is only saved after the last one, so importing again
@@ -64,6 +68,83 @@ def run(store: _Store, report: FileReport, read: Read, progress: Progress | None
         os.waitpid(pid, 0)
 
 
+Job = tuple[int, "FileReport", Read]  # a file of a run: its number, its report, its reader
+
+
+def run_files(store: _Store, jobs: list[Job], started: Callable[[int], None],
+              ended: Callable[[int, Resume], None]) -> int | None:
+    """Many small files parsed in one child process, in order, while this one stores them:
+    ``started(k)`` before file k's batches are stored, ``ended(k, resume)`` once they are (its
+    report then as the child left it). The run stops before the first file that writes a session
+    an earlier file of the run wrote too (the child cannot see what this process stored of it):
+    its number is returned, for it and the files after it to be read here; None when all were."""
+    rfd, wfd = os.pipe()
+    _widen(wfd)
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child; its work is checked through what the parent stores
+        os.close(rfd)
+        _child_files(os.fdopen(wfd, "wb", buffering=_BUFFER), store, jobs)
+    os.close(wfd)
+    reports = {k: report for k, report, _read in jobs}
+    done = False
+    try:
+        with os.fdopen(rfd, "rb", buffering=_BUFFER) as pipe:
+            k = -1
+            while True:
+                item = _load(pipe, reports[k].path if k in reports else "the files imported together")
+                kind = item[0]
+                if kind == "batch":
+                    _store_batch(store, item)
+                elif kind == "start":
+                    k = item[1]
+                    started(k)
+                elif kind == "done":
+                    reports[k].__dict__.update(item[1].__dict__)
+                    ended(k, item[2])
+                elif kind in ("stop", "end"):
+                    done = True
+                    return item[1] if kind == "stop" else None
+                else:
+                    _raise(item, reports[k].path if k in reports else "the files imported together")
+    finally:
+        if not done:
+            os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+
+
+def _child_files(pipe: BinaryIO, store: _Store, jobs: list[Job]) -> None:  # pragma: no cover - the child
+    code = 1
+    try:
+        store.ctx._index = None  # a connection of its own: the inherited one is the parent's
+        written: set[str] = set()
+        for k, report, read in jobs:
+            held = _Held()
+            resume = read(held, None)  # small files: progress is the parent's, file by file
+            if written & set(report.sessions):
+                pickle.dump(("stop", k), pipe)
+                break
+            written.update(report.sessions)
+            pickle.dump(("start", k), pipe)
+            for item in held.items:
+                pickle.dump(item, pipe, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump(("done", report, resume), pipe)
+            pipe.flush()
+        else:
+            pickle.dump(("end",), pipe)
+        code = 0
+    except OxideError as e:
+        pickle.dump(("error", e.message, e.hint, None), pipe)
+    except BaseException as e:  # reported by the parent, which logs it
+        import traceback
+
+        pickle.dump(("error", str(e), None, traceback.format_exc()), pipe)
+    finally:
+        try:
+            pipe.flush()
+        finally:
+            os._exit(code)
+
+
 def _widen(fd: int) -> None:
     """A pipe holds 64 KB: a batch of megabytes would cross it in a hundred round trips between
     the two processes. Linux lets a pipe grow to ``/proc/sys/fs/pipe-max-size`` (1 MB by default)."""
@@ -78,35 +159,65 @@ def _widen(fd: int) -> None:
 
 
 def _receive(pipe: BinaryIO, store: _Store, report: FileReport, progress: Progress | None) -> Resume:
-    from . import store as stores
-    from .importing import summary
-
     while True:
-        try:
-            item = pickle.load(pipe)
-        except EOFError:
-            raise OxideError(f"{report.path}: the process parsing it ended unexpectedly",
-                             hint="import it again: what was stored is kept, the rest is read again"
-                             ) from None
+        item = _load(pipe, report.path)
         kind = item[0]
         if kind == "batch":
-            _, s, start, encoded, counts, rows, native_ids = item
-            s = store.link(s, start, native_ids)
-            full = {q: (blob, blob[scan:] if isinstance(scan, int) else scan)
-                    for q, (blob, scan) in encoded.items()}
-            stores.save_encoded(store.ctx, s, full, counts, rows, summary=summary(s, len(encoded)),
-                                later=store.later)
+            _store_batch(store, item)
         elif kind == "progress":
             if progress:
                 progress(item[1], item[2])
         elif kind == "done":
             report.__dict__.update(item[1].__dict__)
             return item[2]
-        else:  # "error"
-            _, message, hint, detail = item
-            if detail is None:
-                raise OxideError(message, hint=hint)
-            raise RuntimeError(f"in the process parsing {report.path}: {detail}")
+        else:
+            _raise(item, report.path)
+
+
+def _load(pipe: BinaryIO, what: str) -> Any:
+    try:
+        return pickle.load(pipe)
+    except EOFError:
+        raise OxideError(f"{what}: the process parsing it ended unexpectedly",
+                         hint="import it again: what was stored is kept, the rest is read again") from None
+
+
+def _raise(item: Any, what: str) -> None:
+    """What an ``("error", ...)`` item says, raised here."""
+    _, message, hint, detail = item
+    if detail is None:
+        raise OxideError(message, hint=hint)
+    raise RuntimeError(f"in the process parsing {what}: {detail}")
+
+
+def _store_batch(store: _Store, item: Any) -> None:
+    from . import store as stores
+    from .importing import summary
+
+    _, s, start, encoded, counts, rows, native_ids = item
+    s = store.link(s, start, native_ids)
+    full = {q: (blob, blob[scan:] if isinstance(scan, int) else scan) for q, (blob, scan) in encoded.items()}
+    stores.save_encoded(store.ctx, s, full, counts, rows, summary=summary(s, len(encoded)), later=store.later)
+    if store.batch is not None:
+        store.batch.remember(s.agent, s.native_id, native_ids)
+
+
+def _encoded(s: Session, start: int, msgs: list[Message]) -> tuple[Any, ...]:
+    """A batch as the parent stores it (``_store_batch``): what depends on the messages alone."""
+    from . import codec, logwrite
+    from .index_rows import message_rows
+    from .redact import COUNTS_KEY, message_counts
+
+    placed = logwrite.with_ids(s.id, dict(enumerate(msgs, start)))
+    encoded: dict[int, tuple[bytes, int | bytes]] = {}
+    counts: Counter[str] = Counter()
+    for q, m in placed.items():
+        blob, scan = codec.encode_message_scan(m)
+        # what the gate reads is most often the end of the blob: sent as where it starts
+        encoded[q] = (blob, len(blob) - len(scan) if blob.endswith(scan) else scan)
+        if COUNTS_KEY in m.extra:
+            counts += message_counts(m)
+    return ("batch", s, start, encoded, counts, message_rows(placed), [m.native_id for m in msgs])
 
 
 class _Sender:
@@ -116,23 +227,20 @@ class _Sender:
         self.pipe = pipe
 
     def save(self, s: Session, start: int, msgs: list[Message]) -> Session:
-        from . import codec, logwrite
-        from .index_rows import message_rows
-        from .redact import COUNTS_KEY, message_counts
-
-        placed = logwrite.with_ids(s.id, dict(enumerate(msgs, start)))
-        encoded: dict[int, tuple[bytes, int | bytes]] = {}
-        counts: Counter[str] = Counter()
-        for q, m in placed.items():
-            blob, scan = codec.encode_message_scan(m)
-            # what the gate reads is most often the end of the blob: sent as where it starts
-            encoded[q] = (blob, len(blob) - len(scan) if blob.endswith(scan) else scan)
-            if COUNTS_KEY in m.extra:
-                counts += message_counts(m)
-        item = ("batch", s, start, encoded, counts, message_rows(placed), [m.native_id for m in msgs])
-        pickle.dump(item, self.pipe, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.dump(_encoded(s, start, msgs), self.pipe, protocol=pickle.HIGHEST_PROTOCOL)
         self.pipe.flush()  # all of it: the parent can store it while the next batch is parsed
         return s  # linked to a parent, if at all, by the parent process
+
+
+class _Held:
+    """A small file's batches, encoded and kept until the file is read whole (``run_files``)."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[Any, ...]] = []
+
+    def save(self, s: Session, start: int, msgs: list[Message]) -> Session:
+        self.items.append(_encoded(s, start, msgs))
+        return s
 
 
 def _child(pipe: BinaryIO, read: Read, report: FileReport) -> None:  # pragma: no cover - the child

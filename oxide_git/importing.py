@@ -277,18 +277,31 @@ def import_sessions(
 def _import_all(ctx: Context, items: list[tuple[str, Path]], dry_run: bool,
                 progress: Progress | None) -> ImportReport:
     report = ImportReport(dry_run=dry_run)
-    total = sum(_size(p) for _a, p in items) or 1
+    sizes = [_size(p) for _a, p in items]
+    total = sum(sizes) or 1
     done = 0
+    small = min(BACKGROUND_BYTES, WORKER_BYTES)
     with import_batch.held(ctx, len(items) >= import_batch.BATCH_MIN_FILES and not dry_run) as batch:
-        for agent, path in items:
+        i, alone = 0, False
+        while i < len(items):
             base = done
 
-            def on_progress(n: int, _size_: int, base: int = base) -> None:
+            def on_progress(n: int, _size_: int = 0, base: int = base) -> None:
                 if progress:
                     progress(base + n, total)
 
-            size = _size(path)
-            held = batch if batch is not None and size < min(BACKGROUND_BYTES, WORKER_BYTES) else None
+            n = 0
+            while batch is not None and i + n < len(items) and sizes[i + n] < small:
+                n += 1
+            if not alone and n >= import_batch.BATCH_MIN_FILES and batch is not None and _fork_ready(batch):
+                left = _import_run(ctx, report, items[i:i + n], sizes[i:i + n], batch, on_progress)
+                done += sum(sizes[i:i + left])
+                i += left
+                alone = left < n  # the file the run stopped at is read in this process
+                continue
+            alone = False
+            agent, path = items[i]  # one file, read in this process
+            held = batch if batch is not None and sizes[i] < small else None
             if batch is not None:
                 if held is None:
                     batch.settle()  # a big file writes as it goes, after what is held
@@ -297,12 +310,13 @@ def _import_all(ctx: Context, items: list[tuple[str, Path]], dry_run: bool,
                                             batch=held))
             if batch is not None and batch.held_bytes >= import_batch.BATCH_BYTES:
                 batch.flush()
-            done += size
+            done += sizes[i]
+            i += 1
             if progress:
                 progress(done, total)
-    for i in batch.redo if batch is not None else []:  # a ref moved under the batch: alone, on the new tip
-        f = report.files[i]
-        report.files[i] = import_file(ctx, f.agent, Path(f.path))
+    for k in batch.redo if batch is not None else []:  # a ref moved under the batch: alone, on the new tip
+        f = report.files[k]
+        report.files[k] = import_file(ctx, f.agent, Path(f.path))
     if not dry_run:
         imported = {s for f in report.files for s in f.sessions}
         _follow_latest(ctx, imported)
@@ -310,6 +324,47 @@ def _import_all(ctx: Context, items: list[tuple[str, Path]], dry_run: bool,
 
         tie_imported(ctx, imported)  # prompt checkpoints a hook took before their session was here
     return report
+
+
+def _fork_ready(batch: FileBatch) -> bool:
+    """Can a child process parse the next files? Not while a thread runs (the batch's index writes
+    are then waited for), nor in a process that runs threads of its own (`watch`)."""
+    if batch.queue is not None:
+        batch.settle()
+    return _worker_available()
+
+
+def _import_run(ctx: Context, report: ImportReport, items: list[tuple[str, Path]], sizes: list[int],
+                batch: FileBatch, progress: Callable[[int], None]) -> int:
+    """Small files parsed in one child process while this one stores them into ``batch``
+    (``import_worker.run_files``); how many of ``items`` were imported (all, or those before the
+    first one that must be read in this process)."""
+    from . import import_worker
+
+    first = len(report.files)
+    files: list[FileReport] = []
+    plans: dict[int, FilePlan] = {}
+    for k, (agent, path) in enumerate(items):
+        p = import_plan.plan(ctx, agent, path)
+        files.append(p if isinstance(p, FileReport) else p.report)
+        if not isinstance(p, FileReport):
+            plans[k] = p
+    ends = [sum(sizes[:k + 1]) for k in range(len(items))]
+
+    def started(k: int) -> None:
+        batch.file = first + k
+
+    def ended(k: int, resume: Resume) -> None:
+        import_plan.finish(ctx, plans[k], resume, batch=batch)
+        if batch.held_bytes >= import_batch.BATCH_BYTES:
+            batch.flush()
+        progress(ends[k])
+
+    jobs = [(k, p.report, _reader(ctx, p)) for k, p in plans.items()]
+    stop = import_worker.run_files(_Store(ctx, background=False, batch=batch), jobs, started, ended)
+    left = len(items) if stop is None else stop
+    report.files += files[:left]
+    return left
 
 
 def _follow_latest(ctx: Context, imported: set[str]) -> None:
