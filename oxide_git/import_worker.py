@@ -87,29 +87,30 @@ def run_files(store: _Store, jobs: list[Job], started: Callable[[int], None],
     os.close(wfd)
     reports = {k: report for k, report, _read in jobs}
     done = False
+    pipe = _ReadAhead(rfd)
     try:
-        with os.fdopen(rfd, "rb", buffering=_BUFFER) as pipe:
-            k = -1
-            while True:
-                item = _load(pipe, reports[k].path if k in reports else "the files imported together")
-                kind = item[0]
-                if kind == "batch":
-                    _store_batch(store, item)
-                elif kind == "start":
-                    k = item[1]
-                    started(k)
-                elif kind == "done":
-                    reports[k].__dict__.update(item[1].__dict__)
-                    ended(k, item[2])
-                elif kind in ("stop", "end"):
-                    done = True
-                    return item[1] if kind == "stop" else None
-                else:
-                    _raise(item, reports[k].path if k in reports else "the files imported together")
+        k = -1
+        while True:
+            item = _load(pipe, reports[k].path if k in reports else "the files imported together")
+            kind = item[0]
+            if kind == "batch":
+                _store_batch(store, item)
+            elif kind == "start":
+                k = item[1]
+                started(k)
+            elif kind == "done":
+                reports[k].__dict__.update(item[1].__dict__)
+                ended(k, item[2])
+            elif kind in ("stop", "end"):
+                done = True
+                return item[1] if kind == "stop" else None
+            else:
+                _raise(item, reports[k].path if k in reports else "the files imported together")
     finally:
         if not done:
             os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
+        pipe.close()  # the child is gone: its end of the pipe is closed
 
 
 def _child_files(pipe: BinaryIO, store: _Store, jobs: list[Job]) -> None:  # pragma: no cover - the child
@@ -145,6 +146,72 @@ def _child_files(pipe: BinaryIO, store: _Store, jobs: list[Job]) -> None:  # pra
             os._exit(code)
 
 
+class _ReadAhead:
+    """The pipe read on a thread of its own, up to ``AHEAD`` bytes ahead of what is unpickled: the
+    child goes on parsing while this process writes a pack (the pipe alone holds 1 MB)."""
+
+    AHEAD = 64
+
+    def __init__(self, fd: int) -> None:
+        import queue
+
+        self.fd = fd
+        self.chunks: queue.Queue[bytes] = queue.Queue(self.AHEAD)
+        self.buf = bytearray()
+        self.pos = 0
+        self.eof = False
+        self.stopped = False
+        self.thread = threading.Thread(target=self._pump, daemon=True)
+        self.thread.start()
+
+    def _pump(self) -> None:
+        try:
+            while not self.stopped:
+                chunk = os.read(self.fd, _BUFFER)
+                self.chunks.put(chunk)
+                if not chunk:
+                    return
+        except OSError:
+            self.chunks.put(b"")
+
+    def _fill(self, n: int) -> None:
+        while len(self.buf) - self.pos < n and not self.eof:
+            chunk = self.chunks.get()
+            if not chunk:
+                self.eof = True
+                break
+            if self.pos:
+                del self.buf[:self.pos]
+                self.pos = 0
+            self.buf += chunk
+
+    def read(self, n: int = -1) -> bytes:
+        self._fill(n if n >= 0 else 1 << 62)
+        end = len(self.buf) if n < 0 else min(len(self.buf), self.pos + n)
+        out = bytes(self.buf[self.pos:end])
+        self.pos = end
+        return out
+
+    def readline(self) -> bytes:
+        while True:
+            i = self.buf.find(b"\n", self.pos)
+            if i >= 0 or self.eof:
+                return self.read(i + 1 - self.pos if i >= 0 else -1)
+            self._fill(len(self.buf) - self.pos + 1)
+
+    def close(self) -> None:
+        """Once the writer is gone (the read then ends): the thread stopped, the pipe closed."""
+        import queue
+
+        self.stopped = True
+        while self.thread.is_alive():  # it may wait for room in a full queue
+            try:
+                self.chunks.get(timeout=0.05)
+            except queue.Empty:
+                pass
+        os.close(self.fd)
+
+
 def _widen(fd: int) -> None:
     """A pipe holds 64 KB: a batch of megabytes would cross it in a hundred round trips between
     the two processes. Linux lets a pipe grow to ``/proc/sys/fs/pipe-max-size`` (1 MB by default)."""
@@ -174,7 +241,7 @@ def _receive(pipe: BinaryIO, store: _Store, report: FileReport, progress: Progre
             _raise(item, report.path)
 
 
-def _load(pipe: BinaryIO, what: str) -> Any:
+def _load(pipe: BinaryIO | _ReadAhead, what: str) -> Any:
     try:
         return pickle.load(pipe)
     except EOFError:
