@@ -47,13 +47,7 @@ def available() -> bool:
 def run(store: _Store, report: FileReport, read: Read, progress: Progress | None) -> Resume:
     """``read(sink, progress)`` in a child process, its batches stored here; the restart point it
     reached. ``report`` ends up as the child left it."""
-    rfd, wfd = os.pipe()
-    _widen(wfd)
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child; its work is checked through what the parent stores
-        os.close(rfd)
-        _child(os.fdopen(wfd, "wb", buffering=_BUFFER), read, report)
-    os.close(wfd)
+    pid, rfd = _fork(lambda pipe: _child(pipe, read, report))
     done = False
     try:
         with os.fdopen(rfd, "rb", buffering=_BUFFER) as pipe:
@@ -78,13 +72,7 @@ def run_files(store: _Store, jobs: list[Job], started: Callable[[int], None],
     report then as the child left it). The run stops before the first file that writes a session
     an earlier file of the run wrote too (the child cannot see what this process stored of it):
     its number is returned, for it and the files after it to be read here; None when all were."""
-    rfd, wfd = os.pipe()
-    _widen(wfd)
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child; its work is checked through what the parent stores
-        os.close(rfd)
-        _child_files(os.fdopen(wfd, "wb", buffering=_BUFFER), store, jobs)
-    os.close(wfd)
+    pid, rfd = _fork(lambda pipe: _child_files(pipe, store, jobs))
     reports = {k: report for k, report, _read in jobs}
     done = False
     pipe = _ReadAhead(rfd)
@@ -114,8 +102,7 @@ def run_files(store: _Store, jobs: list[Job], started: Callable[[int], None],
 
 
 def _child_files(pipe: BinaryIO, store: _Store, jobs: list[Job]) -> None:  # pragma: no cover - the child
-    code = 1
-    try:
+    def work() -> None:
         store.ctx._index = None  # a connection of its own: the inherited one is the parent's
         written: set[str] = set()
         for k, report, read in jobs:
@@ -123,32 +110,21 @@ def _child_files(pipe: BinaryIO, store: _Store, jobs: list[Job]) -> None:  # pra
             resume = read(held, None)  # small files: progress is the parent's, file by file
             if written & set(report.sessions):
                 pickle.dump(("stop", k), pipe)
-                break
+                return
             written.update(report.sessions)
             pickle.dump(("start", k), pipe)
             for item in held.items:
                 pickle.dump(item, pipe, protocol=pickle.HIGHEST_PROTOCOL)
             pickle.dump(("done", report, resume), pipe)
             pipe.flush()
-        else:
-            pickle.dump(("end",), pipe)
-        code = 0
-    except OxideError as e:
-        pickle.dump(("error", e.message, e.hint, None), pipe)
-    except BaseException as e:  # reported by the parent, which logs it
-        import traceback
+        pickle.dump(("end",), pipe)
 
-        pickle.dump(("error", str(e), None, traceback.format_exc()), pipe)
-    finally:
-        try:
-            pipe.flush()
-        finally:
-            os._exit(code)
+    _in_child(pipe, work)
 
 
 class _ReadAhead:
-    """The pipe read on a thread of its own, up to ``AHEAD`` bytes ahead of what is unpickled: the
-    child goes on parsing while this process writes a pack (the pipe alone holds 1 MB)."""
+    """The pipe read on a thread of its own, up to ``AHEAD`` reads (of up to 1 MB) ahead of what is
+    unpickled: the child goes on parsing while this process writes a pack (the pipe holds 1 MB)."""
 
     AHEAD = 64
 
@@ -210,6 +186,18 @@ class _ReadAhead:
             except queue.Empty:
                 pass
         os.close(self.fd)
+
+
+def _fork(child: Callable[[BinaryIO], None]) -> tuple[int, int]:
+    """A child process running ``child(pipe)`` (it never returns); its pid and the pipe's read end."""
+    rfd, wfd = os.pipe()
+    _widen(wfd)
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child; its work is checked through what the parent stores
+        os.close(rfd)
+        child(os.fdopen(wfd, "wb", buffering=_BUFFER))
+    os.close(wfd)
+    return pid, rfd
 
 
 def _widen(fd: int) -> None:
@@ -311,21 +299,29 @@ class _Held:
 
 
 def _child(pipe: BinaryIO, read: Read, report: FileReport) -> None:  # pragma: no cover - the child
-    code = 1
-    try:
-        last = [0]
+    last = [0]
 
-        def progress(done: int, total: int) -> None:
-            if done - last[0] >= total // 100:  # about a hundred updates, not one a message
-                last[0] = done
-                pickle.dump(("progress", done, total), pipe)
+    def progress(done: int, total: int) -> None:
+        if done - last[0] >= total // 100:  # about a hundred updates, not one a message
+            last[0] = done
+            pickle.dump(("progress", done, total), pipe)
 
+    def work() -> None:
         resume = read(_Sender(pipe), progress)  # fills in ``report``
         pickle.dump(("done", report, resume), pipe)
+
+    _in_child(pipe, work)
+
+
+def _in_child(pipe: BinaryIO, work: Callable[[], None]) -> None:  # pragma: no cover - the child
+    """``work()``, then the child ends: an error is sent to the parent, which raises (and logs) it."""
+    code = 1
+    try:
+        work()
         code = 0
     except OxideError as e:
         pickle.dump(("error", e.message, e.hint, None), pipe)
-    except BaseException as e:  # reported by the parent, which logs it
+    except BaseException as e:
         import traceback
 
         pickle.dump(("error", str(e), None, traceback.format_exc()), pipe)
