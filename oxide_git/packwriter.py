@@ -44,9 +44,11 @@ def _entry_header(kind: int, size: int) -> bytes:
     return bytes(out)
 
 
-def write_pack(objects_dir: Path, objects: Sequence[tuple[int, bytes]]) -> list[bytes]:
-    """Store ``(type, data)`` objects in a new pack under ``objects_dir/pack``; return their ids."""
-    ids = [object_id(kind, data) for kind, data in objects]
+def write_pack(objects_dir: Path, objects: Sequence[tuple[int, bytes]],
+               ids: Sequence[bytes] | None = None) -> list[bytes]:
+    """Store ``(type, data)`` objects in a new pack under ``objects_dir/pack``; return their ids
+    (``ids``: already known, in the same order)."""
+    ids = [object_id(kind, data) for kind, data in objects] if ids is None else list(ids)
     unique: dict[bytes, tuple[int, bytes]] = {}
     for oid, obj in zip(ids, objects, strict=True):
         unique.setdefault(oid, obj)

@@ -144,8 +144,10 @@ class Objects:
         """Is the object stored? One found is freshened (its file's time set to now), as git and
         libgit2 do, so that a concurrent `git gc --prune` does not take it as long unreachable."""
         hexid = oid.hex()
-        if _freshen(os.path.join(self.dir, hexid[:2], hexid[2:])):
-            return True
+        return _freshen(os.path.join(self.dir, hexid[:2], hexid[2:])) or self.has_packed(oid)
+
+    def has_packed(self, oid: bytes) -> bool:
+        """Is the object in a pack, or in an alternate store (that pack freshened)?"""
         for pack in self._open_packs():
             # a pack that `git gc` removed since it was opened no longer counts (its objects may be gone)
             if pack.offset(oid) is not None and _freshen(pack.path[:-4] + ".pack"):

@@ -5,6 +5,7 @@ a ref another writer moved meanwhile never forced."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -124,3 +125,24 @@ def _held_session(ctx, sid: str, batch: import_batch.FileBatch):  # type: ignore
     tip = logwrite.tip(batch, ctx.repo.common_dir, sid)  # the batch's view: the session it holds
     assert tip is not None
     return tip.session
+
+
+def test_the_batch_holds_only_objects_the_store_lacks(tmp_path: Path) -> None:
+    from oxide_git.rawgit import BLOB
+
+    root = new_repo(tmp_path / "r")
+    loose = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=root, input=b"loose one\n",
+                           capture_output=True, check=True).stdout.decode().strip()
+    path = root / ".git" / "objects" / loose[:2] / loose[2:]
+    os.utime(path, (1_000_000_000, 1_000_000_000))
+    ctx = make_ctx(root)
+    with import_batch.held(ctx, True) as batch:
+        assert batch is not None
+        assert batch.write(BLOB, b"loose one\n").hex() == loose and not batch.held  # stored: not held
+        assert path.stat().st_mtime > 1_000_000_000  # and freshened, as git does
+        new = batch.write(BLOB, b"new one\n")
+        assert new in batch.held and batch.has(new)
+        batch.flush()  # fewer than PACK_MIN: written loose, and known as such
+        assert not batch.held and batch.has(new) and batch.write(BLOB, b"new one\n") == new and not batch.held
+    assert git(root, "cat-file", "-p", new.hex()).strip() == "new one"
+    ctx.close()
