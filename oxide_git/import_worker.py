@@ -39,9 +39,10 @@ Read = Callable[["Sink | None", "Progress | None"], Resume]
 _BUFFER = 1 << 20
 
 
-def available() -> bool:
-    """Forking is only safe in a process that runs no other thread (the `watch` daemon does)."""
-    return hasattr(os, "fork") and threading.active_count() == 1
+def available(own_threads: int = 0) -> bool:
+    """Forking is only safe in a process that runs no other thread (the `watch` daemon does);
+    ``own_threads``: the caller's, which it stops before forking."""
+    return hasattr(os, "fork") and threading.active_count() == 1 + own_threads
 
 
 def run(store: _Store, report: FileReport, read: Read, progress: Progress | None) -> Resume:

@@ -15,6 +15,7 @@ import inspect
 import os
 from collections.abc import Callable
 from dataclasses import replace
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -282,7 +283,7 @@ def _import_all(ctx: Context, items: list[tuple[str, Path]], dry_run: bool,
     done = 0
     small = min(BACKGROUND_BYTES, WORKER_BYTES)
     with import_batch.held(ctx, len(items) >= import_batch.BATCH_MIN_FILES and not dry_run) as batch:
-        i, alone = 0, False
+        i, alone, forking = 0, False, batch is not None
         while i < len(items):
             base = done
 
@@ -291,9 +292,9 @@ def _import_all(ctx: Context, items: list[tuple[str, Path]], dry_run: bool,
                     progress(base + n, total)
 
             n = 0
-            while batch is not None and i + n < len(items) and sizes[i + n] < small:
+            while forking and not alone and i + n < len(items) and sizes[i + n] < small:
                 n += 1
-            if not alone and n >= import_batch.BATCH_MIN_FILES and batch is not None and _fork_ready(batch):
+            if n >= import_batch.BATCH_MIN_FILES and batch is not None and (forking := _fork_ready(batch)):
                 left = _import_run(ctx, report, items[i:i + n], sizes[i:i + n], batch, on_progress)
                 done += sum(sizes[i:i + left])
                 i += left
@@ -327,8 +328,10 @@ def _import_all(ctx: Context, items: list[tuple[str, Path]], dry_run: bool,
 
 
 def _fork_ready(batch: FileBatch) -> bool:
-    """Can a child process parse the next files? Not while a thread runs (the batch's index writes
-    are then waited for), nor in a process that runs threads of its own (`watch`)."""
+    """Can a child process parse the next files? Not in a process that runs threads of its own
+    (`watch`: then never in this import); the batch's index thread is stopped first."""
+    if not _worker_available(own_threads=0 if batch.queue is None else 1):
+        return False
     if batch.queue is not None:
         batch.settle()
     return _worker_available()
@@ -349,7 +352,7 @@ def _import_run(ctx: Context, report: ImportReport, items: list[tuple[str, Path]
         files.append(p if isinstance(p, FileReport) else p.report)
         if not isinstance(p, FileReport):
             plans[k] = p
-    ends = [sum(sizes[:k + 1]) for k in range(len(items))]
+    ends = list(accumulate(sizes))
 
     def started(k: int) -> None:
         batch.file = first + k
@@ -384,10 +387,10 @@ def _follow_latest(ctx: Context, imported: set[str]) -> None:
             ctx, latest["id"], why="the newest session `git oxide import` brought into this worktree")
 
 
-def _worker_available() -> bool:
+def _worker_available(own_threads: int = 0) -> bool:
     from .import_worker import available
 
-    return available()
+    return available(own_threads)
 
 
 def _size(p: Path) -> int:

@@ -136,3 +136,27 @@ def test_a_child_that_dies_mid_run_leaves_a_store_the_next_import_finishes(
     assert _refs(root) == _refs(clean)
     assert _store(root) == _store(clean)
     shutil.rmtree(tmp_path / "clean")
+
+
+def test_a_process_with_threads_of_its_own_keeps_its_batch_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As in `watch`: no fork, and the batch is not stored file by file waiting for a chance to."""
+    from oxide_git import import_batch
+
+    items = _items(tmp_path)
+    settled: list[int] = []
+    real = import_batch.FileBatch.settle
+
+    def counted(self):  # type: ignore[no-untyped-def]
+        settled.append(1)
+        return real(self)
+
+    monkeypatch.setattr(import_batch.FileBatch, "settle", counted)
+    monkeypatch.setattr(import_batch, "BATCH_BYTES", 1)  # a flush after each file: its index thread runs
+    alone, forked = new_repo(tmp_path / "alone"), new_repo(tmp_path / "forked")
+    _import(alone, items, monkeypatch, forked=False)
+    assert len(settled) == 1  # once, at the end of the import
+    settled.clear()
+    assert _import(forked, items, monkeypatch, forked=True) == [None]
+    assert _refs(alone) == _refs(forked)
+    assert _index(alone)[:3] == _index(forked)[:3]
