@@ -233,7 +233,7 @@ def _receive(pipe: BinaryIO, store: _Store, report: FileReport, progress: Progre
 def _load(pipe: BinaryIO | _ReadAhead, what: str) -> Any:
     try:
         return pickle.load(pipe)
-    except EOFError:
+    except (EOFError, pickle.UnpicklingError):  # no more, or cut short: the child died mid-item
         raise OxideError(f"{what}: the process parsing it ended unexpectedly",
                          hint="import it again: what was stored is kept, the rest is read again") from None
 

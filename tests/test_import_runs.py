@@ -160,3 +160,13 @@ def test_a_process_with_threads_of_its_own_keeps_its_batch_whole(
     assert _import(forked, items, monkeypatch, forked=True) == [None]
     assert _refs(alone) == _refs(forked)
     assert _index(alone)[:3] == _index(forked)[:3]
+
+
+def test_a_child_cut_short_mid_item_is_said_as_such() -> None:
+    import io
+    import pickle
+
+    whole = pickle.dumps(("batch", b"x" * 100_000), protocol=pickle.HIGHEST_PROTOCOL)
+    for cut in (b"", whole[:len(whole) // 2]):
+        with pytest.raises(OxideError, match="ended unexpectedly"):
+            import_worker._load(io.BytesIO(cut), "the files imported together")
