@@ -99,7 +99,7 @@ class FileBatch(Objects):
 
     def has(self, oid: bytes) -> bool:
         """Held, or stored. A loose object is looked for in its folder's listing, read once per
-        batch (a failed lookup per new object was 10% of a bulk import): one written there since
+        batch (a failed lookup per new object: about 5% of a bulk import): one written there since
         is taken as missing and packed again, which costs space, never an object."""
         if oid in self.held:
             return True
