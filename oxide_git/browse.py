@@ -23,7 +23,7 @@ def list_sessions(
     ctx: Context, *, all_worktrees: bool = False, agent: str | None = None
 ) -> list[dict[str, Any]]:
     """Sessions, newest first: this worktree's, or every one in the store with ``all_worktrees``."""
-    from .index import LIST_FIELDS
+    from .index_list import LIST_FIELDS
 
     rows = ctx.index.session_rows(
         worktree=None if all_worktrees else ctx.repo.worktree_id, agent=agent)

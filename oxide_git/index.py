@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import CorruptIndex, OxideError
 from .index_ids import IdLookups
+from .index_list import CHECKPOINT_COUNT, FILL, ROW, add_column
 from .index_rows import Rows, message_rows
 
 if TYPE_CHECKING:  # the index is read on paths that must not import pygit2
     from .model import Message, Session
     from .snapshots import Checkpoint
 
-SCHEMA_VERSION = 4  # an older index is dropped and rebuilt from git: it is only a cache
+SCHEMA_VERSION = 5  # an older index is dropped and rebuilt from git (it is only a cache); 4 is migrated
 _SNIPPET = 200
 
 _SESSION_COLS = (
@@ -39,7 +40,7 @@ def _create_schema(path: Path) -> None:
     db["sessions"].create(
         {**{c: str for c in _SESSION_COLS}, "created_at": int, "updated_at": int,
          "message_count": int, "log_commit": str, "first_prompt": str, "last_message": str,
-         "redactions": str, "source": str},
+         "redactions": str, "source": str, "list_json": str},
         pk="id", if_not_exists=True,
     )
     db["messages"].create(
@@ -97,7 +98,9 @@ class Index(IdLookups):
             fresh = not path.exists()
             self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
             version = self.db.execute("PRAGMA user_version").fetchone()[0]
-            if fresh or version < SCHEMA_VERSION:
+            if version == SCHEMA_VERSION - 1 and not fresh:
+                add_column(self.db, SCHEMA_VERSION)
+            elif fresh or version < SCHEMA_VERSION:
                 self.db.close()
                 if not fresh:
                     for suffix in ("", "-wal", "-shm"):
@@ -175,6 +178,7 @@ class Index(IdLookups):
             f"INSERT OR REPLACE INTO sessions ({cols}) VALUES ({','.join('?' * len(row))})",
             tuple(row.values()),
         )
+        conn.execute(f"{FILL} WHERE s.id=?", (s.id,))
 
     def put_messages(
         self, conn: sqlite3.Connection, session_id: str, puts: Mapping[int, Message],
@@ -219,26 +223,15 @@ class Index(IdLookups):
         cols = ", ".join(f"s.{c}" for c in (*_SESSION_COLS, "message_count", "first_prompt",
                                                      "last_message", "redactions"))
         where, args = _session_filter(project_id, worktree, agent, ids)
-        sql = (f"SELECT {cols}, {_CHECKPOINT_COUNT} AS checkpoint_count FROM sessions s {where} "
+        sql = (f"SELECT {cols}, {CHECKPOINT_COUNT} AS checkpoint_count FROM sessions s {where} "
                "ORDER BY s.updated_at DESC, s.id")
         return [_session_row(r) for r in self.query(sql, args)]
 
     def session_list_json(self, *, worktree: str | None = None, agent: str | None = None) -> list[str]:
-        """`list --json` rows as JSON text built by SQLite itself (one C pass: 10,000 sessions
-        in a few milliseconds), with the fields and time format of ``LIST_FIELDS``/``to_iso``."""
-        def field(c: str) -> str:
-            if c in ("created_at", "updated_at"):
-                return (f"CASE WHEN s.{c} IS NULL THEN NULL ELSE strftime('%Y-%m-%dT%H:%M:%S', "
-                        f"s.{c} / 1000, 'unixepoch') || printf('.%03dZ', s.{c} % 1000) END")
-            if c == "checkpoint_count":
-                return _CHECKPOINT_COUNT
-            if c == "redactions":
-                return "json(coalesce(s.redactions, '{}'))"
-            return f"s.{c}"
-
-        obj = ", ".join(f"'{c}', {field(c)}" for c in LIST_FIELDS)
+        """`list --json` rows as JSON text, kept ready by SQLite (``index_list``), in the fields
+        and time format of ``LIST_FIELDS``/``to_iso``."""
         where, args = _session_filter(None, worktree, agent, None)
-        sql = f"SELECT json_object({obj}) FROM sessions s {where} ORDER BY s.updated_at DESC, s.id"
+        sql = f"SELECT {ROW} FROM sessions s {where} ORDER BY s.updated_at DESC, s.id"
         return [r[0] for r in self.query(sql, args)]
 
     def session_tips(self) -> dict[str, str]:
@@ -319,12 +312,6 @@ class Index(IdLookups):
                    mtime_ns: int, offset: int, state: Mapping[str, Any]) -> None:
         conn.execute("INSERT OR REPLACE INTO cursors VALUES (?,?,?,?,?,?)",
                      (path, agent, size, mtime_ns, offset, json.dumps(state, default=str)))
-
-
-_CHECKPOINT_COUNT = "(SELECT count(*) FROM checkpoints c WHERE c.session_id=s.id)"
-LIST_FIELDS = ("id", "agent", "native_id", "title", "message_count", "checkpoint_count", "parent_id",
-               "fork_message_id", "worktree", "branch", "cwd", "created_at", "updated_at",
-               "first_prompt", "last_message", "redactions", "model")
 
 
 def _session_filter(
