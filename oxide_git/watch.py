@@ -1,6 +1,6 @@
-"""`git oxide watch`: a watchdog observer on the agents' stores and every worktree.
+"""`git oxide watch`: the agents' stores and every worktree watched (``watch_observers``).
 
-The observer only forwards paths (``_Forward``); ``capture_plan.Plan`` decides; this loop imports
+The observers only forward paths; ``capture_plan.Plan`` decides; this loop imports
 what is due, checkpoints each new user prompt, keeps the worktree journals (``journal``), and
 re-schedules stores and worktrees that vanish or appear. Errors are logged, never fatal.
 """
@@ -22,7 +22,8 @@ from .capture_plan import Plan
 from .context import Context
 from .hook_impl import log
 from .repo import Repo, find_repo
-from .watch_paths import database_of, inode, may_hold_sessions, store_roots
+from .watch_observers import Observers
+from .watch_paths import database_of, may_hold_sessions, store_roots
 
 JOURNAL_MAX_BYTES = 4 * 1024 * 1024  # past this the journal is dropped (full status) and rebuilt
 RESCAN_S = 1.0
@@ -32,38 +33,11 @@ BARRIER_TIMEOUT_S = 1.0
 
 class Watcher:
     def __init__(self, ctx: Context, token: str) -> None:
-        from watchdog import events as ev
-        from watchdog.events import FileSystemEventHandler
-        from watchdog.observers import Observer
-
         self.ctx, self.token = ctx, token
         self.events: queue.Queue[str] = queue.Queue()
-        events = self.events
-        self.deleted: set[str] = set()  # watched folders the kernel said were deleted
-        deleted = self.deleted
-
-        class _Forward(FileSystemEventHandler):  # the thin adapter: paths only
-            def on_any_event(self, event: Any) -> None:
-                if event.is_directory and event.event_type in ("modified", "opened", "closed_no_write"):
-                    return
-                if event.event_type in ("opened", "closed_no_write"):
-                    return
-                if event.is_directory and event.event_type == "deleted":
-                    deleted.add(os.fsdecode(event.src_path))  # a root's watch dies with it
-                events.put(os.fsdecode(event.src_path))
-                if getattr(event, "dest_path", ""):
-                    events.put(os.fsdecode(event.dest_path))
-
-        self.handler = _Forward()
-        # only what can change a file: no open/close-without-write events, which a `git status`
-        # reading 100,000 files would turn into a flood that overflows the kernel's queue
-        self.event_filter = [ev.FileCreatedEvent, ev.DirCreatedEvent, ev.FileDeletedEvent,
-                             ev.DirDeletedEvent, ev.FileMovedEvent, ev.DirMovedEvent,
-                             ev.FileModifiedEvent, ev.FileClosedEvent]
-        self.overflowed = threading.Event()  # events were lost: the journals cannot be trusted
-        self.observer = Observer()
-        self.watches: dict[str, Any] = {}
-        self.inodes: dict[str, tuple[int, int]] = {}  # watched folder -> (st_dev, st_ino) when scheduled
+        self.obs = Observers(self.events, self.log)
+        self.overflowed = self.obs.overflowed  # events were lost: the journals cannot be trusted
+        self.watches = self.obs.watches
         self.repos: dict[str, Repo] = {}
         self.heads: dict[str, str | None] = {}
         self.known: dict[str, str] | None = None  # discovered agent files -> agent (None: not yet)
@@ -78,50 +52,23 @@ class Watcher:
     def log(self, text: str) -> None:
         log(self.ctx.repo.oxide_dir, f"watch: {text}")
 
-    # scheduling --------------------------------------------------------------------------
-
-    def _schedule(self, path: str) -> bool:
-        """Watch ``path`` if it exists (True when newly watched); forget it when it is gone.
-
-        A folder deleted and made again between two rescans is another folder: the old watch saw
-        its deletion and nothing since, so it is watched anew (known by the deletion event, as the
-        new folder may get the old one's inode number)."""
-        ino = inode(path)
-        if path in self.watches:
-            died = path in self.deleted
-            self.deleted.discard(path)
-            if ino is not None and ino == self.inodes.get(path) and not died:
-                return False
-            try:
-                self.observer.unschedule(self.watches.pop(path))
-            except Exception:
-                pass
-            if ino is None:
-                self.log(f"{path} is gone; watching for it to come back")
-                return False
-            self.log(f"{path} was made again; watching the new one")
-        if ino is not None:
-            try:
-                self.watches[path] = self.observer.schedule(self.handler, path, recursive=True,
-                                                            event_filter=self.event_filter)
-                self.inodes[path] = ino
-                return True
-            except Exception as e:
-                self.log(f"cannot watch {path}: {e}")
-        return False
-
     def rescan(self) -> None:
         """(Re)schedule stores and worktrees; rebuild journals whose HEAD moved."""
         tops = {str(top): wid for top, wid in self.ctx.repo.worktree_ids() if top.is_dir()}
         self.plan.worktrees = tops
         for gone in set(self.repos) - set(tops):
             self.repos.pop(gone, None)
-        appeared = [p for p in [*self.plan.stores, *tops, *self.watches] if self._schedule(p)]
+        appeared = [p for p in [*self.plan.stores, *tops, *self.watches] if self.obs.schedule(p, p in tops)]
         if self.known is not None and set(appeared) & set(self.plan.stores):
             # a store that (re)appeared may already hold files written before we watched it
             self.known = {str(p): a for a, p in _safe_discover(self)}
             self.import_due(sorted((a, p) for p, a in self.known.items()), prompts=True)
         for top in tops:
+            if top not in self.watches:  # nothing sees its changes: checkpoints run git status
+                if top in self.heads and top in self.repos:
+                    journal.drop(self.repos[top])
+                self.heads.pop(top, None)
+                continue
             try:
                 repo = self.repos.get(top) or find_repo(Path(top), environ={})
             except Exception as e:
@@ -252,7 +199,7 @@ class Watcher:
     def _barrier(self, repo: Repo) -> str | None:
         """Write a barrier file in ``repo``'s watched tree (its gitdir, when inside it)."""
         top = next((t for t, r in self.repos.items() if r is repo and t in self.watches), None)
-        if top is None or not self.observer.is_alive():
+        if top is None or not self.obs.watching(top):
             return None
         rel = os.path.relpath(os.path.realpath(repo.oxide_dir / "run"), os.path.realpath(top))
         if rel.startswith(os.pardir):
@@ -281,7 +228,7 @@ class Watcher:
     def run(self, ready: threading.Event | None = None) -> None:
         overflow = _OverflowFlag(self.overflowed)
         logging.getLogger("watchdog").addHandler(overflow)
-        self.observer.start()
+        self.obs.start()
         try:
             self.rescan()
             self.known = {str(p): a for a, p in _safe_discover(self)}
@@ -315,8 +262,7 @@ class Watcher:
         finally:
             if self.server is not None:
                 self.server.close()
-            self.observer.stop()
-            self.observer.join(timeout=5)
+            self.obs.stop()
             logging.getLogger("watchdog").removeHandler(overflow)
 
     def start_server(self) -> None:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -125,3 +128,14 @@ def fsck_clean(root: Path) -> None:
     assert r.returncode == 0, r.stderr + r.stdout
     bad = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.startswith(("error", "missing", "broken"))]
     assert not bad, bad
+
+
+def wait_for(fn: Callable[[], Any], timeout: float = 20.0) -> Any:
+    """``fn()`` once it is true (polled every 50 ms), or an AssertionError after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = fn()
+        if got:
+            return got
+        time.sleep(0.05)
+    raise AssertionError("timed out")

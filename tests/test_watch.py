@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from oxide_git.capture_plan import Import, Journal, Plan
-from tests.conftest import git, make_ctx, oxide
+from tests.conftest import git, make_ctx, oxide, wait_for
 from tests.test_hooks import SID_NATIVE, claude_line
 
 
@@ -111,17 +111,12 @@ def test_journal_status_keeps_an_ignored_file_added_to_the_index(repo: Path) -> 
     assert again is not None and "later.log" in again.paths
 
 
-def wait_for(fn, timeout: float = 20.0):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = fn()
-        if got:
-            return got
-        time.sleep(0.05)
-    raise AssertionError("timed out")
-
-
-def test_daemon_imports_checkpoints_prompts_and_stops(repo: Path) -> None:
+@pytest.mark.parametrize("trees", ["inotify", "watchdog"])
+def test_daemon_imports_checkpoints_prompts_and_stops(repo: Path, trees: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Worktrees watched by ``inotify_tree`` (Linux) or by watchdog (elsewhere), the same."""
+    if trees == "watchdog":
+        monkeypatch.setenv("OXIDE_WATCH_INOTIFY", "0")
     oxide(repo, "init")
     store = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "p"
     res = json.loads(oxide(repo, "watch", "--daemon", "--json").stdout)
@@ -312,7 +307,7 @@ def test_a_prompt_checkpoint_holds_what_changed_while_its_session_was_imported(r
         assert git(repo, "show", f"{cp['id']}:tool.txt") == "written by the agent's tool\n"
         assert w.events.empty()
     finally:
-        w.observer.stop() if w.observer.is_alive() else None
+        w.obs.stop()
         (ctx.repo.oxide_dir / journal.PID_FILE).unlink()
 
 
@@ -326,7 +321,7 @@ def test_the_worktrees_own_events_are_in_before_a_checkpoint(repo: Path) -> None
     ctx = make_ctx(repo)
     w = watch.Watcher(ctx, "tok")
     (ctx.repo.oxide_dir / journal.PID_FILE).write_text(json.dumps({"pid": os.getpid(), "token": "tok"}))
-    w.observer.start()
+    w.obs.start()
     try:
         w.rescan()
         [wrepo] = w.repos.values()
@@ -338,6 +333,5 @@ def test_the_worktrees_own_events_are_in_before_a_checkpoint(repo: Path) -> None
         log = ctx.repo.oxide_dir / "log"
         assert not log.exists() or "no event for" not in log.read_text()
     finally:
-        w.observer.stop()
-        w.observer.join(5)
+        w.obs.stop()
         (ctx.repo.oxide_dir / journal.PID_FILE).unlink()

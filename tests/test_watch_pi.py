@@ -6,24 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from tests.conftest import make_ctx, oxide
+from tests.conftest import make_ctx, oxide, wait_for
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "pi"
-
-
-def wait_for(fn: Callable[[], Any], timeout: float = 20) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = fn()
-        if got:
-            return got
-        time.sleep(0.05)
-    raise AssertionError("timed out")
 
 
 def test_watch_imports_a_pi_session_as_pi_writes_it(repo: Path) -> None:
