@@ -88,7 +88,9 @@ class TreeWatch:
         self._dir: dict[int, bytes] = {}  # watch descriptor -> folder
         self._wd: dict[bytes, int] = {}  # folder -> watch descriptor
         self._roots: set[bytes] = set()
-        self._lock = threading.Lock()  # the maps: the reader adds folders, `watch` adds roots
+        # the maps: the reader adds folders, `watch` adds roots (held a folder at a time, so the
+        # reader goes on while a big tree is walked)
+        self._lock = threading.RLock()
         self._thread = threading.Thread(target=self._read, name="oxide-inotify", daemon=True)
         self._stopping = False
 
@@ -99,12 +101,13 @@ class TreeWatch:
         top = os.fsencode(root)
         with self._lock:
             self._roots.add(top)
-            try:
-                self._add_tree(top, emit=False, root=True)
-            except OSError:
+        try:
+            self._add_tree(top, emit=False, root=True)
+        except OSError:
+            with self._lock:
                 self._roots.discard(top)
                 self._drop_under(top)
-                raise
+            raise
         return root
 
     def remove_root(self, root: str) -> None:
@@ -120,18 +123,19 @@ class TreeWatch:
         stack = [top]
         while stack:
             d = stack.pop()
-            wd = add(fd, d, MASK)
-            if wd < 0:
-                err = ctypes.get_errno()
-                if err == errno.ENOSPC:
-                    raise WatchLimit(err, limit_hint())
-                if d == top and root:
-                    raise OSError(err, f"cannot watch {os.fsdecode(d)}: {os.strerror(err)}")
-                continue  # gone or unreadable meanwhile: its parent's event said so
-            old = self._dir.get(wd)
-            if old is not None and old != d:
-                self._wd.pop(old, None)  # the same folder, moved: known by its new name
-            self._dir[wd], self._wd[d] = d, wd
+            with self._lock:
+                wd = add(fd, d, MASK)
+                if wd < 0:
+                    err = ctypes.get_errno()
+                    if err == errno.ENOSPC:
+                        raise WatchLimit(err, limit_hint())
+                    if d == top and root:
+                        raise OSError(err, f"cannot watch {os.fsdecode(d)}: {os.strerror(err)}")
+                    continue  # gone or unreadable meanwhile: its parent's event said so
+                old = self._dir.get(wd)
+                if old is not None and old != d:
+                    self._wd.pop(old, None)  # the same folder, moved: known by its new name
+                self._dir[wd], self._wd[d] = d, wd
             try:
                 with os.scandir(d) as it:
                     for e in it:
