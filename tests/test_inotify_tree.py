@@ -134,3 +134,37 @@ def test_a_root_that_is_not_a_folder_cannot_be_watched(tmp_path: Path) -> None:
             w.add_root(str(bad))
     assert w.watched() == 0
     w.join(0)
+
+
+def _wide_tree(root: Path, n: int) -> list[Path]:
+    """``n`` folders two deep (past ``SHARE_AFTER``: the walk is shared with a helper)."""
+    leaves = [root / f"p{i % 40}" / f"c{i}" for i in range(n)]
+    for leaf in leaves:
+        leaf.mkdir(parents=True)
+    return leaves
+
+
+@pytest.mark.parametrize("helper", ["runs", "fails"])
+def test_a_big_tree_is_walked_with_a_helper_and_every_folder_is_watched(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helper: str) -> None:
+    from oxide_git.inotify_walk import SHARE_AFTER
+
+    root = tmp_path / "wt"
+    leaves = _wide_tree(root, SHARE_AFTER + 1_000)
+    seen = Seen()
+    w = seen.watch()
+    if helper == "fails":  # the helper finds no inotify and ends: its share is walked here
+        monkeypatch.setenv("OXIDE_WATCH_INOTIFY", "0")
+    w.add_root(str(root))
+    w.start()
+    try:
+        assert w.watched() == 1 + 40 + len(leaves)
+        picks = [*leaves[::97], leaves[-1]]
+        for leaf in picks:
+            (leaf / "x.txt").write_text("x\n")
+        wait_for(lambda: seen.has(*[leaf / "x.txt" for leaf in picks]))
+        helped = "walking alone" in "\n".join(seen.logged)
+        assert helped == (helper == "fails"), seen.logged
+    finally:
+        w.stop()
+        w.join(5)
