@@ -31,8 +31,8 @@ def list_sessions(
             for r in rows]
 
 
-def list_sessions_json(ctx: Context, *, all_worktrees: bool = False, agent: str | None = None) -> list[str]:
-    """The same rows as ``list_sessions``, as JSON text (what `list --json` prints)."""
+def list_sessions_json(ctx: Context, *, all_worktrees: bool = False, agent: str | None = None) -> bytes:
+    """The same rows as ``list_sessions``, as the JSON text `list --json` prints (UTF-8)."""
     return ctx.index.session_list_json(
         worktree=None if all_worktrees else ctx.repo.worktree_id, agent=agent)
 

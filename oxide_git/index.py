@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import CorruptIndex, OxideError
 from .index_ids import IdLookups
-from .index_list import CHECKPOINT_COUNT, FILL, ROW, add_column
+from .index_list import CHECKPOINT_COUNT, FILL, INDEX, ORDER, add_column, document
 from .index_rows import Rows, message_rows
 
 if TYPE_CHECKING:  # the index is read on paths that must not import pygit2
@@ -40,7 +40,7 @@ def _create_schema(path: Path) -> None:
     db["sessions"].create(
         {**{c: str for c in _SESSION_COLS}, "created_at": int, "updated_at": int,
          "message_count": int, "log_commit": str, "first_prompt": str, "last_message": str,
-         "redactions": str, "source": str, "list_json": str},
+         "redactions": str, "source": str, "list_head": str},
         pk="id", if_not_exists=True,
     )
     db["messages"].create(
@@ -70,7 +70,7 @@ def _create_schema(path: Path) -> None:
     )
     db["meta"].create({"key": str, "value": str}, pk="key", if_not_exists=True)
     db["sessions"].create_index(["native_id"], if_not_exists=True)
-    db["sessions"].create_index(["updated_at"], if_not_exists=True)
+    db.execute(INDEX)  # the order of `list`
     db["messages"].create_index(["native_id"], if_not_exists=True)
     db["checkpoints"].create_index(["session_id"], if_not_exists=True)
     if "messages_fts" not in db.table_names():
@@ -223,16 +223,15 @@ class Index(IdLookups):
         cols = ", ".join(f"s.{c}" for c in (*_SESSION_COLS, "message_count", "first_prompt",
                                                      "last_message", "redactions"))
         where, args = _session_filter(project_id, worktree, agent, ids)
-        sql = (f"SELECT {cols}, {CHECKPOINT_COUNT} AS checkpoint_count FROM sessions s {where} "
-               "ORDER BY s.updated_at DESC, s.id")
+        sql = f"SELECT {cols}, {CHECKPOINT_COUNT} AS checkpoint_count FROM sessions s {where} {ORDER}"
         return [_session_row(r) for r in self.query(sql, args)]
 
-    def session_list_json(self, *, worktree: str | None = None, agent: str | None = None) -> list[str]:
-        """`list --json` rows as JSON text, kept ready by SQLite (``index_list``), in the fields
-        and time format of ``LIST_FIELDS``/``to_iso``."""
+    def session_list_json(self, *, worktree: str | None = None, agent: str | None = None) -> bytes:
+        """The whole `list --json` text, kept ready and joined by SQLite (``index_list``), in
+        the fields and time format of ``LIST_FIELDS``/``to_iso``."""
         where, args = _session_filter(None, worktree, agent, None)
-        sql = f"SELECT {ROW} FROM sessions s {where} ORDER BY s.updated_at DESC, s.id"
-        return [r[0] for r in self.query(sql, args)]
+        got = self.query(document(where), args)[0][0]
+        return b"[\n" + got + b"\n]\n" if got else b"[]\n"
 
     def session_tips(self) -> dict[str, str]:
         return {r[0]: r[1] for r in self.query("SELECT id, log_commit FROM sessions")}

@@ -16,11 +16,10 @@ def plain(argv: list[str]) -> int | None:
         return None
 
     def work() -> None:
-        from .browse import json_lines_text, list_sessions_json
+        from .browse import list_sessions_json
         from .context import for_process
 
-        rows = list_sessions_json(for_process(), all_worktrees="--all" in argv)
-        sys.stdout.write(json_lines_text(rows))
+        sys.stdout.buffer.write(list_sessions_json(for_process(), all_worktrees="--all" in argv))
 
     from . import failure
 

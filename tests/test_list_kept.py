@@ -58,7 +58,7 @@ def test_kept_rows_are_the_python_rows_with_counts_and_updates(repo: Path) -> No
     _checkpoint(ctx, A, 1)
     _checkpoint(ctx, A, 2)
     _checkpoint(ctx, B, 3)
-    kept = [json.loads(t) for t in list_sessions_json(ctx, all_worktrees=True)]
+    kept = json.loads(list_sessions_json(ctx, all_worktrees=True))
     assert kept == list_sessions(ctx, all_worktrees=True)
     by_id = {r["id"]: r for r in kept}
     assert (by_id[A]["checkpoint_count"], by_id[B]["checkpoint_count"]) == (2, 1)
@@ -72,7 +72,7 @@ def test_kept_rows_are_the_python_rows_with_counts_and_updates(repo: Path) -> No
     # a later write is in the kept row: the count of messages and the last message
     store.append(ctx, Session(id=B, agent="codex", title="ünïcode ✓ \"quoted\"", worktree="main"),
                  [_msg("one more thing", "assistant")])
-    row = next(json.loads(t) for t in list_sessions_json(ctx, all_worktrees=True) if B in t)
+    row = next(r for r in json.loads(list_sessions_json(ctx, all_worktrees=True)) if r["id"] == B)
     assert (row["message_count"], row["last_message"]) == (3, "one more thing")
     assert _cli_rows(repo) == list_sessions(ctx, all_worktrees=True)
 
@@ -82,14 +82,16 @@ def test_a_row_without_its_kept_json_is_built_at_listing(repo: Path) -> None:
     _checkpoint(ctx, B, 1)
     before = _cli_rows(repo)
     db = _db(repo)
-    db.execute("UPDATE sessions SET list_json = NULL WHERE id=?", (B,))  # as an older release writes
+    db.execute("UPDATE sessions SET list_head = NULL WHERE id=?", (B,))  # as an older release writes
     assert _cli_rows(repo) == before
-    assert db.execute("SELECT list_json FROM sessions WHERE id=?", (B,)).fetchone()[0] is None
+    assert db.execute("SELECT list_head FROM sessions WHERE id=?", (B,)).fetchone()[0] is None
 
 
 def _as_previous_version(repo: Path) -> None:
     db = _db(repo)
-    db.execute("ALTER TABLE sessions DROP COLUMN list_json")
+    db.execute("ALTER TABLE sessions DROP COLUMN list_head")
+    db.execute("DROP INDEX idx_sessions_updated_at_id")
+    db.execute("CREATE INDEX idx_sessions_updated_at ON sessions (updated_at)")
     db.execute("INSERT OR REPLACE INTO meta VALUES ('marker', 'kept')")  # gone if rebuilt
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
     db.close()
@@ -111,4 +113,12 @@ def test_the_previous_index_version_is_migrated_in_place(repo: Path) -> None:
     db = _db(repo)
     assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert db.execute("SELECT value FROM meta WHERE key='marker'").fetchone() == ("kept",)
-    assert db.execute("SELECT count(*) FROM sessions WHERE list_json IS NULL").fetchone()[0] == 0
+    assert db.execute("SELECT count(*) FROM sessions WHERE list_head IS NULL").fetchone()[0] == 0
+    plan = " ".join(r[3] for r in db.execute(
+        "EXPLAIN QUERY PLAN SELECT id FROM sessions s ORDER BY s.updated_at DESC, s.id"))
+    assert "idx_sessions_updated_at_id" in plan and "TEMP B-TREE" not in plan, plan
+
+
+def test_no_session_is_an_empty_list(repo: Path) -> None:
+    assert oxide(repo, "list", "--json").stdout == "[]\n"
+    assert oxide(repo, "list", "--json", "--agent", "codex").stdout == "[]\n"

@@ -209,6 +209,6 @@ def test_list_json_from_sqlite_matches_the_python_rows(repo: Path) -> None:
                  [_msg(0)])
     store.append(ctx, Session(id="1" * 12 + "b" * 20, agent="codex", title="ünïcode ✓"), [_msg(1)])
     py = list_sessions(ctx, all_worktrees=True)
-    sql = [json.loads(t) for t in list_sessions_json(ctx, all_worktrees=True)]
+    sql = json.loads(list_sessions_json(ctx, all_worktrees=True))
     assert sql == py
     assert py[0]["created_at"] == "2026-01-01T00:00:00.123Z"

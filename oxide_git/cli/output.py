@@ -13,9 +13,10 @@ from ..browse import json_lines_text
 from ..model import ago  # noqa: F401 - how long ago, as every command says it
 
 
-def emit_json_lines(items: list[str]) -> None:
-    """A JSON list from elements that are already JSON text, one per line."""
-    sys.stdout.write(json_lines_text(items))
+def emit_bytes(data: bytes) -> None:
+    """Text already encoded (UTF-8), as it is."""
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
 
 
 def emit_json(obj: Any) -> None:

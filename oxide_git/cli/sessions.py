@@ -13,8 +13,8 @@ from .output import (
     ago,
     cid,
     clip,
+    emit_bytes,
     emit_json,
-    emit_json_lines,
     json_list_text,
     sid,
     status,
@@ -52,7 +52,7 @@ def list_(all_: bool, agent: str | None, tree: bool, as_json: bool) -> None:
     agent = _agent_option(agent)
     ctx = make_context()
     if as_json and not tree:
-        emit_json_lines(list_sessions_json(ctx, all_worktrees=all_, agent=agent))
+        emit_bytes(list_sessions_json(ctx, all_worktrees=all_, agent=agent))
         return
     rows = list_sessions(ctx, all_worktrees=all_, agent=agent)
     if as_json:
