@@ -13,7 +13,7 @@ pass; only when something is refused is the set halved to find the ref that hold
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pygit2
@@ -47,15 +47,19 @@ def size_text(n: int) -> str:
     return f"{n} bytes"
 
 
-def screen(ctx: Context, tips: Mapping[str, str], lim: Limits) -> dict[str, str]:
+def screen(ctx: Context, tips: Mapping[str, str], lim: Limits,
+           have: Sequence[str] | None = None) -> dict[str, str]:
     """``{ref: why}`` for the refs (name -> fetched id) that reach an object over the limits or one
-    git cannot walk; objects the local refs already reach are not looked at again."""
+    git cannot walk; objects the local refs already reach are not looked at again (``have``: only
+    those these commits reach, when the caller knows that is enough: a session's log shares
+    nothing with other refs but its own older tips, and walking from every one of a team's
+    100,000 refs costs more than the screening)."""
     items = sorted(tips.items())
     out: dict[str, str] = {}
     budget = [_MAX_SPLITS]
 
     def bad(part: list[tuple[str, str]]) -> None:
-        why = _scan(ctx, [oid for _n, oid in part], lim)
+        why = _scan(ctx, [oid for _n, oid in part], lim, have)
         if why is None:
             return
         if len(part) == 1 or budget[0] <= 0:
@@ -71,12 +75,13 @@ def screen(ctx: Context, tips: Mapping[str, str], lim: Limits) -> dict[str, str]
     return out
 
 
-def _scan(ctx: Context, oids: list[str], lim: Limits) -> str | None:
-    """The first reason to refuse what ``oids`` reach beyond the local refs, or None."""
+def _scan(ctx: Context, oids: list[str], lim: Limits, have: Sequence[str] | None) -> str | None:
+    """The first reason to refuse what ``oids`` reach beyond the local refs (or ``have``), or None."""
     env = clean_git_env({"GIT_TERMINAL_PROMPT": "0"})
     cwd = ctx.repo.workdir
+    besides = ["--not", "--exclude=refs/oxide/remotes/*", "--all"] if have is None else []
     rev = subprocess.Popen(
-        ["git", "rev-list", "--objects", "--stdin", "--not", "--exclude=refs/oxide/remotes/*", "--all"],
+        ["git", "rev-list", "--objects", "--stdin", *besides],
         cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     cat = subprocess.Popen(
         ["git", "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize) %(rest)"],
@@ -84,7 +89,7 @@ def _scan(ctx: Context, oids: list[str], lim: Limits) -> str | None:
     assert rev.stdin is not None and rev.stdout is not None and cat.stdout is not None
     rev.stdout.close()  # cat-file holds it now
     try:
-        rev.stdin.write("".join(o + "\n" for o in oids).encode())
+        rev.stdin.write("".join([*(o + "\n" for o in oids), *("^" + o + "\n" for o in have or ())]).encode())
         rev.stdin.close()
     except BrokenPipeError:
         pass

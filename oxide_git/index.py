@@ -233,8 +233,14 @@ class Index(IdLookups):
         got = self.query(document(where), args)[0][0]
         return b"[\n" + got + b"\n]\n" if got else b"[]\n"
 
-    def session_tips(self) -> dict[str, str]:
-        return {r[0]: r[1] for r in self.query("SELECT id, log_commit FROM sessions")}
+    def session_tips(self, ids: Iterable[str] | None = None) -> dict[str, str]:
+        """{session: the log commit its rows are of}: every session's, or those of ``ids``."""
+        if ids is None:
+            return {r[0]: r[1] for r in self.query("SELECT id, log_commit FROM sessions")}
+        id_list = list(ids)
+        return {r[0]: r[1] for at in range(0, len(id_list), 500) for r in self.query(
+            f"SELECT id, log_commit FROM sessions WHERE id IN ({','.join('?' * len(id_list[at:at + 500]))})",
+            id_list[at:at + 500])}
 
     def real_message_counts(self, ids: Iterable[str] | None = None) -> dict[str, int]:
         """Messages that hold more than records kept whole (``other`` parts: Claude Code's

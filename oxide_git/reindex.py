@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -45,8 +45,11 @@ def _put_messages(index: Index, conn: sqlite3.Connection, sid: str,
     return n
 
 
-def reindex(ctx: Context, *, full: bool = False) -> ReindexResult:
-    """Bring the index up to the refs. ``full`` drops every row first."""
+def reindex(ctx: Context, *, full: bool = False, sessions: Collection[str] | None = None,
+            checkpoints: bool = True) -> ReindexResult:
+    """Bring the index up to the refs. ``full`` drops every row first. ``sessions``: only these
+    (a pull knows what it moved: the store's other 100,000 refs and rows are not read), and the
+    checkpoints only when ``checkpoints``."""
     git = ctx.repo.git
     index = ctx._index if ctx._index is not None else ctx.index
     res = ReindexResult(problems=[])
@@ -54,39 +57,62 @@ def reindex(ctx: Context, *, full: bool = False) -> ReindexResult:
         with index.write() as conn:
             for table in ("sessions", "messages", "parts", "checkpoints", "links"):
                 conn.execute(f"DELETE FROM {table}")
-    tips = index.session_tips()
+    if sessions is None:
+        tips = index.session_tips()
+        found = ((name[len(refs.SESSIONS):], oid) for name, oid in refs.iter_refs(git, refs.SESSIONS))
+    else:
+        tips = index.session_tips(sessions)
+        found = ((sid, oid) for sid in sorted(sessions)
+                 if (oid := refs.read(git, refs.SESSIONS + sid)) is not None)
     seen: set[str] = set()
-    for name, oid in refs.iter_refs(git, refs.SESSIONS):
-        sid = name[len(refs.SESSIONS):]
+    for sid, oid in found:
         seen.add(sid)
-        if tips.get(sid) == str(oid):
-            continue
-        try:
-            log = sessionlog.load_commit(git, oid)
-            old_tree = None
-            if tips.get(sid):
-                try:
-                    old_tree = git[tips[sid]].peel(pygit2.Tree)
-                except (KeyError, ValueError, pygit2.GitError):
-                    old_tree = None
-            start = sessionlog.first_difference(git, old_tree, log.commit.tree)
-            with index.write() as conn:  # one transaction: a log that fails half-way changes nothing
-                n = _put_messages(index, conn, sid, sessionlog.iter_messages(git, log.commit.tree, start),
-                                  start)
-                index.put_session(conn, log.session, log_commit=str(oid), count=log.count)
-        except CorruptIndex:
-            raise
-        except OxideError as e:
-            res.problems.append(f"{name}: {e.message}")  # type: ignore[union-attr]
-            continue
-        res.sessions_updated += 1
-        res.messages_indexed += n
+        if tips.get(sid) != str(oid):
+            _update_session(git, index, sid, oid, tips.get(sid), res)
     gone = set(tips) - seen
     if gone:
         with index.write() as conn:
             for sid in gone:
                 index.delete_session(conn, sid)
         res.sessions_removed = len(gone)
+    if checkpoints:
+        _reindex_checkpoints(git, index, res)
+    notes_tip = refs.read(git, notes.NOTES_REF)
+    if full or index.meta("notes_tip") != (str(notes_tip) if notes_tip else None):
+        with index.write() as conn:
+            conn.execute("DELETE FROM links")
+        res.links = notes.rebuild_links(ctx)
+        with index.write() as conn:
+            index.put_meta(conn, "notes_tip", str(notes_tip) if notes_tip else None)
+    return res
+
+
+def _update_session(git: pygit2.Repository, index: Index, sid: str, oid: pygit2.Oid, tip: str | None,
+                    res: ReindexResult) -> None:
+    """The rows of one session's log, from where it differs from the tip the index knew."""
+    try:
+        log = sessionlog.load_commit(git, oid)
+        old_tree = None
+        if tip:
+            try:
+                old_tree = git[tip].peel(pygit2.Tree)
+            except (KeyError, ValueError, pygit2.GitError):
+                old_tree = None
+        start = sessionlog.first_difference(git, old_tree, log.commit.tree)
+        with index.write() as conn:  # one transaction: a log that fails half-way changes nothing
+            n = _put_messages(index, conn, sid, sessionlog.iter_messages(git, log.commit.tree, start),
+                              start)
+            index.put_session(conn, log.session, log_commit=str(oid), count=log.count)
+    except CorruptIndex:
+        raise
+    except OxideError as e:
+        res.problems.append(f"{refs.SESSIONS}{sid}: {e.message}")  # type: ignore[union-attr]
+        return
+    res.sessions_updated += 1
+    res.messages_indexed += n
+
+
+def _reindex_checkpoints(git: pygit2.Repository, index: Index, res: ReindexResult) -> None:
     known = index.checkpoint_ids()
     live: set[str] = set()
     new_cps: list[snapshots.Checkpoint] = []
@@ -104,13 +130,5 @@ def reindex(ctx: Context, *, full: bool = False) -> ReindexResult:
             index.put_checkpoint(conn, cp)
         for cid in known - live:
             conn.execute("DELETE FROM checkpoints WHERE id=?", (cid,))
-    notes_tip = refs.read(git, notes.NOTES_REF)
-    if full or index.meta("notes_tip") != (str(notes_tip) if notes_tip else None):
-        with index.write() as conn:
-            conn.execute("DELETE FROM links")
-        res.links = notes.rebuild_links(ctx)
-        with index.write() as conn:
-            index.put_meta(conn, "notes_tip", str(notes_tip) if notes_tip else None)
     res.checkpoints_added = len(new_cps)
     res.checkpoints_removed = len(known - live)
-    return res

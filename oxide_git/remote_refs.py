@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+from typing import Any
 
 from . import refs
 from .context import Context
@@ -58,11 +59,12 @@ def _ours(name: str, checkpoints: bool) -> str | None:
     return "not a ref git oxide shares, left alone"
 
 
-def fetch(ctx: Context, remote: str, *, checkpoints: bool = False,
-          problems: list[str] | None = None) -> dict[str, str]:
+def fetch(ctx: Context, remote: str, *, checkpoints: bool = False, problems: list[str] | None = None,
+          mirrored: dict[str, Any] | None = None) -> dict[str, str]:
     """Mirror the remote's oxide refs under ``namespace(remote)``; returns {remote ref: oid} of
     those fetched. A ref that is not ours, or that git cannot fetch (the remote lacks an object it
-    names), is left out with a line in ``problems``: one bad ref does not stop the others."""
+    names), is left out with a line in ``problems``: one bad ref does not stop the others.
+    ``mirrored``: the mirror refs as they are now, when the caller has read them."""
     r = git_cmd(ctx, "ls-remote", remote, "refs/oxide/*", refs.NOTES)
     if r.returncode != 0:
         raise RemoteError(f"cannot reach remote {remote!r}: {r.stderr.strip()}",
@@ -79,7 +81,8 @@ def fetch(ctx: Context, remote: str, *, checkpoints: bool = False,
             if problems is not None:
                 problems.append(f"{remote} {name}: {why}")
     ns, git = namespace(remote), ctx.repo.git
-    mirrored = dict(refs.iter_refs(git, ns))
+    if mirrored is None:
+        mirrored = dict(refs.iter_refs(git, ns))
     # Only what is new: a ref whose mirror already holds the remote's oid is not fetched again.
     new = sorted(n for n, oid in wanted.items() if str(mirrored.get(mirror(n, ns))) != oid)
     failed = _fetch_new(ctx, remote, ns, new, dirty)
@@ -89,7 +92,7 @@ def fetch(ctx: Context, remote: str, *, checkpoints: bool = False,
         if problems is not None:
             problems.append(f"{remote} {name}: cannot be fetched, left alone ({why})")
     live = {mirror(n, ns) for n in wanted} | {spec.partition(":")[2] for spec in failed}
-    stale = {n: (oid, None) for n, oid in refs.iter_refs(git, ns) if n not in live}
+    stale = {n: (oid, None) for n, oid in mirrored.items() if n not in live}  # the fetch adds, never removes
     if stale:
         refs.update(git, stale, f"oxide: prune {remote}")  # type: ignore[arg-type]
     return wanted

@@ -20,7 +20,7 @@ from .context import Context
 from .errors import OxideError, Refused
 from .model import new_session_id
 from .notesmerge import merge_notes
-from .remote_refs import RemoteError, git_cmd, mirror, namespace
+from .remote_refs import REMOTES, RemoteError, git_cmd, mirror, namespace
 from .remote_refs import fetch as fetch
 
 
@@ -61,11 +61,18 @@ def pull(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) 
 
     name = remote_name(ctx, remote)
     res = ShareResult(name)
-    fetched = fetch(ctx, name, checkpoints=checkpoints, problems=res.problems)
     ns, git = namespace(name), ctx.repo.git
-    local = {n: str(oid) for n, oid in refs.iter_refs(git, "refs/")}  # one pass, not a read per ref
+    # one pass over every ref (a team's store holds 200,000 with their mirrors: 130 ms a pass),
+    # not a read per ref; the fetch moves only mirrors, which it returns
+    everything = dict(refs.iter_refs(git, "refs/"))
+    mirrored = {n: oid for n, oid in everything.items() if n.startswith(ns)}
+    local = {n: str(oid) for n, oid in everything.items() if not n.startswith(REMOTES)}
+    fetched = fetch(ctx, name, checkpoints=checkpoints, problems=res.problems, mirrored=mirrored)
     changed = {r: oid for r, oid in fetched.items() if local.get(r, "") != oid}
-    refused = incoming.screen(ctx, changed, incoming.limits(ctx))
+    # a session's log, the notes and the memory share objects only with their own older tips
+    sessions_only = not any(r.startswith(refs.CHECKPOINTS) for r in changed)
+    have = [local[r] for r in changed if r in local] if sessions_only else None
+    refused = incoming.screen(ctx, changed, incoming.limits(ctx), have)
     for rname in sorted(changed):
         theirs = refs.read(git, mirror(rname, ns))
         if theirs is None:
@@ -87,7 +94,8 @@ def pull(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) 
             res.problems.append(f"{name} {rname}: {e.message}, left alone")
     if res.moved:  # a pull that changed nothing is not journaled: undo reverts what came before it
         journal.record(ctx, journal.Entry("pull", ctx.now_ms, f"pull {name}", refs=dict(res.moved)))
-    done = reindex(ctx)
+    done = reindex(ctx, sessions={r[len(refs.SESSIONS):] for r in res.moved if r.startswith(refs.SESSIONS)},
+                   checkpoints=any(r.startswith(refs.CHECKPOINTS) for r in res.moved))
     res.problems.extend(done.problems or [])
     return res
 

@@ -212,3 +212,21 @@ def test_list_json_from_sqlite_matches_the_python_rows(repo: Path) -> None:
     sql = json.loads(list_sessions_json(ctx, all_worktrees=True))
     assert sql == py
     assert py[0]["created_at"] == "2026-01-01T00:00:00.123Z"
+
+
+def test_a_reindex_of_some_sessions_reads_only_those(repo: Path) -> None:
+    """What a pull moved is reindexed, the store's other rows left as they are: a ref deleted
+    outside git oxide is seen by a reindex of that session (or a whole one), not of another."""
+    from oxide_git.reindex import reindex
+
+    ctx = make_ctx(repo)
+    a, b = _session(), _session("1" * 12 + "b" * 20)
+    store.append(ctx, a, [_msg(0)])
+    store.append(ctx, b, [_msg(1)])
+    git(repo, "update-ref", "-d", f"refs/oxide/sessions/{a.id}")
+    res = reindex(ctx, sessions={b.id}, checkpoints=False)
+    assert (res.sessions_updated, res.sessions_removed) == (0, 0)
+    assert {r["id"] for r in ctx.index.session_rows()} == {a.id, b.id}
+    res = reindex(ctx, sessions={a.id}, checkpoints=False)
+    assert res.sessions_removed == 1
+    assert {r["id"] for r in ctx.index.session_rows()} == {b.id}
