@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .model import Message
 
 BATCH = 2000
+ONE_BY_ONE = 1000  # past this many sessions asked for, one pass over all the refs costs less
 
 
 @dataclass
@@ -57,7 +58,7 @@ def reindex(ctx: Context, *, full: bool = False, sessions: Collection[str] | Non
         with index.write() as conn:
             for table in ("sessions", "messages", "parts", "checkpoints", "links"):
                 conn.execute(f"DELETE FROM {table}")
-    if sessions is None:
+    if sessions is None or len(sessions) > ONE_BY_ONE:
         tips = index.session_tips()
         found = ((name[len(refs.SESSIONS):], oid) for name, oid in refs.iter_refs(git, refs.SESSIONS))
     else:
