@@ -20,7 +20,7 @@ import pytest
 
 from oxide_git import refs, sessionlog
 
-from ..conftest import fsck_clean, git
+from ..conftest import fsck_clean, git, wait_for
 from . import report
 from .conftest import assert_clean_exit, doctor_heals, env, run_oxide, trials
 from .test_crash import (
@@ -139,16 +139,6 @@ def _stop_watch(root: Path) -> None:
     assert r.returncode == 0, r.stderr
 
 
-def _wait(fn, timeout: float = 60.0):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = fn()
-        if got:
-            return got
-        time.sleep(0.1)
-    raise AssertionError("timed out")
-
-
 def test_watch_killed_mid_import_then_restarted_finishes(tmp_path: Path) -> None:
     """The daemon imports a transcript big enough for the forked parser and is killed at random;
     restarted, it finishes: every line of the transcript is in the store once, in order."""
@@ -176,7 +166,7 @@ def test_watch_killed_mid_import_then_restarted_finishes(tmp_path: Path) -> None
         assert all(v == want[k][:len(v)] for k, v in got.items()), f"trial {t}: a prefix is wrong"
         pid = _start_watch(root)
         try:
-            _wait(lambda: _texts(root) == want, 180)  # noqa: B023
+            wait_for(lambda: _texts(root) == want, 180)  # noqa: B023
         except AssertionError:
             log = (root / ".git" / "oxide" / "log").read_text()[-3000:]
             have = {k: len(v) for k, v in _texts(root).items()}
