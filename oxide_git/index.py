@@ -237,10 +237,12 @@ class Index(IdLookups):
         """{session: the log commit its rows are of}: every session's, or those of ``ids``."""
         if ids is None:
             return {r[0]: r[1] for r in self.query("SELECT id, log_commit FROM sessions")}
-        id_list = list(ids)
-        return {r[0]: r[1] for at in range(0, len(id_list), 500) for r in self.query(
-            f"SELECT id, log_commit FROM sessions WHERE id IN ({','.join('?' * len(id_list[at:at + 500]))})",
-            id_list[at:at + 500])}
+        id_list, tips = list(ids), {}
+        for at in range(0, len(id_list), 500):  # within SQLite's limit on parameters
+            part = id_list[at:at + 500]
+            sql = f"SELECT id, log_commit FROM sessions WHERE id IN ({','.join('?' * len(part))})"
+            tips.update({r[0]: r[1] for r in self.query(sql, part)})
+        return tips
 
     def real_message_counts(self, ids: Iterable[str] | None = None) -> dict[str, int]:
         """Messages that hold more than records kept whole (``other`` parts: Claude Code's

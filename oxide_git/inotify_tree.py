@@ -33,7 +33,6 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
 
 from .inotify_walk import LIMIT_EXIT, SHARE_AFTER, records, walk
 
@@ -48,6 +47,9 @@ _FILE_EVENTS = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED
 _HEADER = struct.Struct("iIII")  # wd, mask, cookie, len (then len bytes of NUL-padded name)
 _SEP = os.sep.encode()
 LIMIT_FILE = "/proc/sys/fs/inotify/max_user_watches"
+
+
+_Helper = tuple[subprocess.Popen[bytes], threading.Thread, list[bytes]]  # the process, its reader, output
 
 
 class WatchLimit(OSError):
@@ -165,7 +167,7 @@ class TreeWatch:
             self._wd.pop(old, None)  # the same folder, moved: known by its new name
         self._dir[wd], self._wd[d] = d, wd
 
-    def _helper(self, folders: list[bytes]) -> tuple[subprocess.Popen[bytes], list[Any]] | None:
+    def _helper(self, folders: list[bytes]) -> _Helper | None:
         """Start a helper walking ``folders`` on our descriptor (None: it could not start)."""
         try:
             proc = subprocess.Popen(
@@ -174,14 +176,14 @@ class TreeWatch:
         except OSError as e:
             self.log(f"walking alone: no helper ({e})")
             return None
-        got: list[Any] = []
+        got: list[bytes] = []  # its output, read while we walk our half (a pipe holds 64 KB)
         t = threading.Thread(target=lambda: got.append(proc.communicate(b"\0".join(folders))[0]),
                              daemon=True)
         t.start()
-        return proc, [t, got]
+        return proc, t, got
 
-    def _merge(self, helper: tuple[subprocess.Popen[bytes], list[Any]], folders: list[bytes]) -> None:
-        proc, (t, got) = helper
+    def _merge(self, helper: _Helper, folders: list[bytes]) -> None:
+        proc, t, got = helper
         t.join()
         with self._lock:
             for wd, d in records(got[0] if got else b""):
