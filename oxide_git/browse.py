@@ -7,7 +7,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .context import Context
-from .model import to_iso
+
+
+def to_iso(ms: Any) -> Any:
+    """``model.to_iso``, imported when first used: `search` imports no model."""
+    from .model import to_iso as iso
+
+    return iso(ms)
+
 
 if TYPE_CHECKING:  # `list` reads the index only: no pygit2, no msgpack on its path
     from .model import Message, Session

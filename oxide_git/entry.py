@@ -21,6 +21,12 @@ def main() -> None:
         rc = served(argv[0], argv[1:])  # `git oxide watch` answers, without click or pygit2 here
         if rc is not None:
             _exit_now(rc)  # written with os.write: nothing to flush or free (~3 ms of teardown)
+    if argv[:1] == ["search"]:
+        from .search_command import plain as plain_search
+
+        rc = plain_search(argv[1:])  # `search QUERY [--json] [-n N]`, without click
+        if rc is not None:
+            _exit_now(rc)
     if argv[:1] == ["import"]:
         from .import_command import plain
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from .agents import AGENT_NAMES
 from .errors import OxideError
 from .importing import ImportReport, Progress
+from .search_index import EAGER
 
 
 def run(paths: list[Path], agent: str | None, *, dry_run: bool = False,
@@ -31,6 +32,8 @@ def run(paths: list[Path], agent: str | None, *, dry_run: bool = False,
         sys.stderr.write("Nothing to import: no session of this repository was found in the agents' stores\n")
         return None
     report = import_sessions(ctx, items, dry_run=dry_run, progress=progress)
+    if not dry_run and report.messages >= EAGER:
+        ctx.index.keep_search_up(note=progress is not None)
     for p in report.problems + report.drift_warnings():
         sys.stderr.write(f"warning: {p}\n")
     return report

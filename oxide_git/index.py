@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 from .errors import CorruptIndex, OxideError
 from .index_ids import IdLookups
 from .index_list import CHECKPOINT_COUNT, FILL, INDEX, ORDER, add_column, document
-from .index_rows import Rows, message_rows
+from .search_index import EPOCH_KEY, LOG_SQL, new_epoch
 
 if TYPE_CHECKING:  # the index is read on paths that must not import pygit2
+    from .index_rows import Rows
     from .model import Message, Session
     from .snapshots import Checkpoint
 
-SCHEMA_VERSION = 5  # an older index is dropped and rebuilt from git (it is only a cache); 4 is migrated
+SCHEMA_VERSION = 6  # an older index is dropped and rebuilt from git (a cache); 4 and 5 are migrated
 _SNIPPET = 200
 
 _SESSION_COLS = (
@@ -73,16 +74,9 @@ def _create_schema(path: Path) -> None:
     db.execute(INDEX)  # the order of `list`
     db["messages"].create_index(["native_id"], if_not_exists=True)
     db["checkpoints"].create_index(["session_id"], if_not_exists=True)
-    if "messages_fts" not in db.table_names():
-        # External content: the text lives once, in `messages`; triggers keep the FTS index in
-        # step by rowid, so replacing a message never scans the FTS table.
-        db.execute("CREATE VIRTUAL TABLE messages_fts USING fts5(text, content='messages', "
-                   "content_rowid='rowid', tokenize='unicode61')")
-        db.execute("CREATE TRIGGER messages_ai AFTER INSERT ON messages BEGIN "
-                   "INSERT INTO messages_fts(rowid, text) VALUES (new.rowid, new.text); END")
-        db.execute("CREATE TRIGGER messages_ad AFTER DELETE ON messages BEGIN "
-                   "INSERT INTO messages_fts(messages_fts, rowid, text) "
-                   "VALUES ('delete', old.rowid, old.text); END")
+    for sql in LOG_SQL:  # the search index's log (search_index.py)
+        db.execute(sql)
+    db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (EPOCH_KEY, new_epoch()))
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     db.conn.commit()
     db.conn.close()
@@ -98,8 +92,10 @@ class Index(IdLookups):
             fresh = not path.exists()
             self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
             version = self.db.execute("PRAGMA user_version").fetchone()[0]
-            if version == SCHEMA_VERSION - 1 and not fresh:
-                add_column(self.db, SCHEMA_VERSION)
+            if version in (4, 5) and not fresh:
+                if version == 4:
+                    add_column(self.db, 5)
+                _without_fts(self.db, SCHEMA_VERSION)
             elif fresh or version < SCHEMA_VERSION:
                 self.db.close()
                 if not fresh:
@@ -184,6 +180,8 @@ class Index(IdLookups):
         self, conn: sqlite3.Connection, session_id: str, puts: Mapping[int, Message],
         truncate_at: int | None = None,
     ) -> None:
+        from .index_rows import message_rows  # the write path's: a search imports neither it nor model
+
         self.put_rows(conn, session_id, sorted(puts), message_rows(puts), truncate_at)
 
     def put_rows(
@@ -263,21 +261,25 @@ class Index(IdLookups):
     def search(self, query: str, limit: int = 50, *, offset: int = 0, agent: str | None = None,
                branch: str | None = None, since_ms: int | None = None, until_ms: int | None = None
                ) -> list[dict[str, Any]]:
-        """Messages holding every word of ``query``, best first; ``agent``/``branch`` filter on the
-        session, ``since_ms``/``until_ms`` on the message's time (else its session's)."""
-        fts = " ".join('"' + t.replace('"', '""') + '"' for t in query.split()) or '""'
-        when = "coalesce(m.created_at, s.updated_at)"
-        where, args = "messages_fts MATCH ?", list[Any]([fts])
-        for cond, val in (("s.agent=?", agent), ("s.branch=?", branch), (f"{when}>=?", since_ms),
-                          (f"{when}<?", until_ms)):
-            if val is not None:
-                where, args = f"{where} AND {cond}", [*args, val]
-        rows = self.query(
-            "SELECT m.session_id, m.seq, m.id AS message_id, m.role, m.created_at, "
-            "snippet(messages_fts, 0, '[', ']', '…', 12) AS snippet FROM messages_fts "
-            "JOIN messages m ON m.rowid = messages_fts.rowid LEFT JOIN sessions s ON s.id = m.session_id "
-            f"WHERE {where} ORDER BY rank LIMIT ? OFFSET ?", (*args, limit, offset))
-        return [dict(r) for r in rows]
+        """Messages holding every word of ``query``, best first (search_query.py)."""
+        from .search_query import search
+
+        return search(self, query, limit, offset=offset, agent=agent, branch=branch,
+                      since_ms=since_ms, until_ms=until_ms)
+
+    def keep_search_up(self, *, note: bool = True) -> None:
+        """After a command that wrote many messages: the search index brought up to them now
+        (``note``: said on stderr), not by the next search."""
+        from . import search_index
+
+        todo = search_index.pending(self.db, self.path)
+        if todo is None:
+            todo = int(self.query("SELECT coalesce(max(rowid), 0) FROM messages")[0][0])
+        if todo >= search_index.EAGER:
+            try:
+                search_index.catch_up(self.db, self.path, note=note)
+            except OSError:
+                pass  # read-only: the next search works in memory
 
     # checkpoints -----------------------------------------------------------------------
 
@@ -319,6 +321,26 @@ class Index(IdLookups):
                    mtime_ns: int, offset: int, state: Mapping[str, Any]) -> None:
         conn.execute("INSERT OR REPLACE INTO cursors VALUES (?,?,?,?,?,?)",
                      (path, agent, size, mtime_ns, offset, json.dumps(state, default=str)))
+
+
+def _without_fts(db: sqlite3.Connection, to_version: int) -> None:
+    """Index version 5 → 6 in place: FTS5 and its triggers dropped, the search index's log and
+    triggers made (the search index is then built from the rows: search_index.py). One
+    transaction, the version read again inside it, as ``add_column`` does."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if db.execute("PRAGMA user_version").fetchone()[0] == to_version - 1:
+            for trigger in ("messages_ai", "messages_ad"):
+                db.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+            db.execute("DROP TABLE IF EXISTS messages_fts")
+            for sql in LOG_SQL:
+                db.execute(sql)
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (EPOCH_KEY, new_epoch()))
+            db.execute(f"PRAGMA user_version = {to_version}")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
 
 
 def _session_filter(

@@ -51,17 +51,15 @@ class IdLookups:
         return Abbreviator([(r[0], r[0]) for r in rows] + [(r[1], r[0]) for r in rows if r[1]])
 
     def session_prefix(self, session_id: str) -> str:
-        """``session_abbrev().of(session_id)`` for one id, from its neighbours only (a few
-        index lookups instead of reading every id: for `checkpoint`'s message)."""
-        keys: list[tuple[str, str]] = [(session_id, session_id)]
-        native = self.query("SELECT native_id FROM sessions WHERE id=?", (session_id,))
-        for col in ("id", "native_id"):
-            for op, order in (("<", "DESC"), (">", "ASC")):
-                keys += [(r[0], r[1]) for r in self.query(
-                    f"SELECT {col}, id FROM sessions WHERE {col} {op} ? AND id != ? "
-                    f"ORDER BY {col} {order} LIMIT 1", (session_id, session_id)) if r[0]]
-        if native and native[0][0]:
-            keys.append((native[0][0], session_id))
+        """``session_abbrev().of(session_id)`` for one id, from its neighbours only (one
+        statement of a few index lookups instead of reading every id: for `checkpoint`'s
+        message and `search`'s hits)."""
+        near = " UNION ALL ".join(
+            f"SELECT * FROM (SELECT {col}, id FROM sessions WHERE {col} {op} ?1 AND id != ?1 "
+            f"ORDER BY {col} {order} LIMIT 1)"
+            for col in ("id", "native_id") for op, order in (("<", "DESC"), (">", "ASC")))
+        keys = [(session_id, session_id)] + [(r[0], r[1]) for r in self.query(
+            f"{near} UNION ALL SELECT native_id, id FROM sessions WHERE id = ?1", (session_id,)) if r[0]]
         return Abbreviator(keys).of(session_id)
 
     def checkpoint_abbrev(self) -> Abbreviator:

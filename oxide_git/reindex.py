@@ -12,6 +12,7 @@ import pygit2
 from . import notes, refs, sessionlog, snapshots
 from .context import Context
 from .errors import CorruptIndex, OxideError
+from .search_index import EAGER, EPOCH_KEY, new_epoch
 
 if TYPE_CHECKING:
     import sqlite3
@@ -58,6 +59,8 @@ def reindex(ctx: Context, *, full: bool = False, sessions: Collection[str] | Non
         with index.write() as conn:
             for table in ("sessions", "messages", "parts", "checkpoints", "links"):
                 conn.execute(f"DELETE FROM {table}")
+            conn.execute("DELETE FROM search_log")  # and the search index built anew, from the new rows
+            index.put_meta(conn, EPOCH_KEY, new_epoch())
     if sessions is None or len(sessions) > ONE_BY_ONE:
         tips = index.session_tips()
         found = ((name[len(refs.SESSIONS):], oid) for name, oid in refs.iter_refs(git, refs.SESSIONS))
@@ -85,6 +88,8 @@ def reindex(ctx: Context, *, full: bool = False, sessions: Collection[str] | Non
         res.links = notes.rebuild_links(ctx)
         with index.write() as conn:
             index.put_meta(conn, "notes_tip", str(notes_tip) if notes_tip else None)
+    if full or res.messages_indexed >= EAGER:
+        index.keep_search_up(note=False)
     return res
 
 

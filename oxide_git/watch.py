@@ -101,6 +101,12 @@ class Watcher:
         for path in dict.fromkeys(p for _a, p in paths):
             if path in known:
                 self.import_one(known[path], path, prompts)
+        try:  # after the checkpoints: a search over the socket then finds the index caught up
+            from . import search_index
+
+            search_index.catch_up(self.ctx.index.db, self.ctx.index.path)
+        except Exception:
+            self.log(f"updating the search index failed:\n{traceback.format_exc()}")
 
     def import_one(self, agent: str, path: str, prompts: bool) -> None:
         from .importing import import_file

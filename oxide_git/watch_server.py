@@ -238,10 +238,10 @@ def checkpoint_handler(common_dir: Path, repos: Mapping[str, Repo]) -> Handler:
     from .cli.core import checkpoint_output
     from .cli.output import use_store
     from .cli.sessions import search as search_command
-    from .cli.sessions import search_output
     from .context import Context
     from .index import Index
     from .repo import find_repo
+    from .search_command import output as search_output
 
     own = os.path.realpath(common_dir)
     kept: dict[str, tuple[Index, int]] = {}  # index.db path -> (open index, its inode)

@@ -21,11 +21,12 @@ FIXTURES = Path(__file__).parent.parent / "fixtures"
 def _index_dump(repo: Path) -> list[list[tuple[object, ...]]]:
     db = sqlite3.connect(repo / ".git" / "oxide" / "index.db")
     try:
-        return [sorted(db.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
-                for t in ("sessions", "messages", "parts")] + [
-            sorted(db.execute("SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'the'").fetchall())]
+        rows = [sorted(db.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
+                for t in ("sessions", "messages", "parts")]
     finally:
         db.close()
+    found = make_ctx(repo).index.search("the", limit=100_000)
+    return [*rows, sorted((h["session_id"], h["seq"]) for h in found)]
 
 
 @pytest.mark.parametrize("agent,name", [("claude", "split_response.jsonl"), ("codex", "fork.jsonl"),

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from oxide_git import store
 from oxide_git.browse import list_sessions, list_sessions_json
 from oxide_git.index import SCHEMA_VERSION
@@ -87,22 +89,37 @@ def test_a_row_without_its_kept_json_is_built_at_listing(repo: Path) -> None:
     assert db.execute("SELECT list_head FROM sessions WHERE id=?", (B,)).fetchone()[0] is None
 
 
-def _as_previous_version(repo: Path) -> None:
+def _as_version(repo: Path, version: int) -> None:
+    """The index as release ``version`` left it: 5 searched with FTS5, 4 also had no kept rows."""
     db = _db(repo)
-    db.execute("ALTER TABLE sessions DROP COLUMN list_head")
-    db.execute("DROP INDEX idx_sessions_updated_at_id")
-    db.execute("CREATE INDEX idx_sessions_updated_at ON sessions (updated_at)")
+    for name in ("messages_search_ai", "messages_search_ad", "messages_search_au"):
+        db.execute(f"DROP TRIGGER {name}")
+    db.execute("DROP TABLE search_log")
+    db.execute("DELETE FROM meta WHERE key='search_epoch'")
+    db.execute("CREATE VIRTUAL TABLE messages_fts USING fts5(text, content='messages', "
+               "content_rowid='rowid', tokenize='unicode61')")
+    db.execute("INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')")
+    db.execute("CREATE TRIGGER messages_ai AFTER INSERT ON messages BEGIN "
+               "INSERT INTO messages_fts(rowid, text) VALUES (new.rowid, new.text); END")
+    db.execute("CREATE TRIGGER messages_ad AFTER DELETE ON messages BEGIN "
+               "INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.rowid, old.text); END")
+    if version == 4:
+        db.execute("ALTER TABLE sessions DROP COLUMN list_head")
+        db.execute("DROP INDEX idx_sessions_updated_at_id")
+        db.execute("CREATE INDEX idx_sessions_updated_at ON sessions (updated_at)")
     db.execute("INSERT OR REPLACE INTO meta VALUES ('marker', 'kept')")  # gone if rebuilt
-    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
+    db.execute(f"PRAGMA user_version = {version}")
+    db.commit()
     db.close()
 
 
-def test_the_previous_index_version_is_migrated_in_place(repo: Path) -> None:
+@pytest.mark.parametrize("version", [4, 5])
+def test_a_previous_index_version_is_migrated_in_place(repo: Path, version: int) -> None:
     ctx = _two_sessions(repo)
     _checkpoint(ctx, A, 1)
     before = _cli_rows(repo)
     ctx.close()
-    _as_previous_version(repo)
+    _as_version(repo, version)
     # two processes open the old index at once: one migrates it, both list the same rows
     env_cmd = [sys.executable, "-m", "oxide_git", "list", "--json", "--all"]
     procs = [subprocess.Popen(env_cmd, cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -117,6 +134,11 @@ def test_the_previous_index_version_is_migrated_in_place(repo: Path) -> None:
     plan = " ".join(r[3] for r in db.execute(
         "EXPLAIN QUERY PLAN SELECT id FROM sessions s ORDER BY s.updated_at DESC, s.id"))
     assert "idx_sessions_updated_at_id" in plan and "TEMP B-TREE" not in plan, plan
+    assert db.execute("SELECT count(*) FROM sqlite_master WHERE name LIKE 'messages_fts%' "
+                      "OR name IN ('messages_ai', 'messages_ad')").fetchone()[0] == 0
+    db.close()
+    found = json.loads(oxide(repo, "search", "parser", "--json").stdout)  # searched as before
+    assert [(h["session_id"], h["snippet"]) for h in found] == [(A, "refactor the [parser]")]
 
 
 def test_no_session_is_an_empty_list(repo: Path) -> None:

@@ -9,8 +9,9 @@ from typing import Any
 
 import click
 
-from ..browse import json_lines_text
+from ..browse import json_lines_text  # noqa: F401 - re-exported
 from ..model import ago  # noqa: F401 - how long ago, as every command says it
+from ..text_table import clip, json_list_text, table_text  # noqa: F401 - re-exported
 
 
 def emit_bytes(data: bytes) -> None:
@@ -23,10 +24,6 @@ def emit_json(obj: Any) -> None:
     """JSON on stdout; a list is written one element per line (readable, and each element goes
     through json's C encoder: `indent` would switch to the pure-Python one, 5x slower)."""
     sys.stdout.write(json_list_text(obj) if isinstance(obj, list) else json_text(obj))
-
-
-def json_list_text(items: list[Any]) -> str:
-    return json_lines_text([json.dumps(x, ensure_ascii=False, default=str) for x in items])
 
 
 def json_text(obj: Any) -> str:
@@ -119,6 +116,7 @@ def sid(oid: str | None) -> str:
     return _abbreviated("session", oid)
 
 
+
 def cid(oid: str | None) -> str:
     """A checkpoint id, abbreviated as git abbreviates commits (7 at least, unique)."""
     return _abbreviated("checkpoint", oid)
@@ -129,19 +127,5 @@ def refresh_ids() -> None:
     _abbrev.clear()
 
 
-def clip(text: Any, width: int) -> str:
-    s = " ".join(str(text or "").split())
-    return s if len(s) <= width else s[: width - 1] + "…"
-
-
 def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
     click.echo(table_text(headers, rows), nl=False)
-
-
-def table_text(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    """Aligned columns, a line per row under a line of headers."""
-    cells = [[str(c) for c in r] for r in rows]
-    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
-    return "".join(line + "\n" for line in lines)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 from ..agents import AGENT_NAMES
@@ -12,15 +10,12 @@ from . import main, make_context
 from .output import (
     ago,
     cid,
-    clip,
     emit_bytes,
     emit_json,
-    json_list_text,
     sid,
     status,
     stream_document,
     table,
-    table_text,
 )
 
 
@@ -131,18 +126,7 @@ def show(session: str, as_json: bool, full: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def search(query: str, limit: int, as_json: bool) -> None:
     """Full-text search over every message of every session."""
-    click.echo(search_output(make_context(), query, limit, as_json), nl=False)
+    from ..search_command import output
 
+    click.echo(output(make_context(), query, limit, as_json), nl=False)
 
-def search_output(ctx: Any, query: str, limit: int, as_json: bool) -> str:
-    """What `search` prints. The watcher answers `git oxide search` with this same function
-    (``watch_server``)."""
-    from ..browse import search as do_search
-
-    hits = do_search(ctx, query, limit)
-    if as_json:
-        return json_list_text(hits)
-    return table_text(["SESSION", "MSG", "TITLE", "MATCH"],
-                      [[sid(h["session_id"]), h["seq"], display(h["title"], h.get("first_prompt"),
-                                                                 h["session_id"], 30),
-                        clip(h["snippet"], 80)] for h in hits])
