@@ -182,8 +182,9 @@ class FileBatch(Objects):
         puts += [put for file, put in files if file not in self.redo]
         if puts:
             def job(index: Any) -> None:
-                for put in puts:
-                    put(index)
+                with index.write():  # the rows of every file of the batch in one commit
+                    for put in puts:
+                        put(index)
 
             if self.queue is None:
                 from .index_queue import IndexQueue

@@ -253,7 +253,8 @@ def _store_batch(store: _Store, item: Any) -> None:
     _, s, start, encoded, counts, rows, native_ids = item
     s = store.link(s, start, native_ids)
     full = {q: (blob, blob[scan:] if isinstance(scan, int) else scan) for q, (blob, scan) in encoded.items()}
-    stores.save_encoded(store.ctx, s, full, counts, rows, summary=summary(s, len(encoded)), later=store.later)
+    stores.save_encoded(store.ctx, s, full, counts, rows, summary=summary(s, len(encoded)), later=store.later,
+                        redactor=store.redactor)
     if store.batch is not None:
         store.batch.remember(s.agent, s.native_id, native_ids)
 

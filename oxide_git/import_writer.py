@@ -26,8 +26,10 @@ class Writer:
     """Buffers one file's messages per session and hands them to ``sink`` in batches (None: a dry
     run, which only counts them)."""
 
-    def __init__(self, ctx: Context, report: FileReport, seqs: dict[str, int], sink: Sink | None) -> None:
+    def __init__(self, ctx: Context, report: FileReport, seqs: dict[str, int], sink: Sink | None,
+                 run: dict[str, Any] | None = None) -> None:
         self.ctx, self.report, self.sink = ctx, report, sink
+        self.run = run  # what the files of one import share: the sessions oxide exported
         self.sessions: dict[str, Session] = {}
         self.pending: dict[str, list[Message]] = {}
         self.next_seq = dict(seqs)
@@ -40,8 +42,12 @@ class Writer:
         """(session, messages) when oxide wrote this native session itself (`resume --into`)."""
         if native_id is None:
             return None
+        if self._exports is None and self.run is not None:
+            self._exports = self.run.get("exports")
         if self._exports is None:
             self._exports = {}
+            if self.run is not None:  # read once for a bulk import's 1,500 files, not once each
+                self.run["exports"] = self._exports
             for sid, source in self.ctx.index.query(
                     "SELECT id, source FROM sessions WHERE source LIKE '%\"exports\"%'"):
                 try:

@@ -123,7 +123,11 @@ class Index(IdLookups):
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
-        """One transaction (BEGIN IMMEDIATE: writers queue on the busy timeout, never fail)."""
+        """One transaction (BEGIN IMMEDIATE: writers queue on the busy timeout, never fail). Inside
+        another, part of it: a batch of writes committed once (``import_batch``)."""
+        if self.db.in_transaction:
+            yield self.db
+            return
         try:
             self.db.execute("BEGIN IMMEDIATE")
             try:

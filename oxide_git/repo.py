@@ -128,9 +128,13 @@ class Repo:
 
         Falls back to the main worktree's path before the first commit. Cached in oxide's folder.
         """
+        known = _PROJECT_IDS.get(self.common_dir)
+        if known is not None:
+            return known
         cache = self.oxide_dir / "project-id"
         try:
-            return cache.read_text().strip()
+            known = _PROJECT_IDS[self.common_dir] = cache.read_text().strip()
+            return known
         except OSError:
             pass
         r = subprocess.run(
@@ -146,6 +150,9 @@ class Repo:
             except OSError:
                 pass
         return roots[0]
+
+
+_PROJECT_IDS: dict[Path, str] = {}  # common dir → its project id, once read from its file (never changes)
 
 
 def _linked_name(common_dir: Path, top: Path) -> str:

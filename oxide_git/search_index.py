@@ -32,7 +32,8 @@ EPOCH_KEY = "search_epoch"
 FORMAT = "oxide-search-1"  # the schema of the tantivy index: another one is built anew
 EAGER = 10_000  # a command that leaves this many messages to index indexes them before it returns
 _BATCH = 20_000
-_HEAP = 64_000_000
+BUSY_MS = 30_000  # the index's own busy timeout (index.py)
+_HEAP = 32_000_000  # tantivy's memory budget for a segment in the making
 
 # The triggers and the log (created with the schema, and by the migration from FTS5).
 LOG_SQL = (
@@ -167,10 +168,13 @@ def catch_up(db: sqlite3.Connection, db_path: Path, *, note: bool = False) -> No
         writer.wait_merging_threads()
         _note_applied(folder, epoch, end)
         _open.pop(str(folder), None)
+    db.execute("PRAGMA busy_timeout = 0")  # a search never waits on a writer to prune
     try:
         db.execute("DELETE FROM search_log WHERE seq <= ?", (end,))
     except sqlite3.OperationalError:
         pass  # busy or read-only: pruned by a later catch-up
+    finally:
+        db.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
 
 
 def _add_all(writer: Any, db: sqlite3.Connection) -> None:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from .index import Index
 
 _TOKEN = re.compile(r"[^\W_]+")
+_LONG = 4_000
 _COLUMNS = ("session_id", "seq", "message_id", "role", "created_at")
 
 
@@ -71,7 +72,19 @@ def query_terms(query: str) -> list[list[str]]:
 
 def snippet(text: str, terms: list[list[str]], width: int = 12) -> str:
     """``width`` words of ``text`` around the most query words, those in brackets, ``…`` where
-    cut (what FTS5's ``snippet()`` printed)."""
+    cut (what FTS5's ``snippet()`` printed). A long text (a tool's output) is cut first around
+    the first place a word shows up in it, so that a hit costs the same whatever its size."""
+    if len(text) > _LONG:
+        low = text.lower()
+        at = min((i for t in {t for phrase in terms for t in phrase} if (i := low.find(t)) >= 0), default=0)
+        start, end = max(0, at - 200), min(len(text), at + 800)
+        cut = _window(text[start:end], terms, width)
+        return ("…" if start and not cut.startswith("…") else "") + cut + \
+            ("…" if end < len(text) and not cut.endswith("…") else "")
+    return _window(text, terms, width)
+
+
+def _window(text: str, terms: list[list[str]], width: int) -> str:
     wanted = {t for phrase in terms for t in phrase}
     spans = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
     if not spans:

@@ -74,13 +74,15 @@ def _write(
 
 
 def save_encoded(ctx: Context, session: Session, encoded: Mapping[int, tuple[bytes, bytes]],
-                 counts: Counter[str], rows: Rows, *, summary: str, later: Later = None) -> None:
+                 counts: Counter[str], rows: Rows, *, summary: str, later: Later = None,
+                 redactor: redact.Redactor | None = None) -> None:
     """``save`` for messages that arrive encoded (by an import's parser process): ``encoded`` maps
     each seq to the message's stored bytes and the part of them redaction reads, ``counts`` sums
     their redaction counts, ``rows`` are their index rows. Only a message the gate cannot clear
-    is decoded (and walked, and its batch's counts and rows computed again)."""
+    is decoded (and walked, and its batch's counts and rows computed again). ``redactor``: the
+    one an import looked up once for all its batches (else looked up here)."""
     objects, common = ctx.repo.objects, ctx.repo.common_dir
-    r = redact.redactor_for(ctx)
+    r = redactor or redact.redactor_for(ctx)
     blobs: dict[int, bytes] = {}
     changed: dict[int, Message] = {}
     for q, (blob, scan) in encoded.items():

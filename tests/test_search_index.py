@@ -179,3 +179,10 @@ def test_snippets_show_the_words_around_the_best_window() -> None:
     assert snippet(text, terms) == "…w39 the [parser] [fails] here w0 w1 w2 w3 w4 w5 w6…"
     assert snippet("  parser at the start, then " + long, terms) == "  [parser] at the start, then w0 w1 w2 w3 w4 w5 w6…"
     assert snippet("", terms) == "" and snippet("!!", terms) == "!!"
+
+
+def test_a_long_text_is_cut_around_its_first_hit() -> None:
+    text = "x " * 5000 + "the parser fails" + " y" * 5000
+    got = snippet(text, [["parser"], ["fails"]])
+    assert got == "…x the [parser] [fails] y y y y y y y y…"
+    assert snippet("parser " + "z " * 3000, [["parser"]]).startswith("[parser] z z")
