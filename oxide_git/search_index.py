@@ -201,11 +201,13 @@ def _apply(writer: Any, db: sqlite3.Connection, start: int, end: int) -> None:
             writer.add_document(Document(rid=rid, text=text))
 
 
-def forget(db_path: Path) -> None:
-    """Drop this process's open search index and its note: the next search builds it anew."""
+def forget(db_path: Path, *, note: bool = False) -> None:
+    """Drop this process's open search index (``note``: and the note of what it holds, so that
+    the next search builds it anew)."""
     folder = _folder(db_path)
     _open.pop(str(folder), None)
-    (folder / "applied").unlink(missing_ok=True)
+    if note:
+        (folder / "applied").unlink(missing_ok=True)
 
 
 def ranked(db: sqlite3.Connection, db_path: Path, terms: list[list[str]], n: int) -> list[int]:

@@ -45,11 +45,16 @@ def search(index: Index, query: str, limit: int = 50, *, offset: int = 0, agent:
 
 
 def _ranked(index: Index, terms: list[list[str]], n: int) -> list[int]:
-    try:
-        return search_index.ranked(index.db, index.path, terms, n)
-    except ValueError:  # its files changed under this process (built anew by another): once more
-        search_index.forget(index.path)
-        return search_index.ranked(index.db, index.path, terms, n)
+    for attempt in range(3):
+        try:
+            return search_index.ranked(index.db, index.path, terms, n)
+        except (ValueError, OSError):
+            if attempt == 2:
+                raise
+            # its files changed under this process (built anew by another): opened again; and if
+            # that fails too, they are broken: built anew
+            search_index.forget(index.path, note=attempt == 1)
+    raise AssertionError("unreachable")
 
 
 def _rows(index: Index, rids: list[int], where: str, args: list[Any]) -> dict[int, sqlite3.Row]:

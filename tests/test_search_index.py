@@ -71,18 +71,20 @@ def test_the_log_applied_again_finds_nothing_twice(repo: Path) -> None:
     assert len(ctx.index.search("three")) == 1
 
 
-@pytest.mark.parametrize("damage", ["garbage", "foreign note", "note cut short", "folder gone"])
+@pytest.mark.parametrize("damage", ["garbage", "garbage, its note kept", "foreign note", "note cut short",
+                                    "folder gone"])
 def test_a_broken_or_foreign_search_folder_is_built_anew(repo: Path, damage: str) -> None:
     ctx = make_ctx(repo)
     store.append(ctx, _session(1), [_msg("parser one"), _msg("lexer two")])
     assert len(ctx.index.search("parser")) == 1
     folder = _folder(repo)
     search_index._open.clear()
-    if damage == "garbage":
+    if damage.startswith("garbage"):
         for f in folder.iterdir():
             if f.name != "applied":
                 f.write_bytes(b"\0garbage")
-        (folder / "applied").unlink()
+        if damage == "garbage":
+            (folder / "applied").unlink()
     elif damage == "foreign note":
         (folder / "applied").write_text("oxide-search-0 x 1\n")
     elif damage == "note cut short":
