@@ -12,7 +12,7 @@ import pygit2
 from . import notes, refs, sessionlog, snapshots
 from .context import Context
 from .errors import CorruptIndex, OxideError
-from .search_index import EAGER, EPOCH_KEY, new_epoch
+from .search_index import EPOCH_KEY, new_epoch
 
 if TYPE_CHECKING:
     import sqlite3
@@ -88,9 +88,7 @@ def reindex(ctx: Context, *, full: bool = False, sessions: Collection[str] | Non
         res.links = notes.rebuild_links(ctx)
         with index.write() as conn:
             index.put_meta(conn, "notes_tip", str(notes_tip) if notes_tip else None)
-    if full or res.messages_indexed >= EAGER:
-        index.keep_search_up(note=False)
-    return res
+    return res  # the search index catches up at the next search: a pull's memory stays bounded
 
 
 def _update_session(git: pygit2.Repository, index: Index, sid: str, oid: pygit2.Oid, tip: str | None,

@@ -12,8 +12,9 @@ search index and, when the row is there now, added again with its current text, 
 entry twice changes nothing and a crash between tantivy's commit and the note of how far it got
 (``<oxide>/search/applied``, with the index's epoch) loses nothing. A new ``index.db`` (a new
 epoch in its ``meta``), a missing or broken folder, or a log longer than a quarter of the
-messages: the search index is built again whole, from the rows. Searches, and the commands that
-write many messages, catch up first; one process at a time does (``search.lock``).
+messages: the search index is built again whole, from the rows. Searches catch up first, and so
+do `import` (when it wrote many messages) and `watch`, never `pull` or `reindex`, whose memory
+stays bounded whatever a remote holds; one process at a time does (``search.lock``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ FORMAT = "oxide-search-1"  # the schema of the tantivy index: another one is bui
 EAGER = 10_000  # a command that leaves this many messages to index indexes them before it returns
 _BATCH = 20_000
 BUSY_MS = 30_000  # the index's own busy timeout (index.py)
-_HEAP = 32_000_000  # tantivy's memory budget for a segment in the making
+_HEAP = 16_000_000  # tantivy's budget for a segment in the making (15 MB at least): +50 MB resident
 
 # The triggers and the log (created with the schema, and by the migration from FTS5).
 LOG_SQL = (
