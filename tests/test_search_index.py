@@ -81,8 +81,9 @@ def test_a_broken_or_foreign_search_folder_is_built_anew(repo: Path, damage: str
     search_index._open.clear()
     if damage.startswith("garbage"):
         for f in folder.iterdir():
-            if f.name != "applied":
-                f.write_bytes(b"\0garbage")
+            if f.name != "applied":  # a new file in its place: the old one may be mapped in memory here
+                f.with_name(f.name + ".tmp").write_bytes(b"\0garbage")
+                f.with_name(f.name + ".tmp").replace(f)
         if damage == "garbage":
             (folder / "applied").unlink()
     elif damage == "foreign note":
