@@ -2,8 +2,8 @@
 
 SQLite's FTS5 scored every match to rank them (bm25 over the 65,940 matches of two words in 1M
 messages: 92 ms, where counting them took 8), and keeping its index was four fifths of what
-writing a message's rows cost. Tantivy finds the best hits without scoring every match (block-max
-WAND: 5 ms for the same query) and indexes a message in ~5 µs.
+writing a message's rows cost. Tantivy ranks the same matches in 4–5 ms
+and indexes a message in ~5 µs.
 
 The search index is a cache of a cache: the ``messages`` rows are the truth. Triggers on
 ``messages`` append the rowid of every row inserted or deleted to ``search_log`` (its ``seq``
