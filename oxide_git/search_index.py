@@ -69,15 +69,19 @@ def _schema() -> Any:
     return sb.build()
 
 
-def _tantivy_index(folder: Path, *, create: bool) -> Any:
+def _tantivy_index(folder: Path | None, *, create: bool) -> Any:
+    """The index in ``folder`` (None: in memory); ``create``: made anew, emptied first."""
     import tantivy
 
-    if create:
-        import shutil
+    if folder is None:
+        idx = tantivy.Index(_schema())
+    else:
+        if create:
+            import shutil
 
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
-    idx = tantivy.Index(_schema(), path=str(folder), reuse=not create)
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+        idx = tantivy.Index(_schema(), path=str(folder), reuse=not create)
     idx.register_tokenizer("oxide", analyzer())
     return idx
 
@@ -233,14 +237,11 @@ def _searchable(db: sqlite3.Connection, db_path: Path) -> Any:
     try:
         catch_up(db, db_path, note=True)
     except OSError:  # a read-only store: a whole index in memory, for this process
-        import tantivy
-
-        idx = tantivy.Index(_schema())
-        idx.register_tokenizer("oxide", analyzer())
-        w = idx.writer(heap_size=_HEAP, num_threads=1)
-        _add_all(w, db)
-        w.commit()
-        w.wait_merging_threads()
+        idx = _tantivy_index(None, create=True)
+        writer = idx.writer(heap_size=_HEAP, num_threads=1)
+        _add_all(writer, db)
+        writer.commit()
+        writer.wait_merging_threads()
         idx.reload()
         return idx
     done = _applied(folder)
