@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import CorruptIndex, OxideError
-from .index_ids import IdLookups
+from .index_ids import IdLookups, id_chunks
 from .index_list import CHECKPOINT_COUNT, FILL, INDEX, ORDER, add_column, document
 from .search_index import EPOCH_KEY, LOG_SQL, new_epoch
 
@@ -239,11 +239,10 @@ class Index(IdLookups):
         """{session: the log commit its rows are of}: every session's, or those of ``ids``."""
         if ids is None:
             return {r[0]: r[1] for r in self.query("SELECT id, log_commit FROM sessions")}
-        id_list, tips = list(ids), {}
-        for at in range(0, len(id_list), 500):  # within SQLite's limit on parameters
-            part = id_list[at:at + 500]
-            sql = f"SELECT id, log_commit FROM sessions WHERE id IN ({','.join('?' * len(part))})"
-            tips.update({r[0]: r[1] for r in self.query(sql, part)})
+        tips = {}
+        for part, marks in id_chunks(list(ids)):
+            tips.update({r[0]: r[1] for r in self.query(
+                f"SELECT id, log_commit FROM sessions WHERE id IN ({marks})", part)})
         return tips
 
     def real_message_counts(self, ids: Iterable[str] | None = None) -> dict[str, int]:

@@ -6,11 +6,19 @@ A mixin of ``Index`` (it needs only ``query``), kept apart so that the index sta
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from .abbrev import Abbreviator
 from .errors import Ambiguous, NotFound
+
+
+def id_chunks(ids: Sequence[Any], size: int = 500) -> Iterator[tuple[list[Any], str]]:
+    """``ids`` a few hundred at a time (within SQLite's limit on parameters), each part with the
+    marks of its ``IN (...)`` list."""
+    for at in range(0, len(ids), size):
+        part = list(ids[at:at + size])
+        yield part, ",".join("?" * len(part))
 
 
 class IdLookups:

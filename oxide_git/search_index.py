@@ -29,6 +29,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .index_ids import id_chunks
+
 EPOCH_KEY = "search_epoch"
 FORMAT = "oxide-search-1"  # the schema of the tantivy index: another one is built anew
 EAGER = 10_000  # a command that leaves this many messages to index indexes them before it returns
@@ -196,12 +198,10 @@ def _apply(writer: Any, db: sqlite3.Connection, start: int, end: int) -> None:
     Document = tantivy.Document
     rids = sorted({r[0] for r in db.execute("SELECT rid FROM search_log WHERE seq > ? AND seq <= ?",
                                             (start, end))})
-    for at in range(0, len(rids), 500):
-        part = rids[at:at + 500]
+    for part, marks in id_chunks(rids):
         for rid in part:
             writer.delete_documents_by_term("rid", rid)
-        rows = db.execute(f"SELECT rowid, text FROM messages WHERE rowid IN ({','.join('?' * len(part))}) "
-                          "AND text != ''", part)
+        rows = db.execute(f"SELECT rowid, text FROM messages WHERE rowid IN ({marks}) AND text != ''", part)
         for rid, text in rows:
             writer.add_document(Document(rid=rid, text=text))
 

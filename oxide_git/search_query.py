@@ -10,6 +10,7 @@ import unicodedata
 from typing import TYPE_CHECKING, Any
 
 from . import search_index
+from .index_ids import id_chunks
 
 if TYPE_CHECKING:
     from .index import Index
@@ -59,12 +60,11 @@ def _ranked(index: Index, terms: list[list[str]], n: int) -> list[int]:
 
 def _rows(index: Index, rids: list[int], where: str, args: list[Any]) -> dict[int, sqlite3.Row]:
     found: dict[int, sqlite3.Row] = {}
-    for at in range(0, len(rids), 500):  # within SQLite's limit on parameters
-        part = rids[at:at + 500]
+    for part, marks in id_chunks(rids):
         found.update((r["rid"], r) for r in index.query(
             "SELECT m.rowid AS rid, m.session_id, m.seq, m.id AS message_id, m.role, m.created_at, "
             "m.text FROM messages m LEFT JOIN sessions s ON s.id = m.session_id "
-            f"WHERE m.rowid IN ({','.join('?' * len(part))}){where}", [*part, *args]))
+            f"WHERE m.rowid IN ({marks}){where}", [*part, *args]))
     return found
 
 
