@@ -12,20 +12,23 @@ import sys
 from typing import Any
 
 
-def output(ctx: Any, query: str, limit: int, as_json: bool) -> str:
-    """What `search` prints: a table of hits, or one JSON object per hit."""
+def output(ctx: Any, query: str, limit: int, as_json: bool) -> tuple[str, str]:
+    """What `search` prints (on stdout, on stderr): a table of hits, or one JSON object per hit;
+    no hits is said on stderr (the table, as `git grep` would, prints nothing)."""
     from .browse import search
     from .text_table import clip, json_list_text, table_text
     from .titles import display
 
     hits = search(ctx, query, limit)
     if as_json:
-        return json_list_text(hits)
+        return json_list_text(hits), ""
+    if not hits:
+        return "", f"no message matches '{query}'\n"
     short = {s: ctx.index.session_prefix(s) for s in {h["session_id"] for h in hits}}
     return table_text(["SESSION", "MSG", "TITLE", "MATCH"],
                       [[short[h["session_id"]], h["seq"], display(h["title"], h.get("first_prompt"),
                                                                  h["session_id"], 30),
-                        clip(h["snippet"], 80)] for h in hits])
+                        clip(h["snippet"], 80)] for h in hits]), ""
 
 
 def parse(argv: list[str]) -> tuple[str, int, bool] | None:
@@ -56,7 +59,9 @@ def plain(argv: list[str]) -> int | None:
     def work() -> None:
         from .context import for_process
 
-        sys.stdout.write(output(for_process(), *parsed))
+        out, err = output(for_process(), *parsed)
+        sys.stdout.write(out)
+        sys.stderr.write(err)
 
     from . import failure
 

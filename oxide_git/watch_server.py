@@ -295,7 +295,7 @@ def checkpoint_handler(common_dir: Path, repos: Mapping[str, Repo]) -> Handler:
                 before = output._store
                 use_store(ctx)  # ids abbreviated against this store, as the command does
                 try:
-                    out, err = search_output(ctx, params["query"], params["limit"], params["as_json"]), ""
+                    out, err = search_output(ctx, params["query"], params["limit"], params["as_json"])
                 finally:
                     use_store(before)
             else:

@@ -55,6 +55,17 @@ def test_every_write_is_seen_by_the_next_search(repo: Path) -> None:
     assert left == 0  # applied and pruned
 
 
+def test_no_hit_is_said_on_stderr_by_both_forms(repo: Path) -> None:
+    """No hits: nothing on stdout (no lone header), a line on stderr, success; ``--json`` an empty
+    list. The plain form and the click command (``--`` sends it there) print the same."""
+    store.append(make_ctx(repo), _session(1), [_msg("flaky retry loop")])
+    for args in (["search", "lexer"], ["search", "--", "lexer"]):
+        r = oxide(repo, *args)
+        assert (r.returncode, r.stdout, r.stderr) == (0, "", "no message matches 'lexer'\n")
+    assert json.loads(oxide(repo, "search", "lexer", "--json").stdout) == []
+    assert oxide(repo, "search", "--", "flaky").stdout.startswith("SESSION")
+
+
 def test_the_log_applied_again_finds_nothing_twice(repo: Path) -> None:
     """A crash between tantivy's commit and the note of how far it got: the note is older than the
     index, so the log is applied again; every entry is a delete and an add of the row as it is."""

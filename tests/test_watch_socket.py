@@ -258,6 +258,8 @@ def test_search_through_watch_prints_what_the_command_prints(watched: Path) -> N
     hits = json.loads(served(watched, "search", "prompt", "--json").stdout)
     assert sorted(h["snippet"] for h in hits) == ["[prompt] 1", "[prompt] 2"]
     assert len(served(watched, "search", "prompt").stdout.splitlines()) == 3  # a header, two hits
+    none = served(watched, "search", "nothing-like-this")
+    assert (none.stdout, none.stderr) == ("", "no message matches 'nothing-like-this'\n")
     # a usage error is the command's own, printed by the command: the watcher does not answer it
     assert run(watched, "search", mode="only").returncode == fastpath.UNSERVED
     # a checkpoint after a search still abbreviates as the watcher did before

@@ -128,5 +128,7 @@ def search(query: str, limit: int, as_json: bool) -> None:
     """Full-text search over every message of every session."""
     from ..search_command import output
 
-    click.echo(output(make_context(), query, limit, as_json), nl=False)
+    out, err = output(make_context(), query, limit, as_json)
+    click.echo(out, nl=False)
+    click.echo(err, nl=False, err=True)
 
