@@ -74,19 +74,22 @@ class Diff:
         at = 0
         for k, (s, e) in enumerate(zip(self._starts, self._ends, strict=True)):
             i1 = bisect_left(positions, s, at)
-            d = self._delta[k]
-            out += [p + d for p in positions[at:i1]]
+            out += _shifted(positions, at, i1, self._delta[k])
             i2 = bisect_left(positions, e, i1)
             out += [-1] * (i2 - i1)
             added += range(i1, i2)
             at = i2
-        d = self._delta[-1]
-        out += [p + d for p in positions[at:]]
+        out += _shifted(positions, at, len(positions), self._delta[-1])
         return out, added
 
     @property
     def unchanged(self) -> bool:
         return not self._starts and self._delta == [0]
+
+
+def _shifted(positions: list[int], i: int, j: int, d: int) -> list[int]:
+    """``positions[i:j]``, each plus ``d`` (the runs between hunks: most lines of a file)."""
+    return positions[i:j] if d == 0 else list(map(d.__add__, positions[i:j]))
 
 
 def _common_ends(a: bytes, b: bytes) -> tuple[int, int]:

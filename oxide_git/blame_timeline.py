@@ -170,10 +170,13 @@ class Timeline:
                     if label.when_ms is None or label.who in (HUMAN, EITHER):
                         label = _with_when(label, when)
                     out[finals[j]] = Placed(label, nxt_id, self.states[i].id or None)
-                kept = [(m, f) for m, f in zip(mapped, finals, strict=True) if m >= 0]
                 if back:  # lines the replay traced back may sit out of order among the others
-                    kept.sort()
-                pos, finals = [m for m, _ in kept], [f for _, f in kept]
+                    kept = sorted((m, f) for m, f in zip(mapped, finals, strict=True) if m >= 0)
+                    pos, finals = [m for m, _ in kept], [f for _, f in kept]
+                else:  # every added line placed: cut them out, a run at a time, from the end
+                    for a, b in reversed(runs(added)):
+                        del mapped[a:b], finals[a:b]
+                    pos = mapped
             else:
                 pos = mapped
             cur, cur_t, nxt_id = prev, self.states[i].created_at, self.states[i].id or None
@@ -218,6 +221,17 @@ class Timeline:
                 steps.append((version, label))
             got = self._explained[key] = (steps, ex.rest)
         return got
+
+
+def runs(ascending: list[int]) -> list[tuple[int, int]]:
+    """Ascending distinct integers as runs of consecutive ones, (first, last + 1) each."""
+    out: list[tuple[int, int]] = []
+    for n in ascending:
+        if out and out[-1][1] == n:
+            out[-1] = (out[-1][0], n + 1)
+        else:
+            out.append((n, n + 1))
+    return out
 
 
 def _base_state(ctx: Context, commit: str | None) -> State | None:
