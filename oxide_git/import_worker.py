@@ -20,6 +20,7 @@ finishes the job.
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 import signal
@@ -66,74 +67,86 @@ def run(store: _Store, report: FileReport, read: Read, progress: Progress | None
 Job = tuple[int, "FileReport", Read]  # a file of a run: its number, its report, its reader
 
 
-def run_files(store: _Store, jobs: list[Job], started: Callable[[int], None],
-              ended: Callable[[int, Resume], None]) -> int | None:
-    """Many small files parsed in one child process, in order, while this one stores them:
-    ``started(k)`` before file k's batches are stored, ``ended(k, resume)`` once they are (its
-    report then as the child left it). The run stops before the first file that writes a session
-    an earlier file of the run wrote too (the child cannot see what this process stored of it):
-    its number is returned, for it and the files after it to be read here; None when all were."""
-    pid, rfd = _fork(lambda pipe: _child_files(pipe, store, jobs))
-    reports = {k: report for k, report, _read in jobs}
-    done = False
-    pipe = _ReadAhead(rfd)
+def workers(jobs: int) -> int:
+    """How many children parse a run of ``jobs`` small files: one per core this process may run
+    on, less the one storing them, and at least one (with two cores: one each, as the parsing and
+    the storing of a user's whole history take about as long; fewer than four files each is not
+    worth a fork)."""
     try:
-        k = -1
-        while True:
-            item = _load(pipe, reports[k].path if k in reports else "the files imported together")
-            kind = item[0]
-            if kind == "batch":
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, jobs // 4, 4))
+
+
+def run_files(store: _Store, jobs: list[Job], started: Callable[[int], None],
+              ended: Callable[[int, Resume], None], children: int | None = None) -> int | None:
+    """Many small files parsed in child processes (``children``, default ``workers``: the files
+    dealt out in turn), in order, while this one stores them: ``started(k)`` before file k's
+    batches are stored, ``ended(k, resume)`` once they are (its report then as the child left
+    it). The run stops before the first file that writes a session an earlier file of the run
+    wrote too (its child could not see what this process stored of it): its number is returned,
+    for it and the files after it to be read here; None when all were."""
+    n = max(1, min(children or workers(len(jobs)), len(jobs)))
+    store.ctx.repo.project_id()  # read (or asked of git and kept) once, here, for all the children
+    # every child forked before any thread of this process starts (a fork copies only its caller)
+    forked = [_fork(functools.partial(_child_files, store=store, jobs=jobs[i::n])) for i in range(n)]
+    pipes = [_ReadAhead(rfd, _ReadAhead.AHEAD // n) for _pid, rfd in forked]
+    clean = False
+    written: set[str] = set()
+    try:
+        for at, (k, report, _read) in enumerate(jobs):
+            pipe, what = pipes[at % n], report.path
+            item = _load(pipe, what)
+            if item[0] != "start" or item[1] != k:
+                _raise(item if item[0] == "error" else _OUT_OF_STEP, what)
+            if written & set(item[2]):
+                return k
+            written.update(item[2])
+            started(k)
+            while (item := _load(pipe, what))[0] == "batch":
                 _store_batch(store, item)
-            elif kind == "start":
-                k = item[1]
-                started(k)
-            elif kind == "done":
-                reports[k].__dict__.update(item[1].__dict__)
-                ended(k, item[2])
-            elif kind in ("stop", "end"):
-                done = True
-                return item[1] if kind == "stop" else None
-            else:
-                _raise(item, reports[k].path if k in reports else "the files imported together")
+            if item[0] != "done":
+                _raise(item, what)
+            report.__dict__.update(item[1].__dict__)
+            ended(k, item[2])
+        clean = True
+        return None
     finally:
-        if not done:
-            os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-        pipe.close()  # the child is gone: its end of the pipe is closed
+        for pid, _rfd in forked:
+            if not clean:  # stopped early, or failed: the children may still be parsing
+                os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        for pipe in pipes:
+            pipe.close()  # the children are gone: their ends of the pipes are closed
 
 
 def _child_files(pipe: BinaryIO, store: _Store, jobs: list[Job]) -> None:  # pragma: no cover - the child
     def work() -> None:
         store.ctx._index = None  # a connection of its own: the inherited one is the parent's
-        written: set[str] = set()
         for k, report, read in jobs:
             held = _Held()
             resume = read(held, None)  # small files: progress is the parent's, file by file
-            if written & set(report.sessions):
-                pickle.dump(("stop", k), pipe)
-                return
-            written.update(report.sessions)
-            pickle.dump(("start", k), pipe)
+            pickle.dump(("start", k, sorted(report.sessions)), pipe)
             for item in held.items:
                 pickle.dump(item, pipe, protocol=pickle.HIGHEST_PROTOCOL)
             pickle.dump(("done", report, resume), pipe)
             pipe.flush()
-        pickle.dump(("end",), pipe)
 
     _in_child(pipe, work)
 
 
 class _ReadAhead:
-    """The pipe read on a thread of its own, up to ``AHEAD`` reads (of up to 1 MB) ahead of what is
+    """The pipe read on a thread of its own, up to ``ahead`` reads (of up to 1 MB) ahead of what is
     unpickled: the child goes on parsing while this process writes a pack (the pipe holds 1 MB)."""
 
-    AHEAD = 64
+    AHEAD = 64  # for all the pipes of a run: what they hold stays under 64 MB
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, ahead: int = AHEAD) -> None:
         import queue
 
         self.fd = fd
-        self.chunks: queue.Queue[bytes] = queue.Queue(self.AHEAD)
+        self.chunks: queue.Queue[bytes] = queue.Queue(max(1, ahead))
         self.buf = bytearray()
         self.pos = 0
         self.eof = False
@@ -236,6 +249,10 @@ def _load(pipe: BinaryIO | _ReadAhead, what: str) -> Any:
     except (EOFError, pickle.UnpicklingError):  # no more, or cut short: the child died mid-item
         raise OxideError(f"{what}: the process parsing it ended unexpectedly",
                          hint="import it again: what was stored is kept, the rest is read again") from None
+
+
+_OUT_OF_STEP = ("error", "the process parsing the files sent them out of order",
+                "import again: what was stored is kept, the rest is read again", None)
 
 
 def _raise(item: Any, what: str) -> None:

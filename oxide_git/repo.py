@@ -6,6 +6,7 @@ included, starts here. ``open_git`` hands out the pygit2 handle to the storage m
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 from dataclasses import dataclass
@@ -133,10 +134,12 @@ class Repo:
             return known
         cache = self.oxide_dir / "project-id"
         try:
-            known = _PROJECT_IDS[self.common_dir] = cache.read_text().strip()
-            return known
+            known = cache.read_text().strip()
         except OSError:
-            pass
+            known = ""
+        if _is_object_id(known):  # anything else (empty, cut short): not written whole, ask git again
+            _PROJECT_IDS[self.common_dir] = known
+            return known
         r = subprocess.run(
             ["git", "rev-list", "--max-parents=0", "HEAD"],
             cwd=self.workdir, capture_output=True, text=True, env=clean_git_env(),
@@ -144,15 +147,22 @@ class Repo:
         roots = sorted(r.stdout.split())
         if r.returncode != 0 or not roots:
             return "path:" + str(self.worktrees()[-1] if len(self.worktrees()) > 1 else self.workdir)
-        if self.oxide_dir.is_dir():
+        if self.oxide_dir.is_dir():  # whole or not at all: another process may be reading it
+            tmp = cache.with_name(f"project-id.{os.getpid()}.tmp")
             try:
-                cache.write_text(roots[0] + "\n")
+                tmp.write_text(roots[0] + "\n")
+                os.replace(tmp, cache)
             except OSError:
-                pass
+                with contextlib.suppress(OSError):
+                    tmp.unlink(missing_ok=True)
         return roots[0]
 
 
 _PROJECT_IDS: dict[Path, str] = {}  # common dir → its project id, once read from its file (never changes)
+
+
+def _is_object_id(text: str) -> bool:
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
 
 
 def _linked_name(common_dir: Path, top: Path) -> str:

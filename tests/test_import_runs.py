@@ -37,10 +37,13 @@ def _a_thread_running() -> Iterator[None]:
 
 
 def _import(root: Path, items: list[tuple[str, Path]], monkeypatch: pytest.MonkeyPatch,
-            forked: bool) -> list[int | None]:
-    """Import in this process; what each run in a child returned (None: it read all its files)."""
+            forked: bool, children: int | None = None) -> list[int | None]:
+    """Import in this process; what each run in children returned (None: it read all its files).
+    ``children``: how many parse a run (default: one per core, as ``import_worker.workers``)."""
     runs: list[int | None] = []
     real = import_worker.run_files
+    if children is not None:
+        monkeypatch.setattr(import_worker, "workers", lambda jobs: children)
 
     def counted(*a, **k):  # type: ignore[no-untyped-def]
         runs.append(real(*a, **k))
@@ -71,12 +74,13 @@ def _items(tmp: Path) -> list[tuple[str, Path]]:
                     for i in range(6)]
 
 
+@pytest.mark.parametrize("children", [1, 3])
 def test_small_files_parsed_in_a_child_are_stored_as_in_one_process(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, children: int) -> None:
     items = _items(tmp_path)
     alone, forked = new_repo(tmp_path / "alone"), new_repo(tmp_path / "forked")
     _import(alone, items, monkeypatch, forked=False)
-    assert _import(forked, items, monkeypatch, forked=True) == [None]  # one run read every file
+    assert _import(forked, items, monkeypatch, forked=True, children=children) == [None]  # one run, all
     assert _refs(alone) == _refs(forked)  # the same commits (the clock is pinned)
     a, b = _index(alone), _index(forked)
     assert a[:3] == b[:3]  # sessions, messages, parts
@@ -87,8 +91,9 @@ def test_small_files_parsed_in_a_child_are_stored_as_in_one_process(
     assert _refs(alone) == _refs(forked)
 
 
+@pytest.mark.parametrize("children", [1, 2])  # with two: the files of the session in different ones
 def test_a_file_writing_a_session_an_earlier_file_of_the_run_wrote_is_read_here(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, children: int) -> None:
     items = _items(tmp_path)
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
@@ -98,14 +103,15 @@ def test_a_file_writing_a_session_an_earlier_file_of_the_run_wrote_is_read_here(
     items[3:3] = [("claude", first), ("claude", longer)]
     alone, forked = new_repo(tmp_path / "alone"), new_repo(tmp_path / "forked")
     _import(alone, items, monkeypatch, forked=False)
-    runs = _import(forked, items, monkeypatch, forked=True)
+    runs = _import(forked, items, monkeypatch, forked=True, children=children)
     assert runs[0] == 4  # stopped at the second file of the session; the rest in a second run
     assert _refs(alone) == _refs(forked)  # the same commits: the same messages
     assert _index(alone)[:3] == _index(forked)[:3]
 
 
+@pytest.mark.parametrize("children", [1, 2])
 def test_a_child_that_dies_mid_run_leaves_a_store_the_next_import_finishes(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, children: int) -> None:
     items = _items(tmp_path)
     parser = importing.agent_module("claude")
     real_parse = parser.parse
@@ -120,7 +126,7 @@ def test_a_child_that_dies_mid_run_leaves_a_store_the_next_import_finishes(
     root = new_repo(tmp_path / "r")
     monkeypatch.setattr(parser, "parse", dying)
     with pytest.raises(OxideError, match="ended unexpectedly"):
-        _import(root, items, monkeypatch, forked=True)
+        _import(root, items, monkeypatch, forked=True, children=children)
     ctx = make_ctx(root)
     read = [p for _a, p in items if ctx.index.cursor(str(p.resolve())) is not None]
     ctx.close()

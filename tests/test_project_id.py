@@ -1,0 +1,36 @@
+"""``Repo.project_id``: the root commit, kept in ``oxide/project-id``, written whole (processes
+started together read it: the parsing children of a bulk import, two hooks); a file cut short is
+never taken for an id."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from oxide_git import repo as repo_mod
+from oxide_git.repo import find_repo
+from tests.conftest import git
+
+
+@pytest.fixture(autouse=True)
+def _no_kept_ids(monkeypatch: pytest.MonkeyPatch, repo: Path) -> None:
+    monkeypatch.setattr(repo_mod, "_PROJECT_IDS", {})
+    (repo / ".git" / "oxide").mkdir(exist_ok=True)  # as `git oxide init` leaves it
+
+
+def test_the_root_commit_is_kept_whole(repo: Path) -> None:
+    root = git(repo, "rev-list", "--max-parents=0", "HEAD").strip()
+    assert find_repo(repo).project_id() == root
+    cache = repo / ".git" / "oxide" / "project-id"
+    assert cache.read_text() == root + "\n"
+    assert [p.name for p in cache.parent.glob("project-id*")] == ["project-id"]  # no temporary left
+
+
+@pytest.mark.parametrize("content", ["", "4110ab91", "not an id\n"])
+def test_a_file_cut_short_is_asked_of_git_again(repo: Path, content: str) -> None:
+    root = git(repo, "rev-list", "--max-parents=0", "HEAD").strip()
+    cache = repo / ".git" / "oxide" / "project-id"
+    cache.write_text(content)
+    assert find_repo(repo).project_id() == root
+    assert cache.read_text() == root + "\n"
