@@ -8,9 +8,10 @@ ids, their encoding and their index rows. It sends each batch down a pipe (pickl
 messages are bytes, cheap to send). This process links, gates, packs, commits and indexes it,
 exactly as an import in one process stores its batches (``store.save_encoded``).
 
-The small files of a bulk import (``run_files``) are parsed the same way, many in one child,
-each file's batches sent once it is read whole; the run stops before a file whose sessions an
-earlier file of the run wrote, which this process then reads itself, on what it stored.
+The small files of a bulk import (``run_files``) are parsed the same way, dealt out in turn to one
+child per core, each file's batches sent once it is read whole and stored here in the files'
+order; the run stops before a file whose sessions an earlier file of the run wrote (its child
+could not see them stored), which this process then reads itself, on what it stored.
 
 The pipe holds about one batch: the child never runs far ahead (memory stays flat). A child that
 dies, or an error on either side, ends the import with nothing half written: every batch stored
