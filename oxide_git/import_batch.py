@@ -114,7 +114,10 @@ class FileBatch(Objects):
         return super().has(oid) if hexid[2:] in names else self.has_packed(oid)
 
     def write(self, kind: int, data: bytes) -> bytes:
-        oid = object_id(kind, data)
+        return self.write_known(kind, data, object_id(kind, data))
+
+    def write_known(self, kind: int, data: bytes, oid: bytes) -> bytes:
+        """``write``, its id worked out already (by an import's parser process)."""
         if not self.has(oid):
             self.held[oid] = (kind, data)
             self.held_bytes += len(data)

@@ -4,9 +4,10 @@ An import is Python on one core: parsing a transcript is about half of it, stori
 secret gate, packs, trees, commits, index rows) the other half. For a file with megabytes of new
 lines, ``run`` forks: the child runs the importer and the batching of ``importing`` (sessions,
 sequence numbers, restart points) and, for each batch, what depends only on the messages: their
-ids, their encoding and their index rows. It sends each batch down a pipe (pickled; the encoded
-messages are bytes, cheap to send). This process links, gates, packs, commits and indexes it,
-exactly as an import in one process stores its batches (``store.save_encoded``).
+ids, their encoding, its redaction (the secret gate first) and object ids, and their index rows.
+It sends each batch down a pipe (pickled; the encoded messages are bytes, cheap to send). This
+process links, packs, commits and indexes it, exactly as an import in one process stores its
+batches (``store.save_encoded``).
 
 The small files of a bulk import (``run_files``) are parsed the same way, dealt out in turn to one
 child per core, each file's batches sent once it is read whole and stored here in the files'
@@ -50,7 +51,8 @@ def available(own_threads: int = 0) -> bool:
 def run(store: _Store, report: FileReport, read: Read, progress: Progress | None) -> Resume:
     """``read(sink, progress)`` in a child process, its batches stored here; the restart point it
     reached. ``report`` ends up as the child left it."""
-    pid, rfd = _fork(lambda pipe: _child(pipe, read, report))
+    redactor = store.redactor  # looked up here, once: the child redacts with it
+    pid, rfd = _fork(lambda pipe: _child(pipe, read, report, redactor))
     done = False
     try:
         with os.fdopen(rfd, "rb", buffering=_BUFFER) as pipe:
@@ -90,6 +92,7 @@ def run_files(store: _Store, jobs: list[Job], started: Callable[[int], None],
     for it and the files after it to be read here; None when all were."""
     n = max(1, min(children or workers(len(jobs)), len(jobs)))
     store.ctx.repo.project_id()  # read (or asked of git and kept) once, here, for all the children
+    store.redactor  # noqa: B018 - the same: looked up here, the children redact with it
     # every child forked before any thread of this process starts (a fork copies only its caller)
     forked = [_fork(functools.partial(_child_files, store=store, jobs=jobs[i::n])) for i in range(n)]
     pipes = [_ReadAhead(rfd, _ReadAhead.AHEAD // n) for _pid, rfd in forked]
@@ -126,7 +129,7 @@ def _child_files(pipe: BinaryIO, store: _Store, jobs: list[Job]) -> None:  # pra
     def work() -> None:
         store.ctx._index = None  # a connection of its own: the inherited one is the parent's
         for k, report, read in jobs:
-            held = _Held()
+            held = _Held(store.redactor)
             resume = read(held, None)  # small files: progress is the parent's, file by file
             pickle.dump(("start", k, sorted(report.sessions)), pipe)
             for item in held.items:
@@ -268,41 +271,47 @@ def _store_batch(store: _Store, item: Any) -> None:
     from . import store as stores
     from .importing import summary
 
-    _, s, start, encoded, counts, rows, native_ids = item
+    _, s, start, blobs, ids, counts, rows, native_ids = item
     s = store.link(s, start, native_ids)
-    full = {q: (blob, blob[scan:] if isinstance(scan, int) else scan) for q, (blob, scan) in encoded.items()}
-    stores.save_encoded(store.ctx, s, full, counts, rows, summary=summary(s, len(encoded)), later=store.later,
-                        redactor=store.redactor)
+    stores.save_encoded(store.ctx, s, blobs, ids, counts, rows, summary=summary(s, len(blobs)),
+                        later=store.later, redactor=store.redactor)
     if store.batch is not None:
         store.batch.remember(s.agent, s.native_id, native_ids)
 
 
-def _encoded(s: Session, start: int, msgs: list[Message]) -> tuple[Any, ...]:
-    """A batch as the parent stores it (``_store_batch``): what depends on the messages alone."""
+def _encoded(s: Session, start: int, msgs: list[Message], redactor: Any) -> tuple[Any, ...]:
+    """A batch as the parent stores it (``_store_batch``): what depends on the messages alone,
+    redacted (with the parent's ``redactor``: the secret gate, and the walk of a message it cannot
+    clear, are half of what storing a batch took in the parent)."""
     from . import codec, logwrite
     from .index_rows import message_rows
+    from .rawgit import BLOB, object_id
     from .redact import COUNTS_KEY, message_counts
 
     placed = logwrite.with_ids(s.id, dict(enumerate(msgs, start)))
-    encoded: dict[int, tuple[bytes, int | bytes]] = {}
+    blobs: dict[int, bytes] = {}
     counts: Counter[str] = Counter()
     for q, m in placed.items():
         blob, scan = codec.encode_message_scan(m)
-        # what the gate reads is most often the end of the blob: sent as where it starts
-        encoded[q] = (blob, len(blob) - len(scan) if blob.endswith(scan) else scan)
+        if redactor is not None:
+            blob, redacted = redactor.reencoded(blob, scan)
+            if redacted is not None:
+                m = placed[q] = redacted
+        blobs[q] = blob
         if COUNTS_KEY in m.extra:
             counts += message_counts(m)
-    return ("batch", s, start, encoded, counts, message_rows(placed), [m.native_id for m in msgs])
+    ids = {q: object_id(BLOB, b) for q, b in blobs.items()}
+    return ("batch", s, start, blobs, ids, counts, message_rows(placed), [m.native_id for m in msgs])
 
 
 class _Sender:
     """The child's sink: each batch encoded and sent to the parent."""
 
-    def __init__(self, pipe: BinaryIO) -> None:
-        self.pipe = pipe
+    def __init__(self, pipe: BinaryIO, redactor: Any) -> None:
+        self.pipe, self.redactor = pipe, redactor
 
     def save(self, s: Session, start: int, msgs: list[Message]) -> Session:
-        pickle.dump(_encoded(s, start, msgs), self.pipe, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.dump(_encoded(s, start, msgs, self.redactor), self.pipe, protocol=pickle.HIGHEST_PROTOCOL)
         self.pipe.flush()  # all of it: the parent can store it while the next batch is parsed
         return s  # linked to a parent, if at all, by the parent process
 
@@ -310,15 +319,17 @@ class _Sender:
 class _Held:
     """A small file's batches, encoded and kept until the file is read whole (``run_files``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, redactor: Any) -> None:
         self.items: list[tuple[Any, ...]] = []
+        self.redactor = redactor
 
     def save(self, s: Session, start: int, msgs: list[Message]) -> Session:
-        self.items.append(_encoded(s, start, msgs))
+        self.items.append(_encoded(s, start, msgs, self.redactor))
         return s
 
 
-def _child(pipe: BinaryIO, read: Read, report: FileReport) -> None:  # pragma: no cover - the child
+def _child(pipe: BinaryIO, read: Read, report: FileReport,
+           redactor: Any) -> None:  # pragma: no cover - the child
     last = [0]
 
     def progress(done: int, total: int) -> None:
@@ -327,7 +338,7 @@ def _child(pipe: BinaryIO, read: Read, report: FileReport) -> None:  # pragma: n
             pickle.dump(("progress", done, total), pipe)
 
     def work() -> None:
-        resume = read(_Sender(pipe), progress)  # fills in ``report``
+        resume = read(_Sender(pipe, redactor), progress)  # fills in ``report``
         pickle.dump(("done", report, resume), pipe)
 
     _in_child(pipe, work)

@@ -125,15 +125,20 @@ def blobs_at(objects: Objects, tree: bytes, seqs: Iterable[int]) -> Iterator[tup
             yield seq, objects.read_kind(entry[1], BLOB)
 
 
-def _blob_ids(objects: Objects, blobs: list[bytes]) -> list[bytes]:
-    """Store message blobs: a batch as one pack (imports), a few as loose objects (appends)."""
-    if len(blobs) < PACK_MIN or isinstance(objects, FileBatch):  # a batch packs all it holds at once
+def _blob_ids(objects: Objects, blobs: list[bytes], ids: list[bytes] | None = None) -> list[bytes]:
+    """Store message blobs: a batch as one pack (imports), a few as loose objects (appends).
+    ``ids``: theirs, already worked out (by an import's parser process)."""
+    if isinstance(objects, FileBatch):  # a batch packs all it holds at once
+        if ids is not None:
+            return [objects.write_known(BLOB, b, oid) for b, oid in zip(blobs, ids, strict=True)]
         return [objects.write(BLOB, b) for b in blobs]
-    return packwriter.write_pack(Path(objects.dir), [(BLOB, b) for b in blobs])
+    if len(blobs) < PACK_MIN:
+        return [objects.write(BLOB, b) for b in blobs]
+    return packwriter.write_pack(Path(objects.dir), [(BLOB, b) for b in blobs], ids)
 
 
 def _changed(objects: Objects, buckets: dict[bytes, tuple[bytes, bytes]], blobs: Mapping[int, bytes],
-             truncate_at: int | None) -> Mapping[int, bytes]:
+             truncate_at: int | None, ids: Mapping[int, bytes] | None = None) -> Mapping[int, bytes]:
     """``blobs`` without the messages the tree already holds, byte for byte: a source read whole
     again (a database) re-places every message, and each import wrote them all again, a pack of
     the whole session per change."""
@@ -146,7 +151,8 @@ def _changed(objects: Objects, buckets: dict[bytes, tuple[bytes, bytes]], blobs:
             name = bucket_name(seq).encode()
             entries = _subtree(objects, buckets, name)
         old = entries.get(entry_name(seq).encode())
-        if old is None or old[1] != object_id(BLOB, data) or not objects.has(old[1]):
+        if old is None or old[1] != (ids[seq] if ids is not None else object_id(BLOB, data)) \
+                or not objects.has(old[1]):
             out[seq] = data
     return out
 
@@ -157,14 +163,16 @@ def build_tree(
     session: Session,
     blobs: Mapping[int, bytes],
     truncate_at: int | None = None,
+    ids: Mapping[int, bytes] | None = None,
 ) -> bytes:
     """The tree ``base`` with ``session`` written, the encoded messages ``blobs`` placed at their
-    seqs and seqs >= truncate_at dropped."""
+    seqs (``ids``: their object ids, when known) and seqs >= truncate_at dropped."""
     root = _entries(objects, base)
     root[_SESSION] = (BLOB_MODE, objects.write(BLOB, codec.encode_session(session)))
     buckets = _subtree(objects, root, _MESSAGES)
-    blobs = _changed(objects, buckets, blobs, truncate_at)
-    oids = dict(zip(blobs, _blob_ids(objects, list(blobs.values())), strict=True))
+    blobs = _changed(objects, buckets, blobs, truncate_at, ids)
+    oids = dict(zip(blobs, _blob_ids(objects, list(blobs.values()),
+                                     None if ids is None else [ids[q] for q in blobs]), strict=True))
     by_bucket: dict[bytes, list[int]] = {}
     for seq in blobs:
         by_bucket.setdefault(bucket_name(seq).encode(), []).append(seq)
@@ -210,14 +218,16 @@ def commit(
     base: Tip | None = None,
     expected: bytes | None = None,
     parents: list[bytes] | None = None,
+    ids: Mapping[int, bytes] | None = None,
 ) -> bytes | None:
-    """Write a log commit on ``refs/oxide/sessions/<session.id>`` if anything changed.
+    """Write a log commit on ``refs/oxide/sessions/<session.id>`` if anything changed (``ids``:
+    the blobs' object ids, when known).
 
     ``base`` is the commit whose tree is modified (the tip, or a fork's source); ``expected`` the
     ref's current value (compare-and-swap; RefMoved when another writer moved it). Returns the
     new tip, or None when the tree came out identical to the tip's (idempotent imports).
     """
-    tree = build_tree(objects, base.tree if base is not None else None, session, blobs, truncate_at)
+    tree = build_tree(objects, base.tree if base is not None else None, session, blobs, truncate_at, ids)
     if base is not None and expected == base.commit and base.tree == tree:
         return None
     if parents is None:

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from . import codec, logwrite, redact, refs
+from . import logwrite, redact, refs
 from .context import Context
 from .index_rows import Rows
 from .index_rows import message_rows as index_rows
@@ -73,32 +73,21 @@ def _write(
     return None if oid is None else oid.hex(), placed
 
 
-def save_encoded(ctx: Context, session: Session, encoded: Mapping[int, tuple[bytes, bytes]],
+def save_encoded(ctx: Context, session: Session, blobs: Mapping[int, bytes], ids: Mapping[int, bytes],
                  counts: Counter[str], rows: Rows, *, summary: str, later: Later = None,
                  redactor: redact.Redactor | None = None) -> None:
-    """``save`` for messages that arrive encoded (by an import's parser process): ``encoded`` maps
-    each seq to the message's stored bytes and the part of them redaction reads, ``counts`` sums
-    their redaction counts, ``rows`` are their index rows. Only a message the gate cannot clear
-    is decoded (and walked, and its batch's counts and rows computed again). ``redactor``: the
-    one an import looked up once for all its batches (else looked up here)."""
+    """``save`` for messages that arrive encoded and redacted (by an import's parser process, with
+    this repository's redactor, ``redactor``): ``blobs`` maps each seq to the message's stored
+    bytes, ``ids`` to their object ids, ``counts`` sums their redaction counts, ``rows`` are their
+    index rows. The session's own fields are redacted here."""
     objects, common = ctx.repo.objects, ctx.repo.common_dir
     r = redactor or redact.redactor_for(ctx)
-    blobs: dict[int, bytes] = {}
-    changed: dict[int, Message] = {}
-    for q, (blob, scan) in encoded.items():
-        blobs[q], m = r.reencoded(blob, scan) if r else (blob, None)
-        if m is not None:
-            changed[q] = m
-    if changed:  # a secret the parser process could not know of: rare
-        msgs = {q: changed.get(q) or codec.decode_message(b) for q, b in blobs.items()}
-        counts = sum((redact.message_counts(m) for m in msgs.values()), Counter())
-        rows = index_rows(msgs)
 
     def attempt() -> tuple[bytes | None, Session]:
         log = logwrite.tip(objects, common, session.id)
         s = redact.session_for_write(ctx, log, session, counts, blobs, None, r)
         oid = logwrite.commit(objects, common, s, blobs, now_ms=ctx.now_ms, summary=summary, base=log,
-                              expected=log.commit if log else None)
+                              expected=log.commit if log else None, ids=ids)
         return oid, s
 
     oid, written = refs.retry_on_move(attempt)
