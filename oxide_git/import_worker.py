@@ -51,8 +51,7 @@ def available(own_threads: int = 0) -> bool:
 def run(store: _Store, report: FileReport, read: Read, progress: Progress | None) -> Resume:
     """``read(sink, progress)`` in a child process, its batches stored here; the restart point it
     reached. ``report`` ends up as the child left it."""
-    redactor = store.redactor  # looked up here, once: the child redacts with it
-    pid, rfd = _fork(lambda pipe: _child(pipe, read, report, redactor))
+    pid, rfd = _fork(lambda pipe: _child(pipe, read, report))
     done = False
     try:
         with os.fdopen(rfd, "rb", buffering=_BUFFER) as pipe:
@@ -271,7 +270,10 @@ def _store_batch(store: _Store, item: Any) -> None:
     from . import store as stores
     from .importing import summary
 
-    _, s, start, blobs, ids, counts, rows, native_ids = item
+    _, s, start, blobs, ids, counts, rows, native_ids, scans = item
+    if scans is not None:  # not redacted by the child: here
+        scanned = {q: (b, b[at:] if isinstance(at := scans[q], int) else at) for q, b in blobs.items()}
+        blobs, counts, rows = stores.redacted(store.redactor, scanned, counts, rows)
     s = store.link(s, start, native_ids)
     stores.save_encoded(store.ctx, s, blobs, ids, counts, rows, summary=summary(s, len(blobs)),
                         later=store.later, redactor=store.redactor)
@@ -279,10 +281,14 @@ def _store_batch(store: _Store, item: Any) -> None:
         store.batch.remember(s.agent, s.native_id, native_ids)
 
 
-def _encoded(s: Session, start: int, msgs: list[Message], redactor: Any) -> tuple[Any, ...]:
-    """A batch as the parent stores it (``_store_batch``): what depends on the messages alone,
-    redacted (with the parent's ``redactor``: the secret gate, and the walk of a message it cannot
-    clear, are half of what storing a batch took in the parent)."""
+_HERE = object()  # ``_encoded``'s redactor: the parent redacts (the child is the slower half)
+
+
+def _encoded(s: Session, start: int, msgs: list[Message], redactor: Any = _HERE) -> tuple[Any, ...]:
+    """A batch as the parent stores it (``_store_batch``): what depends on the messages alone. With
+    the parent's ``redactor`` (for a bulk import's small files, whose parent is the slower half:
+    the secret gate, and the walk of a message it cannot clear, were a fifth of its work), also
+    redacted and their object ids worked out; else each message's part the gate reads is sent."""
     from . import codec, logwrite
     from .index_rows import message_rows
     from .rawgit import BLOB, object_id
@@ -290,28 +296,31 @@ def _encoded(s: Session, start: int, msgs: list[Message], redactor: Any) -> tupl
 
     placed = logwrite.with_ids(s.id, dict(enumerate(msgs, start)))
     blobs: dict[int, bytes] = {}
+    scans: dict[int, int | bytes] | None = {} if redactor is _HERE else None
     counts: Counter[str] = Counter()
     for q, m in placed.items():
         blob, scan = codec.encode_message_scan(m)
-        if redactor is not None:
-            blob, redacted = redactor.reencoded(blob, scan)
-            if redacted is not None:
-                m = placed[q] = redacted
+        if scans is not None:  # what the gate reads is most often the end of the blob: where it starts
+            scans[q] = len(blob) - len(scan) if blob.endswith(scan) else scan
+        elif redactor is not None:
+            blob, changed = redactor.reencoded(blob, scan)
+            if changed is not None:
+                m = placed[q] = changed
         blobs[q] = blob
         if COUNTS_KEY in m.extra:
             counts += message_counts(m)
-    ids = {q: object_id(BLOB, b) for q, b in blobs.items()}
-    return ("batch", s, start, blobs, ids, counts, message_rows(placed), [m.native_id for m in msgs])
+    ids = None if scans is not None else {q: object_id(BLOB, b) for q, b in blobs.items()}
+    return ("batch", s, start, blobs, ids, counts, message_rows(placed), [m.native_id for m in msgs], scans)
 
 
 class _Sender:
     """The child's sink: each batch encoded and sent to the parent."""
 
-    def __init__(self, pipe: BinaryIO, redactor: Any) -> None:
-        self.pipe, self.redactor = pipe, redactor
+    def __init__(self, pipe: BinaryIO) -> None:
+        self.pipe = pipe
 
     def save(self, s: Session, start: int, msgs: list[Message]) -> Session:
-        pickle.dump(_encoded(s, start, msgs, self.redactor), self.pipe, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.dump(_encoded(s, start, msgs), self.pipe, protocol=pickle.HIGHEST_PROTOCOL)
         self.pipe.flush()  # all of it: the parent can store it while the next batch is parsed
         return s  # linked to a parent, if at all, by the parent process
 
@@ -328,8 +337,7 @@ class _Held:
         return s
 
 
-def _child(pipe: BinaryIO, read: Read, report: FileReport,
-           redactor: Any) -> None:  # pragma: no cover - the child
+def _child(pipe: BinaryIO, read: Read, report: FileReport) -> None:  # pragma: no cover - the child
     last = [0]
 
     def progress(done: int, total: int) -> None:
@@ -338,7 +346,7 @@ def _child(pipe: BinaryIO, read: Read, report: FileReport,
             pickle.dump(("progress", done, total), pipe)
 
     def work() -> None:
-        resume = read(_Sender(pipe, redactor), progress)  # fills in ``report``
+        resume = read(_Sender(pipe), progress)  # fills in ``report``
         pickle.dump(("done", report, resume), pipe)
 
     _in_child(pipe, work)

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from . import logwrite, redact, refs
+from . import codec, logwrite, redact, refs
 from .context import Context
 from .index_rows import Rows
 from .index_rows import message_rows as index_rows
@@ -73,13 +73,33 @@ def _write(
     return None if oid is None else oid.hex(), placed
 
 
-def save_encoded(ctx: Context, session: Session, blobs: Mapping[int, bytes], ids: Mapping[int, bytes],
+def redacted(r: redact.Redactor | None, encoded: Mapping[int, tuple[bytes, bytes]], counts: Counter[str],
+             rows: Rows) -> tuple[dict[int, bytes], Counter[str], Rows]:
+    """Messages that arrive encoded (by an import's parser process), redacted: ``encoded`` maps
+    each seq to the message's bytes and the part of them redaction reads, ``counts`` sums their
+    redaction counts, ``rows`` are their index rows. Only a message the gate cannot clear is
+    decoded (and walked, and its batch's counts and rows worked out again)."""
+    blobs: dict[int, bytes] = {}
+    changed: dict[int, Message] = {}
+    for q, (blob, scan) in encoded.items():
+        blobs[q], m = r.reencoded(blob, scan) if r else (blob, None)
+        if m is not None:
+            changed[q] = m
+    if changed:  # a secret the parser process could not know of: rare
+        msgs = {q: changed.get(q) or codec.decode_message(b) for q, b in blobs.items()}
+        counts = sum((redact.message_counts(m) for m in msgs.values()), Counter())
+        rows = index_rows(msgs)
+    return blobs, counts, rows
+
+
+def save_encoded(ctx: Context, session: Session, blobs: Mapping[int, bytes], ids: Mapping[int, bytes] | None,
                  counts: Counter[str], rows: Rows, *, summary: str, later: Later = None,
                  redactor: redact.Redactor | None = None) -> None:
-    """``save`` for messages that arrive encoded and redacted (by an import's parser process, with
-    this repository's redactor, ``redactor``): ``blobs`` maps each seq to the message's stored
-    bytes, ``ids`` to their object ids, ``counts`` sums their redaction counts, ``rows`` are their
-    index rows. The session's own fields are redacted here."""
+    """``save`` for messages that arrive encoded and redacted (``redacted``; by an import's parser
+    process, with this repository's redactor, ``redactor``): ``blobs`` maps each seq to the
+    message's stored bytes, ``ids`` to their object ids (None: worked out here), ``counts`` sums
+    their redaction counts, ``rows`` are their index rows. The session's own fields are redacted
+    here."""
     objects, common = ctx.repo.objects, ctx.repo.common_dir
     r = redactor or redact.redactor_for(ctx)
 
