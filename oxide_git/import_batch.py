@@ -75,6 +75,9 @@ class FileBatch(Objects):
         self._loose: dict[str, set[str]] = {}  # the loose objects' names, by folder, as first listed
         self._refs: dict[str, tuple[bytes | None, bytes, Any, list[Put]]] = {}
         self._last_ref: str | None = None
+        # refs read from disk since the last flush: a write reads its session's ref, then moves it
+        # (a stale value only makes ``flush``'s compare-and-swap fail: the file is read again)
+        self._read: dict[str, bytes | None] = {}
         self._files: list[tuple[Any, Put]] = []
         # The native ids of the sessions (any agent) and messages (by agent) written so far: the
         # index may not have them yet (held, or queued).
@@ -126,12 +129,17 @@ class FileBatch(Objects):
     # -- refs and index rows, held --------------------------------------------------------
     def ref(self, name: str) -> bytes | None:
         held = self._refs.get(name)
-        return held[1] if held is not None else refs.read_raw(self.common, name)
+        return held[1] if held is not None else self._on_disk(name)
+
+    def _on_disk(self, name: str) -> bytes | None:
+        if name not in self._read:
+            self._read[name] = refs.read_raw(self.common, name)
+        return self._read[name]
 
     def move_ref(self, name: str, expected: bytes | None, new: bytes) -> None:
         """``refs.swap`` as the batch sees it: RefMoved when the ref is not at ``expected``."""
         held = self._refs.get(name)
-        if (held[1] if held is not None else refs.read_raw(self.common, name)) != expected:
+        if (held[1] if held is not None else self._on_disk(name)) != expected:
             raise refs.RefMoved(name)
         self._refs[name] = (held[0] if held is not None else expected, new, self.file,
                             held[3] if held is not None else [])
@@ -171,7 +179,7 @@ class FileBatch(Objects):
                 hexid = oid.hex()
                 if hexid[:2] in self._loose:  # not listed yet: the listing will have it
                     self._loose[hexid[:2]].add(hexid[2:])
-        moved, self._refs, self._last_ref = self._refs, {}, None
+        moved, self._refs, self._last_ref, self._read = self._refs, {}, None, {}
         files, self._files = self._files, []
         puts: list[Put] = []
         for name, (expected, new, file, writes) in moved.items():

@@ -68,9 +68,9 @@ def plan(ctx: Context, agent: str, path: Path) -> FilePlan | FileReport:
 
 
 def finish(ctx: Context, p: FilePlan, resume: Resume, *, dry_run: bool = False,
-           batch: FileBatch | None = None) -> FileReport:
+           batch: FileBatch | None = None, known_tail: tuple[int, str | None] | None = None) -> FileReport:
     """The file's report once read, and its new cursor (with ``batch``: once its sessions are
-    stored)."""
+    stored). ``known_tail``: (offset, ``tail`` there), as the process that parsed it read it."""
     report = p.report
     grown = report.state == "grown"
     if report.held and not report.sessions:
@@ -81,7 +81,9 @@ def finish(ctx: Context, p: FilePlan, resume: Resume, *, dry_run: bool = False,
         report.problems.append(f"{p.path}: no {p.agent} session found in it")
         report.state = "failed"
     if not dry_run and report.state != "failed" and resume is not None:
-        state = {"parser": dict(resume[1]), "seqs": resume[2], "tail": tail(p.path, resume[0]),
+        known = known_tail is not None and known_tail[0] == resume[0]
+        digest = known_tail[1] if known and known_tail is not None else tail(p.path, resume[0])
+        state = {"parser": dict(resume[1]), "seqs": resume[2], "tail": digest,
                  **count_unknown(p.cur if grown else None, report)}
 
         def put_cursor(index: Any, offset: int = resume[0]) -> None:

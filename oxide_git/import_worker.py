@@ -82,11 +82,13 @@ def workers(jobs: int) -> int:
 
 
 def run_files(store: _Store, jobs: list[Job], started: Callable[[int], None],
-              ended: Callable[[int, Resume], None], children: int | None = None) -> int | None:
+              ended: Callable[[int, Resume, tuple[int, str | None] | None], None],
+              children: int | None = None) -> int | None:
     """Many small files parsed in child processes (``children``, default ``workers``: the files
     dealt out in turn), in order, while this one stores them: ``started(k)`` before file k's
-    batches are stored, ``ended(k, resume)`` once they are (its report then as the child left
-    it). The run stops before the first file that writes a session an earlier file of the run
+    batches are stored, ``ended(k, resume, tail)`` once they are (its report then as the child
+    left it; ``tail``: the restart point's offset and ``import_plan.tail`` there, read by the
+    child). The run stops before the first file that writes a session an earlier file of the run
     wrote too (its child could not see what this process stored of it): its number is returned,
     for it and the files after it to be read here; None when all were."""
     n = max(1, min(children or workers(len(jobs)), len(jobs)))
@@ -112,7 +114,7 @@ def run_files(store: _Store, jobs: list[Job], started: Callable[[int], None],
             if item[0] != "done":
                 _raise(item, what)
             report.__dict__.update(item[1].__dict__)
-            ended(k, item[2])
+            ended(k, item[2], item[3])
         clean = True
         return None
     finally:
@@ -125,15 +127,22 @@ def run_files(store: _Store, jobs: list[Job], started: Callable[[int], None],
 
 
 def _child_files(pipe: BinaryIO, store: _Store, jobs: list[Job]) -> None:  # pragma: no cover - the child
+    from pathlib import Path
+
+    from . import import_plan
+
     def work() -> None:
         store.ctx._index = None  # a connection of its own: the inherited one is the parent's
         for k, report, read in jobs:
             held = _Held(store.redactor)
             resume = read(held, None)  # small files: progress is the parent's, file by file
+            # the file's digest before its restart point, read here (the parent's main thread,
+            # the slower half, opened 1,500 files for it)
+            known = None if resume is None else (resume[0], import_plan.tail(Path(report.path), resume[0]))
             pickle.dump(("start", k, sorted(report.sessions)), pipe)
             for item in held.items:
                 pickle.dump(item, pipe, protocol=pickle.HIGHEST_PROTOCOL)
-            pickle.dump(("done", report, resume), pipe)
+            pickle.dump(("done", report, resume, known), pipe)
             pipe.flush()
 
     _in_child(pipe, work)

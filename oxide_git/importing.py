@@ -367,8 +367,8 @@ def _import_run(ctx: Context, report: ImportReport, items: list[tuple[str, Path]
     def started(k: int) -> None:
         batch.file = first + k
 
-    def ended(k: int, resume: Resume) -> None:
-        import_plan.finish(ctx, plans[k], resume, batch=batch)
+    def ended(k: int, resume: Resume, known_tail: tuple[int, str | None] | None = None) -> None:
+        import_plan.finish(ctx, plans[k], resume, batch=batch, known_tail=known_tail)
         if batch.held_bytes >= import_batch.BATCH_BYTES:
             batch.flush()
         progress(ends[k])
