@@ -71,9 +71,9 @@ Job = tuple[int, "FileReport", Read]  # a file of a run: its number, its report,
 
 def workers(jobs: int) -> int:
     """How many children parse a run of ``jobs`` small files: one per core this process may run
-    on, less the one storing them, and at least one (with two cores: one each, as the parsing and
-    the storing of a user's whole history take about as long; fewer than four files each is not
-    worth a fork)."""
+    on, up to four, and at least one (fewer than four files each is not worth a fork). With two
+    cores, two children and this process share them: parsing a user's whole history takes about
+    as long as storing it, and one child left this process waiting for it."""
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
