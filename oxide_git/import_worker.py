@@ -9,9 +9,9 @@ It sends each batch down a pipe (pickled; the encoded messages are bytes, cheap 
 process links, packs, commits and indexes it, exactly as an import in one process stores its
 batches (``store.save_encoded``).
 
-The small files of a bulk import (``run_files``) are parsed the same way, dealt out in turn to one
-child per core, each file's batches sent once it is read whole and stored here in the files'
-order; the run stops before a file whose sessions an earlier file of the run wrote (its child
+The small files of a bulk import (``run_files``) are parsed the same way, dealt out in turn to two
+children (``workers``), each file's batches sent once it is read whole and stored here in the
+files' order; the run stops before a file whose sessions an earlier file of the run wrote (its child
 could not see them stored), which this process then reads itself, on what it stored.
 
 The pipe holds about one batch: the child never runs far ahead (memory stays flat). A child that
@@ -70,15 +70,16 @@ Job = tuple[int, "FileReport", Read]  # a file of a run: its number, its report,
 
 
 def workers(jobs: int) -> int:
-    """How many children parse a run of ``jobs`` small files: one per core this process may run
-    on, up to four, and at least one (fewer than four files each is not worth a fork). With two
-    cores, two children and this process share them: parsing a user's whole history takes about
-    as long as storing it, and one child left this process waiting for it."""
+    """How many children parse a run of ``jobs`` small files: two when this process may run on two
+    cores or more, else one (and one when there are fewer than eight files: four each is the least
+    worth a fork). Parsing a user's whole history takes about as long as storing it: with one
+    child this process waited for it; with two, this process's main thread is the slower part
+    (busy 91% of the run), so a third would only hold memory."""
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
-    return max(1, min(cores, jobs // 4, 4))
+    return max(1, min(cores, jobs // 4, 2))
 
 
 def run_files(store: _Store, jobs: list[Job], started: Callable[[int], None],
