@@ -9,13 +9,16 @@ the terminal UI, so a resume speaks the Agent Client Protocol to ``cline --acp``
 request allowed). ACP wants a Cline account unless ``CLINE_API_KEY`` is set; ``CLINE_PROVIDER``
 then picks the provider. Every run starts a background "hub" daemon (a WebSocket server on
 127.0.0.1, port 25463 unless ``CLINE_HUB_PORT`` says otherwise): each driver has a port of its
-own, and the hub is stopped (``cline hub stop``) after every run.
+own, and the hub is stopped after every run (``cline hub stop``, repeated until it is gone).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import queue
+import signal
 import socket
 import subprocess
 import tempfile
@@ -109,12 +112,26 @@ class ClineDriver(Driver):
             self.stop_hub()
 
     def stop_hub(self) -> None:
-        """``cline hub stop``, then wait until no hub of this HOME runs."""
-        subprocess.run([str(self.binary), "hub", "stop"], cwd=self.repo, env=self.env(),
-                       capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while self.hub_pids() and time.monotonic() < deadline:
-            time.sleep(0.1)
+        """``cline hub stop`` until no hub of this driver's port runs; a hub that outlives 30 s of
+        that is terminated. A run starts its hub detached, and on a loaded host the hub may write
+        its discovery record only after the first ``hub stop`` looked for it (seen in CI: the hub
+        outlived the run)."""
+        deadline = time.monotonic() + 30
+        while True:
+            subprocess.run([str(self.binary), "hub", "stop"], cwd=self.repo, env=self.env(),
+                           capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+            settle = time.monotonic() + 3
+            while self.hub_pids() and time.monotonic() < settle:
+                time.sleep(0.1)
+            if not self.hub_pids() or time.monotonic() >= deadline:
+                break
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            for pid in self.hub_pids():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, sig)
+            settle = time.monotonic() + 5
+            while self.hub_pids() and time.monotonic() < settle:
+                time.sleep(0.1)
 
     def hub_pids(self) -> list[int]:
         """Hub daemons on this driver's port (each started by a run of ours)."""
