@@ -51,6 +51,7 @@ def held(ctx: Any, wanted: bool) -> Iterator[FileBatch | None]:
     repo = ctx.repo
     own = repo.objects
     batch = FileBatch(Path(own.dir), repo.common_dir, ctx.index.path)
+    batch.began_empty = not ctx.index.query("SELECT 1 FROM sessions LIMIT 1")
     repo.__dict__["objects"] = batch  # the cached property, for the block's length
     try:
         yield batch
@@ -83,6 +84,9 @@ class FileBatch(Objects):
         # index may not have them yet (held, or queued).
         self._session_ids: set[str] = set()
         self._message_ids: set[tuple[str, str]] = set()
+        # The index held no session when the batch began (a first import): a session can then only
+        # copy one of the batch's, and the index need not be asked.
+        self.began_empty = False
         self.file: Any = None  # the file being read, as the caller names it (for ``redo``)
         self.redo: list[Any] = []  # files whose writes did not land: a ref moved under them
 

@@ -132,10 +132,12 @@ class _Store:
             return s
         if self.queue is not None:
             self.queue.drain()  # it reads what earlier batches indexed
-        if self.batch is not None and self.batch.links_into(
-                s.agent, s.extra.get("forked_from") or s.extra.get("parent_native_id"),
-                next((n for n in native_ids if n), None)):
-            self.batch.flush(wait=True)  # the session it copies is held, or queued: index it first
+        if self.batch is not None:
+            if self.batch.links_into(s.agent, s.extra.get("forked_from") or s.extra.get("parent_native_id"),
+                                     next((n for n in native_ids if n), None)):
+                self.batch.flush(wait=True)  # the session it copies is held, or queued: index it first
+            elif self.batch.began_empty:  # a first import: only the batch's own could be copied
+                return s
         s = _link_copied_history(self.ctx, s, native_ids)
         if s.parent_id is not None:
             self.linked[s.id] = s

@@ -93,6 +93,19 @@ def test_a_copied_session_in_the_same_batch_is_linked_as_its_fork(tmp_path: Path
     assert _index(together) == _index(alone)
 
 
+def test_a_copy_in_a_batch_of_a_session_stored_before_it_is_linked_as_its_fork(tmp_path: Path) -> None:
+    """The batch skips the index's lookup only when the index began empty (a first import)."""
+    items = _files(tmp_path)
+    first = items[0][1].read_text().splitlines()
+    copy = _claude(tmp_path / "copy.jsonl", "99999999-bbbb-4000-8000-000000000000", 4, copy_of=first[:6])
+    root = new_repo(tmp_path / "repo")
+    importing.import_sessions(make_ctx(root), [items[0]])  # the source, stored before
+    importing.import_sessions(make_ctx(root), [*items[1:], ("claude", copy)])
+    rows = {r["native_id"]: r for r in make_ctx(root).index.session_rows()}
+    fork, source = rows["99999999-bbbb-4000-8000-000000000000"], rows["00000000-aaaa-4000-8000-000000000000"]
+    assert fork["parent_id"] == source["id"] and fork["fork_message_id"]
+
+
 def test_a_ref_moved_under_the_batch_is_not_forced_and_its_file_is_read_again(tmp_path: Path) -> None:
     items = _files(tmp_path, 2)
     root = new_repo(tmp_path / "repo")
