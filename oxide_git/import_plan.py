@@ -81,8 +81,10 @@ def finish(ctx: Context, p: FilePlan, resume: Resume, *, dry_run: bool = False,
         report.problems.append(f"{p.path}: no {p.agent} session found in it")
         report.state = "failed"
     if not dry_run and report.state != "failed" and resume is not None:
-        read = known_tail is not None and known_tail[0] == resume[0]
-        digest = known_tail[1] if read and known_tail else tail(p.path, resume[0])
+        if known_tail is not None and known_tail[0] == resume[0]:
+            digest = known_tail[1]  # read by the process that parsed it
+        else:
+            digest = tail(p.path, resume[0])
         state = {"parser": dict(resume[1]), "seqs": resume[2], "tail": digest,
                  **count_unknown(p.cur if grown else None, report)}
 

@@ -93,8 +93,7 @@ def run_files(store: _Store, jobs: list[Job], started: Callable[[int], None],
     wrote too (its child could not see what this process stored of it): its number is returned,
     for it and the files after it to be read here; None when all were."""
     n = max(1, min(children or workers(len(jobs)), len(jobs)))
-    store.ctx.repo.project_id()  # read (or asked of git and kept) once, here, for all the children
-    store.redactor  # noqa: B018 - the same: looked up here, the children redact with it
+    store.share_with_children()
     # every child forked before any thread of this process starts (a fork copies only its caller)
     forked = [_fork(functools.partial(_child_files, store=store, jobs=jobs[i::n])) for i in range(n)]
     pipes = [_ReadAhead(rfd, _ReadAhead.AHEAD // n) for _pid, rfd in forked]
@@ -280,7 +279,7 @@ def _store_batch(store: _Store, item: Any) -> None:
     from . import store as stores
     from .importing import summary
 
-    _, s, start, blobs, ids, counts, rows, native_ids, scans = item
+    _, s, start, blobs, counts, rows, native_ids, ids, scans = item
     if scans is not None:  # not redacted by the child: here
         scanned = {q: (b, b[at:] if isinstance(at := scans[q], int) else at) for q, b in blobs.items()}
         blobs, counts, rows = stores.redacted(store.redactor, scanned, counts, rows)
@@ -291,36 +290,52 @@ def _store_batch(store: _Store, item: Any) -> None:
         store.batch.remember(s.agent, s.native_id, native_ids)
 
 
-_HERE = object()  # ``_encoded``'s redactor: the parent redacts (the child is the slower half)
+Step = Callable[[bytes, bytes], tuple[bytes, Any]]  # a blob and what the gate reads → (blob, changed)
 
 
-def _encoded(s: Session, start: int, msgs: list[Message], redactor: Any = _HERE) -> tuple[Any, ...]:
-    """A batch as the parent stores it (``_store_batch``): what depends on the messages alone. With
-    the parent's ``redactor`` (for a bulk import's small files, whose parent is the slower half:
-    the secret gate, and the walk of a message it cannot clear, were a fifth of its work), also
-    redacted and their object ids worked out; else each message's part the gate reads is sent."""
+def _scanned(s: Session, start: int, msgs: list[Message]) -> tuple[Any, ...]:
+    """A big file's batch as the parent stores it (``_store_batch``), not redacted: the parent
+    redacts it (the child is the slower half), from each message's part the gate reads, sent as
+    where it starts in the blob (most often its end) or whole."""
+    scans: list[int | bytes] = []  # in the blobs' order
+
+    def keep(blob: bytes, scan: bytes) -> tuple[bytes, Any]:
+        scans.append(len(blob) - len(scan) if blob.endswith(scan) else scan)
+        return blob, None
+
+    batch = _encoded(s, start, msgs, keep)
+    return (*batch, None, dict(zip(batch[3], scans, strict=True)))
+
+
+def _redacted(s: Session, start: int, msgs: list[Message], redactor: Any) -> tuple[Any, ...]:
+    """A bulk import's batch, redacted here with the parent's ``redactor`` (None: redaction is off),
+    its object ids worked out: the parent, the slower half there, only stores it (the secret gate,
+    and the walk of a message it cannot clear, were a fifth of its work)."""
+    from .rawgit import BLOB, object_id
+
+    step: Step = redactor.reencoded if redactor is not None else (lambda blob, _scan: (blob, None))
+    batch = _encoded(s, start, msgs, step)
+    return (*batch, {q: object_id(BLOB, b) for q, b in batch[3].items()}, None)
+
+
+def _encoded(s: Session, start: int, msgs: list[Message], step: Step) -> tuple[Any, ...]:
+    """``("batch", s, start, blobs, counts, rows, native_ids)``: what depends on the messages
+    alone, each blob passed through ``step`` as it is encoded."""
     from . import codec, logwrite
     from .index_rows import message_rows
-    from .rawgit import BLOB, object_id
     from .redact import COUNTS_KEY, message_counts
 
     placed = logwrite.with_ids(s.id, dict(enumerate(msgs, start)))
     blobs: dict[int, bytes] = {}
-    scans: dict[int, int | bytes] | None = {} if redactor is _HERE else None
     counts: Counter[str] = Counter()
     for q, m in placed.items():
-        blob, scan = codec.encode_message_scan(m)
-        if scans is not None:  # what the gate reads is most often the end of the blob: where it starts
-            scans[q] = len(blob) - len(scan) if blob.endswith(scan) else scan
-        elif redactor is not None:
-            blob, changed = redactor.reencoded(blob, scan)
-            if changed is not None:
-                m = placed[q] = changed
+        blob, changed = step(*codec.encode_message_scan(m))
+        if changed is not None:
+            m = placed[q] = changed
         blobs[q] = blob
         if COUNTS_KEY in m.extra:
             counts += message_counts(m)
-    ids = None if scans is not None else {q: object_id(BLOB, b) for q, b in blobs.items()}
-    return ("batch", s, start, blobs, ids, counts, message_rows(placed), [m.native_id for m in msgs], scans)
+    return ("batch", s, start, blobs, counts, message_rows(placed), [m.native_id for m in msgs])
 
 
 class _Sender:
@@ -330,7 +345,7 @@ class _Sender:
         self.pipe = pipe
 
     def save(self, s: Session, start: int, msgs: list[Message]) -> Session:
-        pickle.dump(_encoded(s, start, msgs), self.pipe, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.dump(_scanned(s, start, msgs), self.pipe, protocol=pickle.HIGHEST_PROTOCOL)
         self.pipe.flush()  # all of it: the parent can store it while the next batch is parsed
         return s  # linked to a parent, if at all, by the parent process
 
@@ -343,7 +358,7 @@ class _Held:
         self.redactor = redactor
 
     def save(self, s: Session, start: int, msgs: list[Message]) -> Session:
-        self.items.append(_encoded(s, start, msgs, self.redactor))
+        self.items.append(_redacted(s, start, msgs, self.redactor))
         return s
 
 

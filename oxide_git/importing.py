@@ -115,6 +115,12 @@ class _Store:
 
         return redact.redactor_for(self.ctx)
 
+    def share_with_children(self) -> None:
+        """What forked children use, looked up here once for all of them: the project id (read,
+        or asked of git and kept) and the redactor (a bulk import's children redact with it)."""
+        self.ctx.repo.project_id()
+        _ = self.redactor
+
     @property
     def later(self) -> Callable[[Callable[[Any], None]], None] | None:
         if self.batch is not None:
