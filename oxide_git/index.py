@@ -24,7 +24,15 @@ if TYPE_CHECKING:  # the index is read on paths that must not import pygit2
     from .model import Message, Session
     from .snapshots import Checkpoint
 
-SCHEMA_VERSION = 6  # an older index is dropped and rebuilt from git (a cache); 4 and 5 are migrated
+SCHEMA_VERSION = 7  # an older index is dropped and rebuilt from git (a cache); 4 to 6 are migrated
+# Partial indexes of the few rows two per-session questions need (a session's last compaction, its
+# records that are not real messages): without them `show` of a 100,000-message session read every
+# row of it twice before its first line (~190 ms). Each holds the rare rows only, so a write of
+# ordinary messages pays for neither.
+MESSAGE_INDEXES = (
+    "CREATE INDEX IF NOT EXISTS idx_messages_compactions ON messages (session_id, seq) WHERE is_compaction=1",
+    "CREATE INDEX IF NOT EXISTS idx_messages_unreal ON messages (session_id) WHERE real=0",
+)
 _SNIPPET = 200
 
 _SESSION_COLS = (
@@ -74,6 +82,8 @@ def _create_schema(path: Path) -> None:
     db.execute(INDEX)  # the order of `list`
     db["messages"].create_index(["native_id"], if_not_exists=True)
     db["checkpoints"].create_index(["session_id"], if_not_exists=True)
+    for sql in MESSAGE_INDEXES:
+        db.execute(sql)
     for sql in LOG_SQL:  # the search index's log (search_index.py)
         db.execute(sql)
     db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (EPOCH_KEY, new_epoch()))
@@ -92,10 +102,12 @@ class Index(IdLookups):
             fresh = not path.exists()
             self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
             version = self.db.execute("PRAGMA user_version").fetchone()[0]
-            if version in (4, 5) and not fresh:
+            if version in (4, 5, 6) and not fresh:
                 if version == 4:
                     add_column(self.db, 5)
-                _without_fts(self.db, SCHEMA_VERSION)
+                if version <= 5:
+                    _without_fts(self.db, 6)
+                _in_place(self.db, SCHEMA_VERSION, MESSAGE_INDEXES)
             elif fresh or version < SCHEMA_VERSION:
                 self.db.close()
                 if not fresh:
@@ -249,13 +261,16 @@ class Index(IdLookups):
         """Messages that hold more than records kept whole (``other`` parts: Claude Code's
         progress and hook events...), per session: what people count as the conversation
         (``real``, worked out as each message's row is made: ``is_real``)."""
-        sql = "SELECT session_id, count(*) FROM messages WHERE real=1"
+        # its records less those that are not real: an index of the rare ones (MESSAGE_INDEXES)
+        # answers without reading a long session's rows
+        sql = ("SELECT s.id, s.message_count - (SELECT count(*) FROM messages m WHERE m.session_id=s.id"
+               " AND m.real=0) FROM sessions s")
         args: list[Any] = []
         if ids is not None:
             id_list = list(ids)
-            sql += f" AND session_id IN ({','.join('?' * len(id_list))})"
+            sql += f" WHERE s.id IN ({','.join('?' * len(id_list))})"
             args = id_list
-        return {r[0]: int(r[1]) for r in self.query(sql + " GROUP BY session_id", args)}
+        return {r[0]: int(r[1]) for r in self.query(sql, args) if r[1]}
 
     def session_count(self, *, agent: str | None = None) -> int:
         where, args = _session_filter(None, None, agent, None)
@@ -328,17 +343,24 @@ class Index(IdLookups):
 
 def _without_fts(db: sqlite3.Connection, to_version: int) -> None:
     """Index version 5 → 6 in place: FTS5 and its triggers dropped, the search index's log and
-    triggers made (the search index is then built from the rows: search_index.py). One
-    transaction, the version read again inside it, as ``add_column`` does."""
+    triggers made (the search index is then built from the rows: search_index.py)."""
+    _in_place(db, to_version, ("DROP TRIGGER IF EXISTS messages_ai", "DROP TRIGGER IF EXISTS messages_ad",
+                               "DROP TABLE IF EXISTS messages_fts", *LOG_SQL),
+              ("INSERT OR REPLACE INTO meta VALUES (?, ?)", (EPOCH_KEY, new_epoch())))
+
+
+def _in_place(db: sqlite3.Connection, to_version: int, statements: Iterable[str],
+              *with_args: tuple[str, tuple[Any, ...]]) -> None:
+    """Index version ``to_version - 1`` → ``to_version`` in place by ``statements``. One
+    transaction, the version read again inside it, as ``add_column`` does: two processes opening
+    the old index at once migrate it once."""
     db.execute("BEGIN IMMEDIATE")
     try:
         if db.execute("PRAGMA user_version").fetchone()[0] == to_version - 1:
-            for trigger in ("messages_ai", "messages_ad"):
-                db.execute(f"DROP TRIGGER IF EXISTS {trigger}")
-            db.execute("DROP TABLE IF EXISTS messages_fts")
-            for sql in LOG_SQL:
+            for sql in statements:
                 db.execute(sql)
-            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (EPOCH_KEY, new_epoch()))
+            for sql, args in with_args:
+                db.execute(sql, args)
             db.execute(f"PRAGMA user_version = {to_version}")
     except BaseException:
         db.execute("ROLLBACK")

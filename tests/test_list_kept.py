@@ -90,8 +90,17 @@ def test_a_row_without_its_kept_json_is_built_at_listing(repo: Path) -> None:
 
 
 def _as_version(repo: Path, version: int) -> None:
-    """The index as release ``version`` left it: 5 searched with FTS5, 4 also had no kept rows."""
+    """The index as release ``version`` left it: 6 had no partial message indexes, 5 also searched
+    with FTS5, 4 also had no kept rows."""
     db = _db(repo)
+    for name in ("idx_messages_compactions", "idx_messages_unreal"):
+        db.execute(f"DROP INDEX {name}")
+    if version == 6:
+        db.execute("INSERT OR REPLACE INTO meta VALUES ('marker', 'kept')")
+        db.execute(f"PRAGMA user_version = {version}")
+        db.commit()
+        db.close()
+        return
     for name in ("messages_search_ai", "messages_search_ad", "messages_search_au"):
         db.execute(f"DROP TRIGGER {name}")
     db.execute("DROP TABLE search_log")
@@ -113,7 +122,7 @@ def _as_version(repo: Path, version: int) -> None:
     db.close()
 
 
-@pytest.mark.parametrize("version", [4, 5])
+@pytest.mark.parametrize("version", [4, 5, 6])
 def test_a_previous_index_version_is_migrated_in_place(repo: Path, version: int) -> None:
     ctx = _two_sessions(repo)
     _checkpoint(ctx, A, 1)
@@ -134,6 +143,10 @@ def test_a_previous_index_version_is_migrated_in_place(repo: Path, version: int)
     plan = " ".join(r[3] for r in db.execute(
         "EXPLAIN QUERY PLAN SELECT id FROM sessions s ORDER BY s.updated_at DESC, s.id"))
     assert "idx_sessions_updated_at_id" in plan and "TEMP B-TREE" not in plan, plan
+    for question in ("SELECT max(seq) FROM messages WHERE session_id=? AND is_compaction=1",
+                     "SELECT count(*) FROM messages WHERE session_id=? AND real=0"):  # no row of A read
+        plan = " ".join(r[3] for r in db.execute(f"EXPLAIN QUERY PLAN {question}", (A,)))
+        assert "idx_messages_compactions" in plan or "idx_messages_unreal" in plan, plan
     assert db.execute("SELECT count(*) FROM sqlite_master WHERE name LIKE 'messages_fts%' "
                       "OR name IN ('messages_ai', 'messages_ad')").fetchone()[0] == 0
     db.close()
