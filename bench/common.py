@@ -286,3 +286,39 @@ def peak_rss_mb(args: Sequence[str], cwd: Path, extra_env: Mapping[str, str] | N
         if "Maximum resident set size" in line:
             return wall, int(line.rsplit(":", 1)[1]) / 1024
     return wall, float("nan")
+
+
+# Runs `git oxide ARGS` in this Python with VmHWM (the process's own peak resident memory) written
+# to stderr as it exits, however it exits (the console script leaves with os._exit).
+_OWN_PEAK = """
+import os, sys
+_exit = os._exit
+def _peak():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            os.write(2, ("oxide-own-peak-kb " + line.split()[1] + "\\n").encode())
+def _leave(code):
+    _peak()
+    _exit(code)
+os._exit = _leave
+import atexit
+atexit.register(_peak)
+sys.argv = ["git-oxide", *sys.argv[1:]]
+from oxide_git.entry import main
+main()
+"""
+
+
+def own_peak_mb(args: Sequence[str], cwd: Path) -> float:
+    """Peak resident memory in MB of the `git oxide` process itself running ``args`` (the
+    processes it starts, `git status` among them, not counted: ``peak_rss_mb`` gives the
+    largest of all)."""
+    p = subprocess.run([sys.executable, "-c", _OWN_PEAK, *args], cwd=cwd, env=env(),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    err = p.stderr.decode(errors="replace")
+    if p.returncode != 0:
+        raise RuntimeError(f"git oxide {' '.join(args)} exited {p.returncode}: {err.strip()[-2000:]}")
+    peaks = [int(x.split()[1]) for x in err.splitlines() if x.startswith("oxide-own-peak-kb ")]
+    if not peaks:
+        raise RuntimeError(f"git oxide {' '.join(args)} did not say its peak memory")
+    return max(peaks) / 1024
