@@ -5,20 +5,17 @@ from __future__ import annotations
 import itertools
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pygit2
 
-from . import notes, refs, sessionlog, snapshots
+from . import import_worker, notes, refs, reindex_worker, sessionlog, snapshots
 from .context import Context
 from .errors import CorruptIndex, OxideError
 from .search_index import EPOCH_KEY, new_epoch
 
 if TYPE_CHECKING:
-    import sqlite3
-
     from .index import Index
-    from .model import Message
 
 BATCH = 2000
 ONE_BY_ONE = 1000  # past this many sessions asked for, one pass over all the refs costs less
@@ -35,16 +32,52 @@ class ReindexResult:
     problems: list[str] | None = None
 
 
-def _put_messages(index: Index, conn: sqlite3.Connection, sid: str,
-                  messages: Iterator[tuple[int, Message]], start: int) -> int:
-    """The rows of a log's messages from ``start``, a batch at a time: a log of a million messages
-    costs the memory of one batch, not of the log."""
-    n = 0
-    index.put_messages(conn, sid, {}, truncate_at=start)
+Item = tuple[Any, ...]  # ("start", seq), ("rows", seqs, rows) ..., ("session", session, count)
+
+
+def session_items(git: pygit2.Repository, oid: pygit2.Oid, tip: str | None) -> Iterator[Item]:
+    """What the index needs of one session's log, read from where it differs from the tip the
+    index knew: where its rows start again, then their rows a batch at a time (a log of a million
+    messages costs the memory of one batch, not of the log), then the session and its count.
+    Stdlib and git only: run here, or in a child process (``reindex_worker``)."""
+    from .index_rows import message_rows
+
+    log = sessionlog.load_commit(git, oid)
+    old_tree = None
+    if tip:
+        try:
+            old_tree = git[tip].peel(pygit2.Tree)
+        except (KeyError, ValueError, pygit2.GitError):
+            old_tree = None
+    start = sessionlog.first_difference(git, old_tree, log.commit.tree)
+    yield ("start", start)
+    messages = sessionlog.iter_messages(git, log.commit.tree, start)
     while batch := dict(itertools.islice(messages, BATCH)):
-        index.put_messages(conn, sid, batch)
-        n += len(batch)
-    return n
+        yield ("rows", sorted(batch), message_rows(batch))
+    yield ("session", log.session, log.count)
+
+
+def write_session(index: Index, sid: str, oid: pygit2.Oid, items: Iterator[Item], res: ReindexResult) -> None:
+    """The rows ``items`` (``session_items``) stand for, in one transaction: a log that fails half-way
+    (an OxideError from the items) changes nothing and is named in ``res.problems``."""
+    n = 0
+    try:
+        with index.write() as conn:
+            for item in items:
+                if item[0] == "start":
+                    index.put_messages(conn, sid, {}, truncate_at=item[1])
+                elif item[0] == "rows":
+                    index.put_rows(conn, sid, item[1], item[2])
+                    n += len(item[1])
+                else:
+                    index.put_session(conn, item[1], log_commit=str(oid), count=item[2])
+    except CorruptIndex:
+        raise
+    except OxideError as e:
+        res.problems.append(f"{refs.SESSIONS}{sid}: {e.message}")  # type: ignore[union-attr]
+        return
+    res.sessions_updated += 1
+    res.messages_indexed += n
 
 
 def reindex(ctx: Context, *, full: bool = False, sessions: Collection[str] | None = None,
@@ -69,10 +102,16 @@ def reindex(ctx: Context, *, full: bool = False, sessions: Collection[str] | Non
         found = ((sid, oid) for sid in sorted(sessions)
                  if (oid := refs.read(git, refs.SESSIONS + sid)) is not None)
     seen: set[str] = set()
+    todo: list[tuple[str, pygit2.Oid, str | None]] = []
     for sid, oid in found:
         seen.add(sid)
         if tips.get(sid) != str(oid):
-            _update_session(git, index, sid, oid, tips.get(sid), res)
+            todo.append((sid, oid, tips.get(sid)))
+    if len(todo) >= reindex_worker.FORK_FROM and import_worker.available():
+        reindex_worker.run(ctx.repo.git.path, index, todo, res)
+    else:
+        for sid, oid, tip in todo:
+            write_session(index, sid, oid, session_items(git, oid, tip), res)
     gone = set(tips) - seen
     if gone:
         with index.write() as conn:
@@ -89,31 +128,6 @@ def reindex(ctx: Context, *, full: bool = False, sessions: Collection[str] | Non
         with index.write() as conn:
             index.put_meta(conn, "notes_tip", str(notes_tip) if notes_tip else None)
     return res  # the search index catches up at the next search: a pull's memory stays bounded
-
-
-def _update_session(git: pygit2.Repository, index: Index, sid: str, oid: pygit2.Oid, tip: str | None,
-                    res: ReindexResult) -> None:
-    """The rows of one session's log, from where it differs from the tip the index knew."""
-    try:
-        log = sessionlog.load_commit(git, oid)
-        old_tree = None
-        if tip:
-            try:
-                old_tree = git[tip].peel(pygit2.Tree)
-            except (KeyError, ValueError, pygit2.GitError):
-                old_tree = None
-        start = sessionlog.first_difference(git, old_tree, log.commit.tree)
-        with index.write() as conn:  # one transaction: a log that fails half-way changes nothing
-            n = _put_messages(index, conn, sid, sessionlog.iter_messages(git, log.commit.tree, start),
-                              start)
-            index.put_session(conn, log.session, log_commit=str(oid), count=log.count)
-    except CorruptIndex:
-        raise
-    except OxideError as e:
-        res.problems.append(f"{refs.SESSIONS}{sid}: {e.message}")  # type: ignore[union-attr]
-        return
-    res.sessions_updated += 1
-    res.messages_indexed += n
 
 
 def _reindex_checkpoints(git: pygit2.Repository, index: Index, res: ReindexResult) -> None:
