@@ -10,6 +10,8 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from oxide_git import import_batch, importing, logwrite, refs, store
 from oxide_git.model import Message, Part
 from tests.conftest import git, make_ctx, new_repo
@@ -58,7 +60,10 @@ def _loose(root: Path) -> int:
     return int(next(ln.split()[1] for ln in out.splitlines() if ln.startswith("count:")))
 
 
-def test_a_bulk_import_is_one_pack_and_the_store_one_file_at_a_time_makes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("swap_all_from", [1, 10**9], ids=["refs moved by git at once", "one by one"])
+def test_a_bulk_import_is_one_pack_and_the_store_one_file_at_a_time_makes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, swap_all_from: int) -> None:
+    monkeypatch.setattr(import_batch, "SWAP_ALL_FROM", swap_all_from)
     items = _files(tmp_path)
     assert len(items) >= import_batch.BATCH_MIN_FILES
     together, alone = new_repo(tmp_path / "together"), new_repo(tmp_path / "alone")
@@ -106,7 +111,12 @@ def test_a_copy_in_a_batch_of_a_session_stored_before_it_is_linked_as_its_fork(t
     assert fork["parent_id"] == source["id"] and fork["fork_message_id"]
 
 
-def test_a_ref_moved_under_the_batch_is_not_forced_and_its_file_is_read_again(tmp_path: Path) -> None:
+@pytest.mark.parametrize("swap_all_from", [1, 10**9], ids=["refs moved by git at once", "one by one"])
+def test_a_ref_moved_under_the_batch_is_not_forced_and_its_file_is_read_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, swap_all_from: int) -> None:
+    """At once, git refuses the whole transaction (nothing moved): the refs are then moved one by
+    one, and only the moved one's file is read again."""
+    monkeypatch.setattr(import_batch, "SWAP_ALL_FROM", swap_all_from)
     items = _files(tmp_path, 2)
     root = new_repo(tmp_path / "repo")
     ctx = make_ctx(root)
@@ -159,3 +169,45 @@ def test_the_batch_holds_only_objects_the_store_lacks(tmp_path: Path) -> None:
         assert not batch.held and batch.has(new) and batch.write(BLOB, b"new one\n") == new and not batch.held
     assert git(root, "cat-file", "-p", new.hex()).strip() == "new one"
     ctx.close()
+
+
+def test_git_moves_all_the_refs_or_none(tmp_path: Path) -> None:
+    root = new_repo(tmp_path / "repo")
+    common = root / ".git"
+    head = bytes.fromhex(git(root, "rev-parse", "HEAD").strip())
+    tree = bytes.fromhex(git(root, "rev-parse", "HEAD^{tree}").strip())
+    a, b = "refs/oxide/sessions/a", "refs/oxide/sessions/b"
+    assert refs.swap_all(common, [(a, None, head), (b, None, head)])
+    assert refs.read_raw(common, a) == refs.read_raw(common, b) == head
+    assert not refs.swap_all(common, [(a, head, tree), (b, None, tree)])  # b is not absent: neither moves
+    assert refs.read_raw(common, a) == refs.read_raw(common, b) == head
+    (common / f"{b}.lock").write_text("")  # another writer holds b
+    assert not refs.swap_all(common, [(a, head, tree), (b, head, tree)])
+    assert refs.read_raw(common, a) == head and (common / f"{b}.lock").exists()
+    (common / f"{b}.lock").unlink()
+    hook = common / "hooks" / "reference-transaction"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\necho ran >> \"$GIT_DIR/hook-ran\"\nexit 1\n")
+    hook.chmod(0o755)
+    assert refs.swap_all(common, [(a, head, tree)])  # no hook of the user's runs for oxide's refs
+    assert refs.read_raw(common, a) == tree and not (common / "hook-ran").exists()
+
+
+def test_a_batch_reads_packed_session_refs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refs `git pack-refs` moved into packed-refs are found there (read once per batch), and moved
+    from there: the store is the one the same imports make with loose refs."""
+    monkeypatch.setattr(import_batch, "SWAP_ALL_FROM", 1)
+    items = _files(tmp_path)
+    packed, loose = new_repo(tmp_path / "packed"), new_repo(tmp_path / "loose")
+    for root in (packed, loose):
+        importing.import_sessions(make_ctx(root), items)
+    git(packed, "pack-refs", "--all")
+    assert not list((packed / ".git" / "refs" / "oxide" / "sessions").glob("*"))
+    for i, (_agent, path) in enumerate(items):  # each session goes on
+        _claude(path, f"{i:08d}-aaaa-4000-8000-000000000000", 14 + i)
+    for root in (packed, loose):
+        report = importing.import_sessions(make_ctx(root), items)
+        assert [f.state for f in report.files] == ["grown"] * len(items)
+    assert _refs(packed) == _refs(loose) and _index(packed) == _index(loose)
+    log = git(packed, "log", "--format=%s", _refs(packed)[0].split()[0]).splitlines()
+    assert len(log) == 2  # built on the packed tip

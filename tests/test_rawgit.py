@@ -131,6 +131,26 @@ def test_ref_swap_is_compare_and_swap_under_gits_lock(repo: Path) -> None:
     assert not lock.exists() and refs.read_raw(common, name) == head
 
 
+def test_packed_refs_are_read_as_git_reads_them(repo: Path) -> None:
+    """Each ref of many in packed-refs (as `git gc` leaves a store), and none that only ends or
+    starts like one; the whole file read once agrees with git."""
+    common = repo / ".git"
+    head = git(repo, "rev-parse", "HEAD").strip()
+    tag_target = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    git(repo, "tag", "-a", "-m", "t", "annotated")  # a peeled line (^...) follows it
+    for i in range(300):
+        git(repo, "update-ref", f"refs/oxide/sessions/s{i:03d}", head if i % 2 else tag_target)
+    git(repo, "update-ref", "refs/heads/refs/oxide/sessions/s001", head)
+    git(repo, "pack-refs", "--all")
+    listed = dict(reversed(line.split()) for line in
+                  git(repo, "for-each-ref", "--format=%(objectname) %(refname)").splitlines())
+    assert {n: v.hex() for n, v in refs.packed_refs(common).items()} == listed
+    for name, oid in listed.items():
+        assert refs.read_raw(common, name) == bytes.fromhex(oid), name
+    for missing in ("refs/oxide/sessions/s3", "oxide/sessions/s001", "refs/oxide/sessions/s0011"):
+        assert refs.read_raw(common, missing) is None, missing
+
+
 _NAME = st.text(alphabet=st.sampled_from("ab.-_/0 é\t~"), min_size=1, max_size=6).filter(
     lambda n: "/" not in n and n not in (".", ".."))
 
