@@ -118,12 +118,18 @@ def run_files(store: _Store, jobs: list[Job], started: Callable[[int], None],
         clean = True
         return None
     finally:
-        for pid, _rfd in forked:
-            if not clean:  # stopped early, or failed: the children may still be parsing
-                os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        for pipe in pipes:
-            pipe.close()  # the children are gone: their ends of the pipes are closed
+        reap(forked, pipes, clean)
+
+
+def reap(forked: list[tuple[int, int]], pipes: list[Any], clean: bool) -> None:
+    """The children ``forked`` waited for, killed first unless their run ended ``clean`` (stopped
+    early, or failed: they may still be at work); then, their ends closed, ``pipes``."""
+    for pid, _rfd in forked:
+        if not clean:
+            os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    for pipe in pipes:
+        pipe.close()
 
 
 def _child_files(pipe: BinaryIO, store: _Store, jobs: list[Job]) -> None:  # pragma: no cover - the child

@@ -19,12 +19,11 @@ from __future__ import annotations
 import functools
 import os
 import pickle
-import signal
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .errors import OxideError
-from .import_worker import _BUFFER, _fork, _in_child, _raise, workers
+from .import_worker import _BUFFER, _fork, _in_child, _raise, reap, workers
 
 if TYPE_CHECKING:
     import pygit2
@@ -55,12 +54,7 @@ def run(git_path: str, index: Index, jobs: list[Job], res: ReindexResult) -> Non
         raise OxideError("the process reading the session logs ended unexpectedly",
                          hint="run `git oxide reindex` again: what was written is kept") from None
     finally:
-        for pid, _rfd in forked:
-            if not clean:  # stopped early, or failed: the children may still be reading
-                os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        for pipe in pipes:
-            pipe.close()
+        reap(forked, pipes, clean)
 
 
 class _Stopped(Exception):  # not an OxideError: not one session's problem, the reindex stops
