@@ -196,6 +196,7 @@ def maintenance(world: World) -> None:
             w.killed_run("git gc", ["git", "gc", "-q"], w.repo, 3.0)
             for lock in (w.repo / ".git" / "objects" / "pack").glob("*.lock"):  # git's own, left by the kill
                 lock.unlink(missing_ok=True)
+        _clear_stale_ref_locks(w.repo / ".git")
         r = w.run(["git", "gc", "--auto", "-q"], w.repo)
         w.tally.op("git gc --auto")
         if r.returncode != 0:
@@ -206,6 +207,20 @@ def maintenance(world: World) -> None:
         w.tally.op("git oxide gc")
         if r.returncode != 0:
             w.tally.problem(f"git oxide gc: {r.stderr.strip()}")
+
+
+def _clear_stale_ref_locks(gitdir: Path, older_than_s: float = 30.0) -> None:
+    """What a user does when git says a ref lock exists and no git runs: a `git gc` killed in its
+    `reflog expire` leaves the lock of a ref (a worktree's HEAD among them), and every later gc
+    fails on it. A live git holds a ref lock for milliseconds: only older ones are removed."""
+    now = time.time()
+    for lock in [*gitdir.glob("worktrees/*/*.lock"), *gitdir.glob("*.lock"),
+                 *(gitdir / "refs").rglob("*.lock"), *(gitdir / "logs").rglob("*.lock")]:
+        try:
+            if now - lock.stat().st_mtime > older_than_s:
+                lock.unlink()
+        except OSError:
+            pass
 
 
 def share(world: World, acked: Acked) -> None:
