@@ -207,9 +207,16 @@ class Watcher:
         top = next((t for t, r in self.repos.items() if r is repo and t in self.watches), None)
         if top is None or not self.obs.watching(top):
             return None
-        rel = os.path.relpath(os.path.realpath(repo.oxide_dir / "run"), os.path.realpath(top))
+        run = os.path.realpath(repo.oxide_dir / "run")
+        rel = os.path.relpath(run, os.path.realpath(top))
         if rel.startswith(os.pardir):
-            return None  # a linked worktree: nothing in it is ours to write
+            # A linked worktree: nothing in it is ours to write. Where its events come on the
+            # descriptor the tree holding the gitdir (the main worktree) is watched on, in the
+            # kernel's order whatever the tree (inotify_tree), a barrier there comes after them.
+            top = self.obs.same_queue_tree(top, run)
+            if top is None:
+                return None
+            rel = os.path.relpath(run, os.path.realpath(top))
         run_dir = os.path.join(top, rel)  # spelt as the watch spells its events' paths
         self.barriers += 1
         path = os.path.join(run_dir, f"{BARRIER_PREFIX}{os.getpid()}-{self.barriers}")

@@ -107,6 +107,19 @@ class Observers:
             return False
         return bool((self.trees if isinstance(h, str) else self.observer).is_alive())
 
+    def same_queue_tree(self, path: str, inside: str) -> str | None:
+        """A watched tree holding the real path ``inside`` whose events come in order with those
+        of the tree ``path`` (both inotify_tree's: one descriptor, read in the kernel's order), or
+        None (watchdog's watches race each other)."""
+        if not isinstance(self.watches.get(path), str):
+            return None
+        for top, handle in self.watches.items():
+            real = os.path.realpath(top)
+            if isinstance(handle, str) and (inside == real or inside.startswith(real + os.sep)) \
+                    and self.watching(top):
+                return top
+        return None
+
     def start(self) -> None:
         self.observer.start()
         if self.trees is not None:

@@ -335,3 +335,34 @@ def test_the_worktrees_own_events_are_in_before_a_checkpoint(repo: Path) -> None
     finally:
         w.obs.stop()
         (ctx.repo.oxide_dir / journal.PID_FILE).unlink()
+
+
+def test_a_linked_worktrees_events_are_in_before_its_checkpoint(repo: Path) -> None:
+    """The same for a linked worktree, where nothing is ours to write: the barrier goes in the main
+    worktree's gitdir, whose events come on the same inotify descriptor, after the linked one's."""
+    from oxide_git import watch
+    from oxide_git import watch_journal as journal
+
+    oxide(repo, "init")
+    wt = repo.parent / "linked"
+    git(repo, "worktree", "add", "-q", str(wt))
+    ctx = make_ctx(repo)
+    w = watch.Watcher(ctx, "tok")
+    (ctx.repo.oxide_dir / journal.PID_FILE).write_text(json.dumps({"pid": os.getpid(), "token": "tok"}))
+    w.obs.start()
+    try:
+        w.rescan()
+        [linked] = [r for r in w.repos.values() if r.workdir.resolve() == wt.resolve()]
+        assert w.obs.trees is not None  # Linux: both trees on inotify_tree's one descriptor
+        for n in range(5):
+            before = w.barriers
+            (wt / f"just-now-{n}.txt").write_text("written the moment before\n")
+            w.journal_pending([linked])
+            assert w.barriers == before + 1  # a barrier was written, in the main worktree's gitdir
+            assert f"just-now-{n}.txt" in (journal.read(linked) or ({}, set()))[1]
+        assert not [p for p in (ctx.repo.oxide_dir / "run").iterdir() if p.name.startswith(watch.BARRIER_PREFIX)]
+        log = ctx.repo.oxide_dir / "log"
+        assert not log.exists() or "no event for" not in log.read_text()
+    finally:
+        w.obs.stop()
+        (ctx.repo.oxide_dir / journal.PID_FILE).unlink()
