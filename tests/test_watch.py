@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -311,47 +314,56 @@ def test_a_prompt_checkpoint_holds_what_changed_while_its_session_was_imported(r
         (ctx.repo.oxide_dir / journal.PID_FILE).unlink()
 
 
-def test_the_worktrees_own_events_are_in_before_a_checkpoint(repo: Path) -> None:
-    """A write made just before the checkpoint is journaled, though its event may not have reached
-    the watcher yet: the barrier file's event comes through the same watch after it."""
+@contextmanager
+def _watching(repo: Path) -> Iterator[tuple[Any, Any]]:
+    """A watcher of ``repo``'s worktrees in this process, its observers running: (ctx, watcher)."""
     from oxide_git import watch
     from oxide_git import watch_journal as journal
 
-    oxide(repo, "init")
     ctx = make_ctx(repo)
     w = watch.Watcher(ctx, "tok")
     (ctx.repo.oxide_dir / journal.PID_FILE).write_text(json.dumps({"pid": os.getpid(), "token": "tok"}))
     w.obs.start()
     try:
         w.rescan()
-        [wrepo] = w.repos.values()
-        for n in range(5):
-            (repo / f"just-now-{n}.txt").write_text("written the moment before\n")
-            w.journal_pending([wrepo])
-            assert f"just-now-{n}.txt" in (journal.read(ctx.repo) or ({}, set()))[1]
-        assert not [p for p in (ctx.repo.oxide_dir / "run").iterdir() if p.name.startswith(watch.BARRIER_PREFIX)]
-        log = ctx.repo.oxide_dir / "log"
-        assert not log.exists() or "no event for" not in log.read_text()
+        yield ctx, w
     finally:
         w.obs.stop()
         (ctx.repo.oxide_dir / journal.PID_FILE).unlink()
 
 
+def _no_barrier_left_or_late(ctx: Any) -> None:
+    from oxide_git import watch
+
+    assert not [p for p in (ctx.repo.oxide_dir / "run").iterdir() if p.name.startswith(watch.BARRIER_PREFIX)]
+    log = ctx.repo.oxide_dir / "log"
+    assert not log.exists() or "no event for" not in log.read_text()
+
+
+def test_the_worktrees_own_events_are_in_before_a_checkpoint(repo: Path) -> None:
+    """A write made just before the checkpoint is journaled, though its event may not have reached
+    the watcher yet: the barrier file's event comes through the same watch after it."""
+    from oxide_git import watch_journal as journal
+
+    oxide(repo, "init")
+    with _watching(repo) as (ctx, w):
+        [wrepo] = w.repos.values()
+        for n in range(5):
+            (repo / f"just-now-{n}.txt").write_text("written the moment before\n")
+            w.journal_pending([wrepo])
+            assert f"just-now-{n}.txt" in (journal.read(ctx.repo) or ({}, set()))[1]
+        _no_barrier_left_or_late(ctx)
+
+
 def test_a_linked_worktrees_events_are_in_before_its_checkpoint(repo: Path) -> None:
     """The same for a linked worktree, where nothing is ours to write: the barrier goes in the main
     worktree's gitdir, whose events come on the same inotify descriptor, after the linked one's."""
-    from oxide_git import watch
     from oxide_git import watch_journal as journal
 
     oxide(repo, "init")
     wt = repo.parent / "linked"
     git(repo, "worktree", "add", "-q", str(wt))
-    ctx = make_ctx(repo)
-    w = watch.Watcher(ctx, "tok")
-    (ctx.repo.oxide_dir / journal.PID_FILE).write_text(json.dumps({"pid": os.getpid(), "token": "tok"}))
-    w.obs.start()
-    try:
-        w.rescan()
+    with _watching(repo) as (ctx, w):
         [linked] = [r for r in w.repos.values() if r.workdir.resolve() == wt.resolve()]
         assert w.obs.trees is not None  # Linux: both trees on inotify_tree's one descriptor
         for n in range(5):
@@ -360,9 +372,4 @@ def test_a_linked_worktrees_events_are_in_before_its_checkpoint(repo: Path) -> N
             w.journal_pending([linked])
             assert w.barriers == before + 1  # a barrier was written, in the main worktree's gitdir
             assert f"just-now-{n}.txt" in (journal.read(linked) or ({}, set()))[1]
-        assert not [p for p in (ctx.repo.oxide_dir / "run").iterdir() if p.name.startswith(watch.BARRIER_PREFIX)]
-        log = ctx.repo.oxide_dir / "log"
-        assert not log.exists() or "no event for" not in log.read_text()
-    finally:
-        w.obs.stop()
-        (ctx.repo.oxide_dir / journal.PID_FILE).unlink()
+        _no_barrier_left_or_late(ctx)
