@@ -10,7 +10,10 @@ import json
 import re
 from typing import Any
 
+from . import refs
+
 NOTES_REF = "refs/notes/oxide"
+NOTE_LOCK_BUDGET_S = refs.STALE_LOCK_S + 5  # past it, a lock still there is stale and broken
 
 _HEX = re.compile(r"^[0-9a-f]{40}$|^[0-9a-f]{64}$")
 _ID = re.compile(r"^[A-Za-z0-9_-]{6,128}$")
@@ -81,7 +84,19 @@ def write_note(ctx: Any, commit: str, note: dict[str, Any]) -> dict[str, Any]:
     if not merged["sessions"] and not merged["checkpoints"]:
         return merged
     sig = pygit2.Signature(*IDENTITY, ctx.now_ms // 1000, 0)
-    git.create_note(json.dumps(merged, sort_keys=True) + "\n", sig, sig, commit, NOTES_REF, True)
+    text = json.dumps(merged, sort_keys=True) + "\n"
+
+    def attempt() -> None:
+        try:
+            git.create_note(text, sig, sig, commit, NOTES_REF, True)
+        except OSError as e:  # libgit2: "failed to lock file '…/refs/notes/oxide.lock' for writing"
+            if "lock" not in str(e):
+                raise
+            raise refs._Locked from e
+
+    # A lock a killed git left (a `git gc` in its reflog expire) is broken once stale; a live one
+    # is waited for: the hooks' notes are written in the background, and were lost meanwhile.
+    refs._locking(refs.common_dir(git), [NOTES_REF], NOTE_LOCK_BUDGET_S, attempt)
     put_links(ctx, commit, merged)
     return merged
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pygit2
+import pytest
 
 from oxide_git import notes, notesmerge
 from oxide_git.reindex import reindex
@@ -153,6 +154,30 @@ def test_write_note_merges_into_the_existing_note(repo: Path) -> None:
     other = git(repo, "commit-tree", "-m", "x", f"{head}^{{tree}}").strip()
     assert notes.write_note(ctx, other, {"sessions": [], "checkpoints": []})["sessions"] == []
     assert git(repo, "notes", "--ref", "oxide", "show", other, check=False) == ""
+
+
+def test_a_note_waits_for_a_live_lock_and_breaks_a_stale_one(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A killed `git gc` leaves refs/notes/oxide.lock: the hooks' notes were lost while it stayed."""
+    import os
+    import time
+
+    from oxide_git import refs
+    from oxide_git.errors import LockTimeout
+
+    ctx = make_ctx(repo)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    notes.write_note(ctx, head, {"sessions": [SID], "checkpoints": []})  # the ref exists
+    lock = repo / ".git" / "refs" / "notes" / "oxide.lock"
+    lock.write_text("")  # a live writer's
+    monkeypatch.setattr(notes, "NOTE_LOCK_BUDGET_S", 0.2)
+    with pytest.raises(LockTimeout):
+        notes.write_note(ctx, head, {"sessions": ["s-second"], "checkpoints": []})
+    assert lock.exists() and notes.read_note(ctx.repo.git, head)["sessions"] == [SID]
+    old = time.time() - refs.STALE_LOCK_S - 5
+    os.utime(lock, (old, old))  # left by a process that died
+    merged = notes.write_note(ctx, head, {"sessions": ["s-second"], "checkpoints": []})
+    assert not lock.exists() and merged["sessions"] == [SID, "s-second"]
+    assert json.loads(git(repo, "notes", "--ref", "oxide", "show", head)) == merged
 
 
 def _raw_tree(git: pygit2.Repository, entries: list[tuple[str, str, pygit2.Oid]]) -> pygit2.Oid:
