@@ -25,26 +25,6 @@ from .repo import Repo, find_repo
 from .watch_observers import Observers
 from .watch_paths import database_of, may_hold_sessions, store_roots
 
-_malloc_trim: Any = None  # glibc's, once looked up (False: none here)
-
-
-def trim_heap() -> None:
-    """Give the pages the heap freed back to the system. glibc keeps them, in an arena per thread:
-    the search index's writer (~50 MB while it works) and the imports' parsing left the daemon
-    ~80 MB larger after 30 minutes (a soak, 2026-12-05), where in a loop of 200 imports and
-    catch-ups trimming after each kept it at 58-100 MB instead of 100-140. Elsewhere, nothing."""
-    global _malloc_trim
-    if _malloc_trim is None:
-        try:
-            import ctypes
-
-            _malloc_trim = ctypes.CDLL("libc.so.6").malloc_trim
-        except (OSError, AttributeError):
-            _malloc_trim = False
-    if _malloc_trim:
-        _malloc_trim(0)
-
-
 JOURNAL_MAX_BYTES = 4 * 1024 * 1024  # past this the journal is dropped (full status) and rebuilt
 RESCAN_S = 1.0
 BARRIER_PREFIX = "watch-barrier-"
@@ -127,7 +107,6 @@ class Watcher:
             search_index.catch_up(self.ctx.index.db, self.ctx.index.path)
         except Exception:
             self.log(f"updating the search index failed:\n{traceback.format_exc()}")
-        trim_heap()
 
     def import_one(self, agent: str, path: str, prompts: bool) -> None:
         from .importing import import_file
