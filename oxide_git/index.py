@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import CorruptIndex, OxideError
 from .index_ids import IdLookups, id_chunks
-from .index_list import CHECKPOINT_COUNT, FILL, INDEX, ORDER, add_column, document
+from .index_list import CHECKPOINT_COUNT, FILL, INDEX, ORDER, add_column, document, migrate_in_place
 from .search_index import EPOCH_KEY, LOG_SQL, new_epoch
 
 if TYPE_CHECKING:  # the index is read on paths that must not import pygit2
@@ -107,7 +107,7 @@ class Index(IdLookups):
                     add_column(self.db, 5)
                 if version <= 5:
                     _without_fts(self.db, 6)
-                _in_place(self.db, SCHEMA_VERSION, MESSAGE_INDEXES)
+                migrate_in_place(self.db, SCHEMA_VERSION, MESSAGE_INDEXES)
             elif fresh or version < SCHEMA_VERSION:
                 self.db.close()
                 if not fresh:
@@ -344,28 +344,10 @@ class Index(IdLookups):
 def _without_fts(db: sqlite3.Connection, to_version: int) -> None:
     """Index version 5 → 6 in place: FTS5 and its triggers dropped, the search index's log and
     triggers made (the search index is then built from the rows: search_index.py)."""
-    _in_place(db, to_version, ("DROP TRIGGER IF EXISTS messages_ai", "DROP TRIGGER IF EXISTS messages_ad",
-                               "DROP TABLE IF EXISTS messages_fts", *LOG_SQL),
-              ("INSERT OR REPLACE INTO meta VALUES (?, ?)", (EPOCH_KEY, new_epoch())))
-
-
-def _in_place(db: sqlite3.Connection, to_version: int, statements: Iterable[str],
-              *with_args: tuple[str, tuple[Any, ...]]) -> None:
-    """Index version ``to_version - 1`` → ``to_version`` in place by ``statements``. One
-    transaction, the version read again inside it, as ``add_column`` does: two processes opening
-    the old index at once migrate it once."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        if db.execute("PRAGMA user_version").fetchone()[0] == to_version - 1:
-            for sql in statements:
-                db.execute(sql)
-            for sql, args in with_args:
-                db.execute(sql, args)
-            db.execute(f"PRAGMA user_version = {to_version}")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
+    migrate_in_place(db, to_version, (
+        "DROP TRIGGER IF EXISTS messages_ai", "DROP TRIGGER IF EXISTS messages_ad",
+        "DROP TABLE IF EXISTS messages_fts", *LOG_SQL,
+        ("INSERT OR REPLACE INTO meta VALUES (?, ?)", (EPOCH_KEY, new_epoch()))))
 
 
 def _session_filter(

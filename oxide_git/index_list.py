@@ -12,6 +12,8 @@ by an older release still running) is built at listing time, the same text.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
+from typing import Any
 
 CHECKPOINT_COUNT = "(SELECT count(*) FROM checkpoints c WHERE c.session_id=s.id)"
 # the fields of `list --json`, in their order (the checkpoint count last: it is spliced in)
@@ -54,15 +56,24 @@ def document(where: str) -> str:
 
 def add_column(db: sqlite3.Connection, to_version: int) -> None:
     """Index version 4 → 5 in place: the column added and filled (10,000 sessions in
-    milliseconds), where any older index is rebuilt from git. One transaction, the version
-    read again inside it: two processes opening the old index at once migrate it once."""
+    milliseconds), where any older index is rebuilt from git."""
+    migrate_in_place(db, to_version, ("ALTER TABLE sessions ADD COLUMN list_head TEXT", FILL, INDEX,
+                                      "DROP INDEX IF EXISTS idx_sessions_updated_at"))  # the new one leads
+
+
+def migrate_in_place(db: sqlite3.Connection, to_version: int,
+                     statements: Iterable[str | tuple[str, tuple[Any, ...]]]) -> None:
+    """Index version ``to_version - 1`` → ``to_version`` in place by ``statements`` (SQL, or SQL
+    and its arguments). One transaction, the version read again inside it: two processes opening
+    the old index at once migrate it once."""
     db.execute("BEGIN IMMEDIATE")
     try:
         if db.execute("PRAGMA user_version").fetchone()[0] == to_version - 1:
-            db.execute("ALTER TABLE sessions ADD COLUMN list_head TEXT")
-            db.execute(FILL)
-            db.execute(INDEX)
-            db.execute("DROP INDEX IF EXISTS idx_sessions_updated_at")  # the new one leads with it
+            for sql in statements:
+                if isinstance(sql, str):
+                    db.execute(sql)
+                else:
+                    db.execute(*sql)
             db.execute(f"PRAGMA user_version = {to_version}")
     except BaseException:
         db.execute("ROLLBACK")

@@ -220,9 +220,8 @@ def swap_all(common: Path, moves: list[tuple[str, bytes | None, bytes]]) -> bool
     """Every ``(name, expected, new)`` of ``moves`` at once, in one `git update-ref --stdin`
     transaction: git locks each ref (the protocol of ``swap``), checks it is at ``expected`` (None:
     absent) and moves them all, or none. False when it did not (a ref elsewhere, a lock held):
-    ``swap`` them one by one then. For the many refs of a bulk import: in this process each ref is
-    six system calls, each of which gives up the GIL and may wait for it behind the import's other
-    threads, where git moves a thousand refs in tens of milliseconds."""
+    ``swap`` them one by one then. For the many refs of a bulk import: one process for all of them,
+    where each ``swap`` reads the ref (and ``packed-refs``, where `git gc` put every ref) again."""
     import subprocess
 
     zero = b"0" * 40
