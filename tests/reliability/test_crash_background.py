@@ -269,8 +269,10 @@ def test_gc_killed_mid_repack_while_a_writer_appends(tmp_path: Path) -> None:
             elif kind == "C":
                 ref, tree = rest.split()
                 acked_cps.append((ref, tree))
-        for p in (root / ".git" / "objects" / "pack").glob("*.lock"):  # git's own, of the killed repack
-            p.unlink()
+        # git's own locks of the killed gc or repack (its packs, its commit-graph, packed-refs): git
+        # asks the user to remove them by hand, and so does this trial before it reruns the command
+        for p in [*(root / ".git" / "objects").rglob("*.lock"), root / ".git" / "packed-refs.lock"]:
+            p.unlink(missing_ok=True)
         _check_store(root)
         present = _messages(root, SID)
         missing = [m for m in acked if m not in set(present)]
