@@ -48,6 +48,8 @@ class Watcher:
         self.server: Any = None  # watch_server.Server: `git oxide checkpoint` answered from here
         self.serve: Any = None
         self.barriers = 0  # barrier files written (their names are unique)
+        self.indexer: Any = None  # the child catching the search index up (subprocess.Popen)
+        self.index_due = False  # imports came while it ran: another one when it is done
 
     def log(self, text: str) -> None:
         log(self.ctx.repo.oxide_dir, f"watch: {text}")
@@ -101,10 +103,21 @@ class Watcher:
         for path in dict.fromkeys(p for _a, p in paths):
             if path in known:
                 self.import_one(known[path], path, prompts)
-        try:  # after the checkpoints: a search over the socket then finds the index caught up
-            from . import search_index
+        self.keep_search_up()
 
-            search_index.catch_up(self.ctx.index.db, self.ctx.index.path)
+    def keep_search_up(self) -> None:
+        """The search index brought up to the imports, in a child process (see
+        ``search_index.catch_up_in_child``), one at a time: while one runs, the next waits for it.
+        A search over the socket meanwhile catches up in a child of its own, and waits."""
+        if self.indexer is not None and self.indexer.poll() is None:
+            self.index_due = True
+            return
+        self.indexer, self.index_due = None, False
+        from . import search_index
+
+        try:
+            if search_index.pending(self.ctx.index.db, self.ctx.index.path) != 0:
+                self.indexer = search_index.catch_up_in_child(self.ctx.index.path)
         except Exception:
             self.log(f"updating the search index failed:\n{traceback.format_exc()}")
 
@@ -269,10 +282,15 @@ class Watcher:
                 due = self.plan.due(now)
                 if due:
                     self.import_due([(d.agent, d.path) for d in due], prompts=True)
+                elif self.index_due:
+                    self.keep_search_up()
                 if now - last_scan > RESCAN_S:
                     self.rescan()
                     last_scan = now
         finally:
+            if self.indexer is not None:  # it may be left mid-way (a catch-up is safe to cut short)
+                self.indexer.terminate()
+                self.indexer.wait()
             if self.server is not None:
                 self.server.close()
             self.obs.stop()

@@ -23,8 +23,10 @@ def run(ctx: Context, ready: threading.Event | None = None) -> None:
     ctx.repo.oxide_dir.mkdir(parents=True, exist_ok=True)
     token = uuid.uuid4().hex
     pid_file = ctx.repo.oxide_dir / journal.PID_FILE
+    from . import search_index
     from .watch import Watcher
 
+    search_index.in_children()  # this process lives for days: tantivy's writer's memory stays out
     w = Watcher(ctx, token)
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, lambda *_: w.stop.set())

@@ -17,7 +17,7 @@ from oxide_git import search_index, store
 from oxide_git.model import Message, Part, Session
 from oxide_git.search_query import query_terms, snippet
 
-from .conftest import make_ctx, oxide
+from .conftest import make_ctx, oxide, wait_for
 from .test_first_hour_safety import _as_unprivileged
 
 
@@ -200,3 +200,40 @@ def test_a_long_text_is_cut_around_its_first_hit() -> None:
     got = snippet(text, [["parser"], ["fails"]])
     assert got == "…x the [parser] [fails] y y y y y y y y…"
     assert snippet("parser " + "z " * 3000, [["parser"]]).startswith("[parser] z z")
+
+
+def test_the_watch_daemon_catches_up_in_children(repo: Path) -> None:
+    """The daemon lives for days, and tantivy's writer leaves ~50 MB in glibc's arenas each time
+    it works: the daemon's imports are indexed by children (it never maps tantivy itself), and a
+    search over its socket then finds them."""
+    from .test_hooks import SID_NATIVE, claude_line
+    from .test_watch_socket import served, start
+
+    oxide(repo, "init")
+    projects = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "p"
+    projects.mkdir(parents=True)
+    pid = start(repo)
+    try:
+        (projects / f"{SID_NATIVE.format(7)}.jsonl").write_text(claude_line(repo, 7, "a zanzibar prompt"))
+        ctx = make_ctx(repo)
+        wait_for(lambda: ctx.index.query("SELECT count(*) FROM messages")[0][0] == 1)
+        wait_for(lambda: search_index.pending(ctx.index.db, ctx.index.path) == 0)
+        assert "tantivy" not in Path(f"/proc/{pid}/maps").read_text()
+        with (projects / f"{SID_NATIVE.format(7)}.jsonl").open("a") as f:
+            f.write(claude_line(repo, 7, "a second zanzibar prompt"))
+        wait_for(lambda: ctx.index.query("SELECT count(*) FROM messages")[0][0] == 2)
+        hits = json.loads(served(repo, "search", "zanzibar", "--json").stdout)
+        assert len(hits) == 2
+    finally:
+        oxide(repo, "watch", "--stop")
+    log = ctx.repo.oxide_dir / "log"
+    assert "Traceback" not in (log.read_text() if log.exists() else "")
+
+
+def test_a_child_that_cannot_catch_up_says_why_in_the_log(repo: Path) -> None:
+    oxide_dir = make_ctx(repo).repo.oxide_dir
+    oxide_dir.mkdir(parents=True, exist_ok=True)
+    bad = oxide_dir / "not-an-index.db"
+    bad.write_bytes(b"not SQLite at all" * 100)
+    assert search_index.catch_up_in_child(bad).wait(timeout=60) == 1
+    assert "search: catching up failed" in (oxide_dir / "log").read_text()
