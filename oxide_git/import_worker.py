@@ -10,7 +10,7 @@ process links, packs, commits and indexes it, exactly as an import in one proces
 batches (``store.save_encoded``).
 
 The small files of a bulk import (``run_files``) are parsed the same way, dealt out in turn to two
-children (``workers``), each file's batches sent once it is read whole and stored here in the
+children (``forked.workers``), each file's batches sent once it is read whole and stored here in the
 files' order; the run stops before a file whose sessions an earlier file of the run wrote (its child
 could not see them stored), which this process then reads itself, on what it stored.
 
@@ -31,6 +31,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from . import forked
 from .errors import OxideError
 
 if TYPE_CHECKING:
@@ -39,22 +40,15 @@ if TYPE_CHECKING:
 
 Resume = tuple[int, Any, dict[str, int]] | None
 Read = Callable[["Sink | None", "Progress | None"], Resume]
-_BUFFER = 1 << 20
-
-
-def available(own_threads: int = 0) -> bool:
-    """Forking is only safe in a process that runs no other thread (the `watch` daemon does);
-    ``own_threads``: the caller's, which it stops before forking."""
-    return hasattr(os, "fork") and threading.active_count() == 1 + own_threads
 
 
 def run(store: _Store, report: FileReport, read: Read, progress: Progress | None) -> Resume:
     """``read(sink, progress)`` in a child process, its batches stored here; the restart point it
     reached. ``report`` ends up as the child left it."""
-    pid, rfd = _fork(lambda pipe: _child(pipe, read, report))
+    pid, rfd = forked.fork(lambda pipe: _child(pipe, read, report))
     done = False
     try:
-        with os.fdopen(rfd, "rb", buffering=_BUFFER) as pipe:
+        with os.fdopen(rfd, "rb", buffering=forked.BUFFER) as pipe:
             resume = _receive(pipe, store, report, progress)
         done = True
         store.close()
@@ -69,19 +63,6 @@ def run(store: _Store, report: FileReport, read: Read, progress: Progress | None
 Job = tuple[int, "FileReport", Read]  # a file of a run: its number, its report, its reader
 
 
-def workers(jobs: int) -> int:
-    """How many children parse a run of ``jobs`` small files: two when this process may run on two
-    cores or more, else one (and one when there are fewer than eight files: four each is the least
-    worth a fork). Parsing a user's whole history takes about as long as storing it: with one
-    child this process waited for it; with two, this process's main thread is the slower part
-    (busy 91% of the run), so a third would only hold memory."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, jobs // 4, 2))
-
-
 def run_files(store: _Store, jobs: list[Job], started: Callable[[int], None],
               ended: Callable[[int, Resume, tuple[int, str | None] | None], None],
               children: int | None = None) -> int | None:
@@ -92,11 +73,11 @@ def run_files(store: _Store, jobs: list[Job], started: Callable[[int], None],
     child). The run stops before the first file that writes a session an earlier file of the run
     wrote too (its child could not see what this process stored of it): its number is returned,
     for it and the files after it to be read here; None when all were."""
-    n = max(1, min(children or workers(len(jobs)), len(jobs)))
+    n = max(1, min(children or forked.workers(len(jobs)), len(jobs)))
     store.share_with_children()
     # every child forked before any thread of this process starts (a fork copies only its caller)
-    forked = [_fork(functools.partial(_child_files, store=store, jobs=jobs[i::n])) for i in range(n)]
-    pipes = [_ReadAhead(rfd, _ReadAhead.AHEAD // n) for _pid, rfd in forked]
+    procs = [forked.fork(functools.partial(_child_files, store=store, jobs=jobs[i::n])) for i in range(n)]
+    pipes = [_ReadAhead(rfd, _ReadAhead.AHEAD // n) for _pid, rfd in procs]
     clean = False
     written: set[str] = set()
     try:
@@ -104,7 +85,7 @@ def run_files(store: _Store, jobs: list[Job], started: Callable[[int], None],
             pipe, what = pipes[at % n], report.path
             item = _load(pipe, what)
             if item[0] != "start" or item[1] != k:
-                _raise(item if item[0] == "error" else _OUT_OF_STEP, what)
+                forked.raise_sent(item if item[0] == "error" else _OUT_OF_STEP, what)
             if written & set(item[2]):
                 return k
             written.update(item[2])
@@ -112,24 +93,13 @@ def run_files(store: _Store, jobs: list[Job], started: Callable[[int], None],
             while (item := _load(pipe, what))[0] == "batch":
                 _store_batch(store, item)
             if item[0] != "done":
-                _raise(item, what)
+                forked.raise_sent(item, what)
             report.__dict__.update(item[1].__dict__)
             ended(k, item[2], item[3])
         clean = True
         return None
     finally:
-        reap(forked, pipes, clean)
-
-
-def reap(forked: list[tuple[int, int]], pipes: list[Any], clean: bool) -> None:
-    """The children ``forked`` waited for, killed first unless their run ended ``clean`` (stopped
-    early, or failed: they may still be at work); then, their ends closed, ``pipes``."""
-    for pid, _rfd in forked:
-        if not clean:
-            os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-    for pipe in pipes:
-        pipe.close()
+        forked.reap(procs, pipes, clean)
 
 
 def _child_files(pipe: BinaryIO, store: _Store, jobs: list[Job]) -> None:  # pragma: no cover - the child
@@ -151,7 +121,7 @@ def _child_files(pipe: BinaryIO, store: _Store, jobs: list[Job]) -> None:  # pra
             pickle.dump(("done", report, resume, known), pipe)
             pipe.flush()
 
-    _in_child(pipe, work)
+    forked.in_child(pipe, work)
 
 
 class _ReadAhead:
@@ -175,7 +145,7 @@ class _ReadAhead:
     def _pump(self) -> None:
         try:
             while not self.stopped:
-                chunk = os.read(self.fd, _BUFFER)
+                chunk = os.read(self.fd, forked.BUFFER)
                 self.chunks.put(chunk)
                 if not chunk:
                     return
@@ -220,31 +190,6 @@ class _ReadAhead:
         os.close(self.fd)
 
 
-def _fork(child: Callable[[BinaryIO], None]) -> tuple[int, int]:
-    """A child process running ``child(pipe)`` (it never returns); its pid and the pipe's read end."""
-    rfd, wfd = os.pipe()
-    _widen(wfd)
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child; its work is checked through what the parent stores
-        os.close(rfd)
-        child(os.fdopen(wfd, "wb", buffering=_BUFFER))
-    os.close(wfd)
-    return pid, rfd
-
-
-def _widen(fd: int) -> None:
-    """A pipe holds 64 KB: a batch of megabytes would cross it in a hundred round trips between
-    the two processes. Linux lets a pipe grow to ``/proc/sys/fs/pipe-max-size`` (1 MB by default)."""
-    try:
-        import fcntl
-
-        with open("/proc/sys/fs/pipe-max-size") as f:
-            size = int(f.read())
-        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), min(size, 1 << 24))
-    except (OSError, ValueError, ImportError):
-        pass  # elsewhere, or not allowed: the default size works, more slowly
-
-
 def _receive(pipe: BinaryIO, store: _Store, report: FileReport, progress: Progress | None) -> Resume:
     while True:
         item = _load(pipe, report.path)
@@ -258,7 +203,7 @@ def _receive(pipe: BinaryIO, store: _Store, report: FileReport, progress: Progre
             report.__dict__.update(item[1].__dict__)
             return item[2]
         else:
-            _raise(item, report.path)
+            forked.raise_sent(item, report.path)
 
 
 def _load(pipe: BinaryIO | _ReadAhead, what: str) -> Any:
@@ -271,14 +216,6 @@ def _load(pipe: BinaryIO | _ReadAhead, what: str) -> Any:
 
 _OUT_OF_STEP = ("error", "the process parsing the files sent them out of order",
                 "import again: what was stored is kept, the rest is read again", None)
-
-
-def _raise(item: Any, what: str) -> None:
-    """What an ``("error", ...)`` item says, raised here."""
-    _, message, hint, detail = item
-    if detail is None:
-        raise OxideError(message, hint=hint)
-    raise RuntimeError(f"in the process parsing {what}: {detail}")
 
 
 def _store_batch(store: _Store, item: Any) -> None:
@@ -380,23 +317,4 @@ def _child(pipe: BinaryIO, read: Read, report: FileReport) -> None:  # pragma: n
         resume = read(_Sender(pipe), progress)  # fills in ``report``
         pickle.dump(("done", report, resume), pipe)
 
-    _in_child(pipe, work)
-
-
-def _in_child(pipe: BinaryIO, work: Callable[[], None]) -> None:  # pragma: no cover - the child
-    """``work()``, then the child ends: an error is sent to the parent, which raises (and logs) it."""
-    code = 1
-    try:
-        work()
-        code = 0
-    except OxideError as e:
-        pickle.dump(("error", e.message, e.hint, None), pipe)
-    except BaseException as e:
-        import traceback
-
-        pickle.dump(("error", str(e), None, traceback.format_exc()), pipe)
-    finally:
-        try:
-            pipe.flush()
-        finally:
-            os._exit(code)
+    forked.in_child(pipe, work)

@@ -407,7 +407,7 @@ def _follow_latest(ctx: Context, imported: set[str]) -> None:
 
 
 def _worker_available(own_threads: int = 0) -> bool:
-    from .import_worker import available
+    from .forked import available
 
     return available(own_threads)
 

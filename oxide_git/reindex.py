@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pygit2
 
-from . import import_worker, notes, refs, reindex_worker, sessionlog, snapshots
+from . import forked, notes, refs, reindex_worker, sessionlog, snapshots
 from .context import Context
 from .errors import CorruptIndex, OxideError
 from .search_index import EPOCH_KEY, new_epoch
@@ -107,7 +107,7 @@ def reindex(ctx: Context, *, full: bool = False, sessions: Collection[str] | Non
         seen.add(sid)
         if tips.get(sid) != str(oid):
             todo.append((sid, oid, tips.get(sid)))
-    if len(todo) >= reindex_worker.FORK_FROM and import_worker.available():
+    if len(todo) >= reindex_worker.FORK_FROM and forked.available():
         reindex_worker.run(ctx.repo.git.path, index, todo, res)
     else:
         for sid, oid, tip in todo:

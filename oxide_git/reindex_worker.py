@@ -2,7 +2,7 @@
 
 A reindex is Python on one core: reading and decoding each message from git and working out its
 index rows is about two thirds of it, SQLite writing the rows the rest. For many sessions (a full
-reindex, a first pull of a team's store) ``run`` forks up to two children (``import_worker.workers``)
+reindex, a first pull of a team's store) ``run`` forks up to two children (``forked.workers``)
 and deals the sessions out to them in turn; each child reads its sessions' logs
 (``reindex.session_items``: where the rows start again, the rows a batch at a time, the session) and
 sends them down a pipe; this process writes each session's rows in one transaction
@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .errors import OxideError
-from .import_worker import _BUFFER, _fork, _in_child, _raise, reap, workers
+from .forked import BUFFER, fork, in_child, raise_sent, reap, workers
 
 if TYPE_CHECKING:
     import pygit2
@@ -41,8 +41,8 @@ def run(git_path: str, index: Index, jobs: list[Job], res: ReindexResult) -> Non
     from .reindex import write_session
 
     n = max(1, min(workers(len(jobs)), len(jobs)))
-    forked = [_fork(functools.partial(_child, git_path=git_path, jobs=jobs[i::n])) for i in range(n)]
-    pipes = [os.fdopen(rfd, "rb", buffering=_BUFFER) for _pid, rfd in forked]
+    forked = [fork(functools.partial(_child, git_path=git_path, jobs=jobs[i::n])) for i in range(n)]
+    pipes = [os.fdopen(rfd, "rb", buffering=BUFFER) for _pid, rfd in forked]
     clean = False
     try:
         for at, (sid, oid, _tip) in enumerate(jobs):
@@ -50,7 +50,7 @@ def run(git_path: str, index: Index, jobs: list[Job], res: ReindexResult) -> Non
         clean = True
     except _Stopped as e:  # that session's transaction rolled back: the sessions before it are whole
         if e.item is not None and e.item[0] == "error":
-            _raise(e.item, "the session logs")
+            raise_sent(e.item, "the session logs")
         raise OxideError("the process reading the session logs ended unexpectedly",
                          hint="run `git oxide reindex` again: what was written is kept") from None
     finally:
@@ -96,4 +96,4 @@ def _child(pipe: BinaryIO, git_path: str, jobs: list[Job]) -> None:  # pragma: n
                 pickle.dump(("problem", e.message), pipe)
         pipe.flush()
 
-    _in_child(pipe, work)
+    in_child(pipe, work)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from oxide_git import forked as forking
 from oxide_git import import_worker, importing
 from oxide_git.errors import OxideError
 from tests.conftest import FIXTURES, git, make_ctx, new_repo
@@ -39,11 +40,11 @@ def _a_thread_running() -> Iterator[None]:
 def _import(root: Path, items: list[tuple[str, Path]], monkeypatch: pytest.MonkeyPatch,
             forked: bool, children: int | None = None) -> list[int | None]:
     """Import in this process; what each run in children returned (None: it read all its files).
-    ``children``: how many parse a run (default: one per core, as ``import_worker.workers``)."""
+    ``children``: how many parse a run (default: one per core, as ``forked.workers``)."""
     runs: list[int | None] = []
     real = import_worker.run_files
     if children is not None:
-        monkeypatch.setattr(import_worker, "workers", lambda jobs: children)
+        monkeypatch.setattr(forking, "workers", lambda jobs: children)
 
     def counted(*a, **k):  # type: ignore[no-untyped-def]
         runs.append(real(*a, **k))

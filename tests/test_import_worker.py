@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import import_worker, importing
+from oxide_git import forked, import_worker, importing
 from oxide_git.errors import OxideError
 from tests.conftest import FIXTURES, git, make_ctx, new_repo, oxide
 from tests.planted import NEEDLES, claude_transcript
@@ -34,7 +34,7 @@ def _import(root: Path, items: list[tuple[str, Path]], worker: bool,
     ctx = make_ctx(root)
     report = importing.import_sessions(ctx, items)
     ctx.close()
-    assert bool(forks) == worker and (not worker or import_worker.available())
+    assert bool(forks) == worker and (not worker or forked.available())
     assert not report.problems or all("not JSON" in p or "partial" in p for p in report.problems), report.problems
     return sorted({s for f in report.files for s in f.sessions})
 
