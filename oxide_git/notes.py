@@ -92,11 +92,11 @@ def write_note(ctx: Any, commit: str, note: dict[str, Any]) -> dict[str, Any]:
         except OSError as e:  # libgit2: "failed to lock file '…/refs/notes/oxide.lock' for writing"
             if "lock" not in str(e):
                 raise
-            raise refs._Locked from e
+            raise refs.Locked from e
 
     # A lock a killed git left (a `git gc` in its reflog expire) is broken once stale; a live one
     # is waited for: the hooks' notes are written in the background, and were lost meanwhile.
-    refs._locking(refs.common_dir(git), [NOTES_REF], NOTE_LOCK_BUDGET_S, attempt)
+    refs.retry_locked(refs.common_dir(git), [NOTES_REF], NOTE_LOCK_BUDGET_S, attempt)
     put_links(ctx, commit, merged)
     return merged
 

@@ -97,16 +97,16 @@ def update(
             # "failed to make directory": a concurrent `git gc` (pack-refs) removed an empty refs folder
             if "lock" not in text and "exists" not in text and "make directory" not in text:
                 raise OxideError(f"cannot update {', '.join(changes)}: {e}") from e
-            raise _Locked from e
+            raise Locked from e
 
-    _locking(common_dir(repo), list(changes), budget_s, attempt)
+    retry_locked(common_dir(repo), list(changes), budget_s, attempt)
 
 
-class _Locked(Exception):
+class Locked(Exception):
     """A ref's lock file is held (or its folder vanished under a concurrent pack-refs)."""
 
 
-def _locking(common: Path, names: list[str], budget_s: float | None, attempt: Callable[[], None]) -> None:
+def retry_locked(common: Path, names: list[str], budget_s: float | None, attempt: Callable[[], None]) -> None:
     """Run ``attempt`` until it gets its locks: a stale lock is broken, a live one waited for
     within the budget, then reported as LockTimeout."""
     deadline = time.monotonic() + (LOCK_BUDGET_S if budget_s is None else budget_s)
@@ -115,7 +115,7 @@ def _locking(common: Path, names: list[str], budget_s: float | None, attempt: Ca
         try:
             attempt()
             return
-        except _Locked as e:
+        except Locked as e:
             if _break_stale_locks(common, names):
                 continue
             if time.monotonic() > deadline:
@@ -197,7 +197,7 @@ def swap(common: Path, name: str, expected: bytes | None, new: bytes, budget_s: 
             os.makedirs(path.parent, exist_ok=True)
             fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         except (FileExistsError, FileNotFoundError) as e:
-            raise _Locked from e
+            raise Locked from e
         try:
             try:
                 if read_raw(common, name) != expected:
@@ -213,7 +213,7 @@ def swap(common: Path, name: str, expected: bytes | None, new: bytes, budget_s: 
                 pass
             raise
 
-    _locking(common, [name], budget_s, attempt)
+    retry_locked(common, [name], budget_s, attempt)
 
 
 def swap_all(common: Path, moves: list[tuple[str, bytes | None, bytes]]) -> bool:
