@@ -21,11 +21,13 @@ from .driver import AGENTS, PROMPT2, SHELL_TEXT
 
 
 def pairs(agents: tuple[str, ...], subset: str = "") -> list[tuple[str, str]]:
-    """Every ordered pair; with ``OXIDE_COMPAT_PAIRS=ring`` (what CI runs) each agent into the next
-    and the previous one of the pins' order, so every agent is sent and received twice."""
-    if subset == "ring" and len(agents) > 3:
+    """Every ordered pair; with ``OXIDE_COMPAT_PAIRS=ring`` each agent into the next and the
+    previous one of the pins' order, so every agent is sent and received twice; with ``chain``
+    (what CI runs) into the next only: every agent sent and received once."""
+    steps = {"ring": (1, -1), "chain": (1,)}.get(subset)
+    if steps and len(agents) > 3:
         n = len(agents)
-        return [(agents[i], agents[(i + d) % n]) for d in (1, -1) for i in range(n)]
+        return [(agents[i], agents[(i + d) % n]) for d in steps for i in range(n)]
     return [(a, b) for a in agents for b in agents if a != b]
 
 
