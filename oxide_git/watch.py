@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import queue
+import subprocess
 import threading
 import time
 import traceback
@@ -282,15 +283,21 @@ class Watcher:
                 due = self.plan.due(now)
                 if due:
                     self.import_due([(d.agent, d.path) for d in due], prompts=True)
-                elif self.index_due:
-                    self.keep_search_up()
+                elif self.indexer is not None and self.indexer.poll() is not None:
+                    self.indexer = None  # ended (and reaped): the next one if imports came meanwhile
+                    if self.index_due:
+                        self.keep_search_up()
                 if now - last_scan > RESCAN_S:
                     self.rescan()
                     last_scan = now
         finally:
             if self.indexer is not None:  # it may be left mid-way (a catch-up is safe to cut short)
                 self.indexer.terminate()
-                self.indexer.wait()
+                try:
+                    self.indexer.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    self.indexer.kill()
+                    self.indexer.wait()
             if self.server is not None:
                 self.server.close()
             self.obs.stop()

@@ -219,6 +219,8 @@ def test_the_watch_daemon_catches_up_in_children(repo: Path) -> None:
         wait_for(lambda: ctx.index.query("SELECT count(*) FROM messages")[0][0] == 1)
         wait_for(lambda: search_index.pending(ctx.index.db, ctx.index.path) == 0)
         assert "tantivy" not in Path(f"/proc/{pid}/maps").read_text()
+        # the child that did it was reaped (no zombie left beside a daemon that runs for days)
+        wait_for(lambda: not Path(f"/proc/{pid}/task/{pid}/children").read_text().split())
         with (projects / f"{SID_NATIVE.format(7)}.jsonl").open("a") as f:
             f.write(claude_line(repo, 7, "a second zanzibar prompt"))
         wait_for(lambda: ctx.index.query("SELECT count(*) FROM messages")[0][0] == 2)
