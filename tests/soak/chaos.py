@@ -214,10 +214,16 @@ def _clear_locks_left_by_kill(gitdir: Path, w: World) -> None:
     left (its packs', its commit-graph's, HEAD's and other refs' in its reflog expire) are
     removed. A lock file still there, the same file, two seconds after the kill is nobody's: a
     live git (a commit, our writers) holds one for milliseconds. Until then, the commits of the
-    soak failed on HEAD.lock for up to a minute (the next gc's clean-up of 30-second-old locks)."""
+    soak failed on HEAD.lock for up to a minute (the next gc's clean-up of 30-second-old locks).
+    Our own lock files in ``.git/oxide`` are left alone: they are flock()ed and never removed,
+    and removing one let two hook drains or two search catch-ups run at once."""
+    ours = gitdir / "oxide"  # our lock files there are held with flock and stay: never git's
+
     def locks() -> dict[Path, tuple[int, int]]:
         out = {}
         for lock in gitdir.rglob("*.lock"):
+            if lock.is_relative_to(ours):
+                continue
             try:
                 st = lock.stat()
                 out[lock] = (st.st_ino, st.st_mtime_ns)
