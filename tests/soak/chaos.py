@@ -193,9 +193,9 @@ def maintenance(world: World) -> None:
         if w.stop.is_set():
             return
         if w.rng.random() < 0.3:
-            killed, _out = w.killed_run("git gc", ["git", "gc", "-q"], w.repo, 3.0)
-            if killed:
-                _clear_locks_left_by_kill(w.repo / ".git", w)
+            w.killed_run("git gc", ["git", "gc", "-q"], w.repo, 3.0)
+            for lock in (w.repo / ".git" / "objects" / "pack").glob("*.lock"):  # git's own, left by the kill
+                lock.unlink(missing_ok=True)
         _clear_stale_ref_locks(w.repo / ".git")
         r = w.run(["git", "gc", "--auto", "-q"], w.repo)
         w.tally.op("git gc --auto")
@@ -207,39 +207,6 @@ def maintenance(world: World) -> None:
         w.tally.op("git oxide gc")
         if r.returncode != 0:
             w.tally.problem(f"git oxide gc: {r.stderr.strip()}")
-
-
-def _clear_locks_left_by_kill(gitdir: Path, w: World) -> None:
-    """What a user does when git says a lock exists after they killed a `git gc`: the locks it
-    left (its packs', its commit-graph's, HEAD's and other refs' in its reflog expire) are
-    removed. A lock file still there, the same file, two seconds after the kill is nobody's: a
-    live git (a commit, our writers) holds one for milliseconds. Until then, the commits of the
-    soak failed on HEAD.lock for up to a minute (the next gc's clean-up of 30-second-old locks).
-    Our own lock files in ``.git/oxide`` are left alone: they are flock()ed and never removed,
-    and removing one let two hook drains or two search catch-ups run at once."""
-    ours = gitdir / "oxide"  # our lock files there are held with flock and stay: never git's
-
-    def locks() -> dict[Path, tuple[int, int]]:
-        out = {}
-        for lock in gitdir.rglob("*.lock"):
-            if lock.is_relative_to(ours):
-                continue
-            try:
-                st = lock.stat()
-                out[lock] = (st.st_ino, st.st_mtime_ns)
-            except OSError:
-                pass
-        return out
-
-    seen = locks()
-    w.nap(2)
-    for lock, was in seen.items():
-        try:
-            st = lock.stat()
-            if (st.st_ino, st.st_mtime_ns) == was:
-                lock.unlink()
-        except OSError:
-            pass
 
 
 def _clear_stale_ref_locks(gitdir: Path, older_than_s: float = 30.0) -> None:
