@@ -25,7 +25,6 @@ from __future__ import annotations
 import functools
 import os
 import pickle
-import signal
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -54,10 +53,9 @@ def run(store: _Store, report: FileReport, read: Read, progress: Progress | None
         store.close()
         return resume
     finally:
+        forked.reap([(pid, rfd)], [], done)  # (killed first unless done)
         if not done:
-            os.kill(pid, signal.SIGKILL)
             store.close(raise_error=False)
-        os.waitpid(pid, 0)
 
 
 Job = tuple[int, "FileReport", Read]  # a file of a run: its number, its report, its reader
