@@ -264,7 +264,8 @@ def bench_fresh_clone(files: int, log: Log = _log) -> list[dict[str, Any]]:
             _changes(clone, paths)
             # The clone's checkout leaves gigabytes of dirty pages: timed while the kernel writes
             # them back, the first command (ours) paid for it and the status after it did not
-            # (1M files: 13.2 s against 5.5 s; with the writeback done first, 6.4 s against 4.8 s).
+            # (1M files by hand: 13.2 s against 5.5 s; with the writeback done first, 6.4 s against
+            # 4.8 s; the bench's own synced run still had 8.7 and 13.2 s against 5.5 s).
             os.sync()
             cps.append(common.time_steps([common.oxide_cmd("checkpoint")], clone))
             sts.append(common.time_steps([["git", "status", "--porcelain"]], clone))

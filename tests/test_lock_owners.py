@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -40,7 +41,7 @@ def _aged(path: Path) -> None:
 
 
 @pytest.fixture
-def owner(repo: Path):  # noqa: ANN201 - a generator fixture
+def owner(repo: Path) -> Iterator[subprocess.Popen[str]]:
     oxide(repo, "init")
     common = repo / ".git"
     (common / REF).parent.mkdir(parents=True, exist_ok=True)
@@ -54,7 +55,7 @@ def owner(repo: Path):  # noqa: ANN201 - a generator fixture
         p.wait()
 
 
-def test_a_stalled_live_writer_keeps_its_old_lock_and_a_dead_ones_is_broken(repo: Path, owner) -> None:  # noqa: ANN001
+def test_a_stalled_live_writer_keeps_its_old_lock_and_a_dead_ones_is_broken(repo: Path, owner: subprocess.Popen[str]) -> None:
     common = repo / ".git"
     head = bytes.fromhex(git(repo, "rev-parse", "HEAD").strip())
     lock = common / f"{REF}.lock"
@@ -68,7 +69,7 @@ def test_a_stalled_live_writer_keeps_its_old_lock_and_a_dead_ones_is_broken(repo
     assert not lock.exists() and refs.read_raw(common, REF) == head
 
 
-def test_doctor_reports_and_removes_only_a_dead_writers_lock(repo: Path, owner) -> None:  # noqa: ANN001
+def test_doctor_reports_and_removes_only_a_dead_writers_lock(repo: Path, owner: subprocess.Popen[str]) -> None:
     lock = repo / ".git" / f"{REF}.lock"
 
     def stale() -> list[str]:
