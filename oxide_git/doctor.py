@@ -20,12 +20,8 @@ def _finding(level: str, message: str, hint: str | None = None) -> dict[str, Any
 
 
 def _stale_locks(ctx: Context) -> list[Path]:
-    """Ref lock files under refs/oxide older than any git operation takes, that no live git oxide
-    process holds (``lock_owners``): their owner is gone."""
-    from . import lock_owners
-
-    common = ctx.repo.common_dir
-    root = common / "refs" / "oxide"
+    """Ref lock files under refs/oxide older than any git operation takes (their owner is gone)."""
+    root = ctx.repo.common_dir / "refs" / "oxide"
     found: list[Path] = []
     now = time.time()
     for dirpath, _dirs, files in os.walk(root):
@@ -34,16 +30,10 @@ def _stale_locks(ctx: Context) -> list[Path]:
             if f.endswith(".lock"):
                 try:
                     if now - p.stat().st_mtime > STALE_LOCK_S:
-                        with lock_owners.breaking(common, _ref_of(common, p)) as free:
-                            if free:
-                                found.append(p)
+                        found.append(p)
                 except OSError:
                     pass
     return found
-
-
-def _ref_of(common: Path, lock: Path) -> str:
-    return lock.relative_to(common).as_posix().removesuffix(".lock")
 
 
 def _format_drift(ctx: Context) -> list[dict[str, Any]]:
@@ -144,7 +134,8 @@ def diagnose(ctx: Context, *, fix: bool = False) -> dict[str, Any]:
     for lock in _stale_locks(ctx):
         f = _finding("warning", f"stale lock file {lock.relative_to(repo.common_dir)}",
                      "no process holds it any more: `git oxide doctor --fix` removes it")
-        if fix and refs.break_stale_locks(repo.common_dir, [_ref_of(repo.common_dir, lock)]):
+        if fix:
+            lock.unlink(missing_ok=True)
             f["level"] = "fixed"
         findings.append(f)
     known = {w.name for w in (repo.common_dir / "worktrees").iterdir()} if (

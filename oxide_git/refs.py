@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from . import lock_owners
 from .errors import LockTimeout, OxideError
 from .repo import common_dir_of
 
@@ -114,11 +113,10 @@ def retry_locked(common: Path, names: list[str], budget_s: float | None, attempt
     delay = 0.002
     while True:
         try:
-            with lock_owners.holding(common, names):  # a live writer's lock is never broken
-                attempt()
+            attempt()
             return
         except Locked as e:
-            if break_stale_locks(common, names):
+            if _break_stale_locks(common, names):
                 continue
             if time.monotonic() > deadline:
                 raise LockTimeout(
@@ -231,10 +229,9 @@ def swap_all(common: Path, moves: list[tuple[str, bytes | None, bytes]]) -> bool
                                                  expected.hex().encode() if expected else zero)
                      for name, expected, new in moves)
     try:  # no hook of the user's sees oxide's refs move (reference-transaction)
-        with lock_owners.holding(common, [name for name, _e, _n in moves]):
-            done = subprocess.run(["git", "-c", "core.hooksPath=/dev/null", "--git-dir", str(common),
-                                   "update-ref", "--stdin", "-z"], input=stdin, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL, check=False)
+        done = subprocess.run(["git", "-c", "core.hooksPath=/dev/null", "--git-dir", str(common),
+                               "update-ref", "--stdin", "-z"], input=stdin, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, check=False)
     except OSError:
         return False
     return done.returncode == 0
@@ -245,20 +242,19 @@ def common_dir(repo: pygit2.Repository) -> Path:
     return common_dir_of(Path(repo.path))
 
 
-def break_stale_locks(common: Path, names: Iterable[str]) -> bool:
-    """Remove ref locks older than STALE_LOCK_S that no live git oxide process holds
-    (``lock_owners``): a ref update holds its lock for milliseconds, so such a lock was left by a
-    process that died mid-update (git lock files name no owner)."""
+def _break_stale_locks(common: Path, names: Iterable[str]) -> bool:
+    """Remove ref locks older than STALE_LOCK_S: a ref update holds its lock for milliseconds, so
+    such a lock was left by a process that died mid-update (git lock files name no owner)."""
     broke = False
+    now = time.time()
     for name in names:
         lock = common / f"{name}.lock"
-        with lock_owners.breaking(common, name) as free:
-            try:
-                if free and time.time() - lock.stat().st_mtime > STALE_LOCK_S:
-                    lock.unlink()
-                    broke = True
-            except OSError:
-                continue
+        try:
+            if now - lock.stat().st_mtime > STALE_LOCK_S:
+                lock.unlink()
+                broke = True
+        except OSError:
+            continue
     return broke
 
 
