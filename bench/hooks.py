@@ -79,7 +79,7 @@ def _sessions(root: Path, n: int) -> str:
 
 
 def _idle(root: Path) -> None:
-    from oxide_git.hook_impl import wait_idle
+    from oxide_git.hook_queue import wait_idle
 
     wait_idle(root / ".git", 60)
 

@@ -65,7 +65,7 @@ def _new_session(repo: Path, i: int, current: bool = False) -> str:
 
 
 def _idle(repo: Path) -> None:
-    from oxide_git.hook_impl import wait_idle
+    from oxide_git.hook_queue import wait_idle
 
     wait_idle(repo / ".git", 120)
 

@@ -1,13 +1,12 @@
 """What the git hook shims run: ``python -m oxide_git.hook_impl drain|prepare-commit-msg|push|install-hook``.
 
 Shims only append a line to ``<git-common-dir>/oxide/hooks.queue`` and start ``drain`` in the
-background, which runs the queued jobs in order under a lock. Nothing here ever fails git: every
-error is logged to ``<git-common-dir>/oxide/log``. Stdlib only at import time (hot path).
+background, which runs the queued jobs in order under a lock (``hook_queue``). Nothing here ever
+fails git: every error is logged to ``<git-common-dir>/oxide/log``. Stdlib only at import time (hot path).
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import subprocess
@@ -17,6 +16,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from . import hook_queue
 from .notes import NOTES_REF, merge_notes, read_note, write_note
 from .repo import clean_git_env
 
@@ -195,39 +195,9 @@ def run_jobs(lines: list[str], oxide_dir: Path) -> None:
 
 
 def drain(common_dir: str) -> None:
-    """Run every queued job, in order; one drainer at a time (the others wait, then find less)."""
+    """Run every queued job, in order (``hook_queue``: one drainer at a time)."""
     oxide_dir = Path(common_dir) / "oxide"
-    queue, work = oxide_dir / "hooks.queue", oxide_dir / "hooks.queue.work"
-    with open(oxide_dir / "hooks.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        while True:
-            if not work.exists():
-                try:
-                    os.rename(queue, work)
-                except FileNotFoundError:
-                    return
-            run_jobs(work.read_text().splitlines(), oxide_dir)
-            work.unlink()
-
-
-def wait_idle(common_dir: Path, timeout: float = 30.0) -> bool:
-    """Wait until the queue is empty and no drainer runs (for tests, bench and `hooks status`)."""
-    oxide_dir = common_dir / "oxide"
-    if not oxide_dir.is_dir():
-        return True
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not (oxide_dir / "hooks.queue").exists() and not (oxide_dir / "hooks.queue.work").exists():
-            with open(oxide_dir / "hooks.lock", "a") as lock:
-                try:
-                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except OSError:
-                    time.sleep(0.02)
-                    continue
-                if not (oxide_dir / "hooks.queue").exists():
-                    return True
-        time.sleep(0.02)
-    return False
+    hook_queue.drain(oxide_dir, lambda lines: run_jobs(lines, oxide_dir))
 
 
 # synchronous hooks ---------------------------------------------------------------------------

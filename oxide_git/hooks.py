@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from . import hook_queue
 from .errors import OxideError, Refused
 from .repo import Repo, clean_git_env
 
@@ -181,9 +182,5 @@ def status(repo: Repo) -> HooksReport:
             report.hooks.append(HookState(hook, "not needed", chained))
         else:
             report.hooks.append(HookState(hook, "missing", chained))
-    try:
-        q = (repo.oxide_dir / "hooks.queue").read_text()
-        report.pending_jobs = len(q.splitlines())
-    except OSError:
-        pass
+    report.pending_jobs = hook_queue.pending(repo.oxide_dir)
     return report

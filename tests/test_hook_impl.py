@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from oxide_git import hook_queue
+
 from .conftest import git, make_ctx, oxide
 
 
@@ -35,7 +37,7 @@ def test_a_failing_drain_job_is_logged_and_the_rest_run(repo: Path) -> None:
                                     f"pre-commit\t{repo}\ts-abcdef\t{head}\n")
     r = hook_impl(repo, "drain", str(repo / ".git"))
     assert r.returncode == 0 and r.stdout == ""
-    assert not (ox / "hooks.queue").exists() and not (ox / "hooks.queue.work").exists()
+    assert hook_queue.pending(ox) == 0
     logged = (ox / "log").read_text()
     assert logged.count("failed") == 1 and "hook job 'post-commit" in logged
     kinds = [c["kind"] for c in make_ctx(repo).index.checkpoint_rows()]

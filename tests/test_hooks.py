@@ -43,7 +43,7 @@ def common_dir(repo: Path) -> Path:
 
 
 def idle(repo: Path) -> None:
-    from oxide_git.hook_impl import wait_idle
+    from oxide_git.hook_queue import wait_idle
 
     assert wait_idle(common_dir(repo), 30)
 

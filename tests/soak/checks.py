@@ -122,7 +122,7 @@ def writer_gaps(world: World, writers: list[Writer]) -> tuple[list[str], list[st
 
 def check(world: World, writers: list[Writer], acked: Acked, final: bool = False) -> list[str]:
     """Every check; returns the losses found (the tally has them too)."""
-    from oxide_git.hook_impl import wait_idle
+    from oxide_git.hook_queue import wait_idle
 
     w = world
     t0 = time.monotonic()
@@ -204,7 +204,7 @@ def _pushed(w: World, acked: Acked) -> list[str]:
 
 
 def no_process_left(world: World) -> list[str]:
-    from oxide_git.hook_impl import wait_idle
+    from oxide_git.hook_queue import wait_idle
 
     wait_idle(world.repo / ".git", timeout=60)
     deadline = time.monotonic() + 30
