@@ -21,6 +21,7 @@ import pytest
 from oxide_git import refs, sessionlog
 
 from ..conftest import fsck_clean, git, wait_for
+from ..gitlocks import clear_killed_gc_locks
 from . import report
 from .conftest import assert_clean_exit, doctor_heals, env, run_oxide, trials
 from .test_crash import (
@@ -269,10 +270,7 @@ def test_gc_killed_mid_repack_while_a_writer_appends(tmp_path: Path) -> None:
             elif kind == "C":
                 ref, tree = rest.split()
                 acked_cps.append((ref, tree))
-        # git's own locks of the killed gc or repack (its packs, its commit-graph, packed-refs): git
-        # asks the user to remove them by hand, and so does this trial before it reruns the command
-        for p in [*(root / ".git" / "objects").rglob("*.lock"), root / ".git" / "packed-refs.lock"]:
-            p.unlink(missing_ok=True)
+        clear_killed_gc_locks(root / ".git")  # before this trial runs git again
         _check_store(root)
         present = _messages(root, SID)
         missing = [m for m in acked if m not in set(present)]

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..gitlocks import clear_killed_gc_locks
 from .world import World
 
 
@@ -194,8 +195,7 @@ def maintenance(world: World) -> None:
             return
         if w.rng.random() < 0.3:
             w.killed_run("git gc", ["git", "gc", "-q"], w.repo, 3.0)
-            for lock in (w.repo / ".git" / "objects" / "pack").glob("*.lock"):  # git's own, left by the kill
-                lock.unlink(missing_ok=True)
+            clear_killed_gc_locks(w.repo / ".git")
         _clear_stale_ref_locks(w.repo / ".git")
         r = w.run(["git", "gc", "--auto", "-q"], w.repo)
         w.tally.op("git gc --auto")
