@@ -83,11 +83,10 @@ def _items(pipe: BinaryIO) -> Iterator[Item]:
 
 def _child(pipe: BinaryIO, git_path: str, jobs: list[Job]) -> None:  # pragma: no cover - the child
     def work() -> None:
-        import pygit2
-
         from .reindex import session_items
+        from .repo import open_git
 
-        git = pygit2.Repository(git_path)  # its own: libgit2's caches and mapped packs stay the parent's
+        git = open_git(git_path)  # its own: libgit2's caches and mapped packs stay the parent's
         for _sid, oid, tip in jobs:
             try:
                 for item in session_items(git, oid, tip):

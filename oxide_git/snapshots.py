@@ -25,7 +25,7 @@ import pygit2
 from . import codec, refs
 from . import status as status_mod
 from .errors import OxideError
-from .repo import Repo
+from .repo import Repo, open_git
 from .sessionlog import IDENTITY
 
 DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
@@ -241,7 +241,7 @@ def scratch(repo: Repo) -> Iterator[Repo]:
         odb.add_backend(pygit2.OdbBackendLoose(tmp, 1, False), 10)  # writes land here only
         odb.add_disk_alternate(str(repo.common_dir / "objects"))  # alternates are never written
         view = Repo(repo.workdir, repo.git_dir, repo.common_dir)
-        git = pygit2.Repository(str(repo.git_dir))
+        git = open_git(repo.git_dir)
         git.set_odb(odb)
         view.__dict__["git"] = git  # the cached_property's slot
         yield view
