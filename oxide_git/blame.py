@@ -12,23 +12,18 @@ ran in that interval say whose it is (``blame_calls``).
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import pygit2
-
-from . import notes, refs
 from .blame_calls import AGENT, BEFORE, EITHER, HUMAN, Label
+from .blame_memo import open_memo
+from .blame_objects import Objects
 from .blame_timeline import Placed, Timeline, Version
 from .context import Context
 from .errors import NotFound, OxideError
-from .model import to_iso
-from .repo import clean_git_env
 
 WHO = (AGENT, HUMAN, EITHER, BEFORE)
 _ZERO = "0" * 40
-_STRICT = pygit2.enums.Option.ENABLE_STRICT_HASH_VERIFICATION  # libgit2's default: on
 
 
 class BadRevision(OxideError):
@@ -76,7 +71,7 @@ class BlameResult:
             d = asdict(ln)
             for k in ("session_id", "checkpoint", "before_checkpoint", "commit"):
                 d[k] = self.id(d[k])
-            d["when"] = to_iso(ln.when_ms)
+            d["when"] = _iso(ln.when_ms)
             rows.append(d)
         return {"path": self.path, "rev": self.rev, "lines": rows, "summary": summary(self)}
 
@@ -86,21 +81,16 @@ def blame_file(ctx: Context, path: str, *, rev: str | None = None,
     """Blame ``path`` (relative to the worktree's top, or absolute) in the worktree, or at ``rev``
     (a commit); ``lines`` (first, last), 1-based and inclusive, as `git blame -L` takes them;
     ``commits``: only lines of these commits are attributed (the others are left unknown)."""
-    # Objects are read as git reads them, without hashing each again to check its name (libgit2
-    # does by default): a blame reads every version of the file, and the check was a third of
-    # the reading. Only for the blame: the option is libgit2's, for the whole process.
-    pygit2.option(_STRICT, 0)
-    try:
-        return _blame_file(ctx, path, rev, lines, commits)
-    finally:
-        pygit2.option(_STRICT, 1)
+    run = _Run(ctx)
+    result = _blame_file(ctx, run, path, rev, lines, commits)
+    run.objects.memo.save()
+    return result
 
 
-def _blame_file(ctx: Context, path: str, rev: str | None, lines: tuple[int, int] | None,
+def _blame_file(ctx: Context, run: _Run, path: str, rev: str | None, lines: tuple[int, int] | None,
                 commits: set[str] | None) -> BlameResult:
     rel = _relative(ctx, path)
     entries = _git_blame(ctx, rel, rev, lines)
-    run = _Run(ctx)
     final: Version | None = None
     pending: list[int] = []
     for e in entries:
@@ -113,7 +103,7 @@ def _blame_file(ctx: Context, path: str, rev: str | None, lines: tuple[int, int]
         except OSError as err:
             raise NotFound(f"cannot read {rel}: {err.strerror}") from err
         final = Version.of_bytes(data)
-        head = None if ctx.repo.git.head_is_unborn else str(ctx.repo.git.head.target)
+        head = run.objects.head(str(ctx.repo.git_dir))
         tl = run.timeline(ctx.repo.worktree_id, str(ctx.repo.workdir), head)
         placed = tl.walk(rel, final, len(tl.states), max(ctx.now_ms, mtime), pending, when_final=mtime)
         for ln, p in placed.items():
@@ -148,43 +138,24 @@ class _Run:
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.git = ctx.repo.git
+        common = str(ctx.repo.common_dir)
+        self.objects = Objects(common, open_memo(common, ctx.environ))
         self.timelines: dict[tuple[str, str], Timeline] = {}
         self.placed: dict[tuple[str, int], Placed] = {}
-        self.blobs: dict[Any, Version] = {}
-        self._notes: Any = False
+        self.blobs: dict[str, Version] = {}
         self._checkpoints: dict[str, dict[str, Any]] | None = None
         self._by_head: dict[str, list[dict[str, Any]]] = {}
 
     def timeline(self, worktree: str, path: str, default_base: str | None = None) -> Timeline:
         key = (worktree, path)
         if key not in self.timelines:
-            self.timelines[key] = Timeline(self.ctx, worktree, path, default_base, self.blobs)
+            self.timelines[key] = Timeline(self.ctx, self.objects, worktree, path, default_base, self.blobs)
         return self.timelines[key]
-
-    def note(self, commit: str) -> dict[str, Any]:
-        """The commit's note, by path in the notes tree read once (a lookup per commit through
-        libgit2 reads the notes commit and tree again each time)."""
-        if self._notes is False:
-            oid = refs.read(self.git, notes.NOTES_REF)
-            obj = self.git.get(oid) if oid is not None else None
-            self._notes = obj.peel(pygit2.Tree) if obj is not None else None
-        tree = self._notes
-        if tree is None:
-            return {}
-        for path in (commit, f"{commit[:2]}/{commit[2:]}", f"{commit[:2]}/{commit[2:4]}/{commit[4:]}"):
-            try:
-                entry = tree[path]
-            except KeyError:
-                continue
-            _kind, data = self.git.odb.read(entry.id)
-            return notes.parse_note(data.decode("utf-8", "replace"))
-        return {}
 
     def anchor(self, commit: str) -> tuple[dict[str, Any] | None, list[str]]:
         """The checkpoint taken as ``commit`` was made (its note's, else the last one on its
         parent before it), and the sessions its note names."""
-        note = self.note(commit)
+        note_checkpoints, note_sessions = self.objects.note(commit)
         if self._checkpoints is None:  # every checkpoint once: a query per commit costs more
             rows = [dict(r) for r in self.ctx.index.query(
                 "SELECT id, worktree, worktree_path, created_at, head FROM checkpoints "
@@ -192,16 +163,15 @@ class _Run:
             self._checkpoints = {r["id"]: r for r in rows}
             for r in rows:
                 self._by_head.setdefault(r["head"], []).append(r)
-        named = [self._checkpoints[c] for c in note.get("checkpoints", []) if c in self._checkpoints]
+        named = [self._checkpoints[c] for c in note_checkpoints if c in self._checkpoints]
         anchor = max(named, key=lambda r: int(r["created_at"] or 0)) if named else None
         if anchor is None:
-            obj = self.git.get(commit)
-            if isinstance(obj, pygit2.Commit) and obj.parent_ids:
-                limit = obj.commit_time * 1000 + 999
-                before = [r for r in self._by_head.get(str(obj.parent_ids[0]), [])
-                          if int(r["created_at"] or 0) <= limit]
+            got = self.objects.commit(commit)
+            if got is not None and got[2] is not None:
+                limit = got[1] * 1000 + 999
+                before = [r for r in self._by_head.get(got[2], []) if int(r["created_at"] or 0) <= limit]
                 anchor = before[-1] if before else None
-        return anchor, [s for s in note.get("sessions", []) if isinstance(s, str)]
+        return anchor, list(note_sessions)
 
     def commit_lines(self, commit: str, entries: list[Any]) -> None:
         anchor, sessions = self.anchor(commit)
@@ -228,12 +198,14 @@ class _Run:
             return ref
 
     def _version(self, commit: str, path: str) -> Version:
-        oid = self.git[commit].peel(pygit2.Commit).tree[path].id
-        got = self.blobs.get(oid)
-        if got is None:
-            _kind, data = self.git.odb.read(oid)
-            got = self.blobs[oid] = Version(oid, data)
-        return got
+        got = self.objects.commit(commit)
+        oid = self.objects.blob_at(got[0], path) if got is not None else None
+        if oid is None:
+            raise NotFound(f"{path} is not a file of commit {commit}")
+        version = self.blobs.get(oid)
+        if version is None:
+            version = self.blobs[oid] = Version(oid, None, lambda: self.objects.blob(oid))
+        return version
 
 
 # git blame -------------------------------------------------------------------------------------
@@ -271,6 +243,10 @@ def _git_blame(ctx: Context, rel: str, rev: str | None, lines: tuple[int, int] |
             args += ["-L", f"{lines[0]},{lines[1]}"]
         if rev:
             args.append(rev)
+        import subprocess
+
+        from .repo import clean_git_env
+
         r = subprocess.run([*args, "--", rel], cwd=ctx.repo.workdir, capture_output=True, env=clean_git_env())
         code, out, stderr = r.returncode, r.stdout, r.stderr
     if code != 0:
@@ -337,14 +313,18 @@ def _short_ids(ctx: Context, lines: list[LineBlame]) -> dict[str, str]:
 
 
 def _commit_abbrev(ctx: Context) -> Any:
-    git = ctx.repo.git
-
     def short(c: str) -> str:
         try:
-            return str(git[c].short_id)
+            return str(ctx.repo.git[c].short_id)
         except (KeyError, ValueError):
             return c[:12]
     return short
+
+
+def _iso(ms: int | None) -> str | None:
+    from .model import to_iso
+
+    return to_iso(ms)
 
 
 # summary ---------------------------------------------------------------------------------------

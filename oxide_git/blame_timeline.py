@@ -10,14 +10,17 @@ followed, so the cost is the changes to that file, not the number of checkpoints
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
-
-import pygit2
+from itertools import pairwise
+from typing import TYPE_CHECKING
 
 from .blame_calls import BEFORE, EITHER, HUMAN, Label, WorktreeCalls
 from .blame_diff import SAME, Diff
 from .context import Context
+
+if TYPE_CHECKING:
+    from .blame_objects import Objects
 
 
 @dataclass(frozen=True)
@@ -31,22 +34,40 @@ class State:
 
 
 class Version:
-    """One version of a file (its blob id and bytes), or no file."""
+    """One version of a file (its blob id, hex, and bytes, read when first asked for), or no file."""
 
-    __slots__ = ("_text", "obj", "oid")
+    __slots__ = ("_load", "_obj", "_text", "oid")
 
-    def __init__(self, oid: pygit2.Oid | None, obj: bytes | None) -> None:
-        self.oid, self.obj = oid, obj
+    def __init__(self, oid: str | None, obj: bytes | None,
+                 load: Callable[[], bytes] | None = None) -> None:
+        self.oid, self._obj, self._load = oid, obj, load
         self._text: str | None = None
 
     @classmethod
     def of_bytes(cls, data: bytes) -> Version:
-        return cls(pygit2.hash(data), data)
+        return cls(blob_id(data), data)
+
+    @property
+    def obj(self) -> bytes | None:
+        if self._obj is None and self._load is not None:
+            self._obj, self._load = self._load(), None
+        return self._obj
 
     def text(self) -> str | None:
         if self._text is None and self.obj is not None:
             self._text = self.obj.decode("utf-8", "surrogateescape")
         return self._text
+
+
+def blob_id(data: bytes) -> str:
+    """The id git gives ``data`` as a blob."""
+    try:
+        from _sha1 import sha1  # type: ignore[import-not-found]  # no stub; hashlib costs ~5 ms to import
+    except ImportError:  # pragma: no cover - CPython builds it
+        from hashlib import sha1
+    h = sha1(b"blob %d\0" % len(data))
+    h.update(data)
+    return h.hexdigest()
 
 
 NONE = Version(None, None)
@@ -71,22 +92,22 @@ class Timeline:
     uncommitted lines at the first checkpoint are older than oxide unless a replayed tool call
     wrote them."""
 
-    def __init__(self, ctx: Context, worktree: str, path: str, default_base: str | None = None,
-                 blobs: dict[pygit2.Oid, Version] | None = None) -> None:
-        self.ctx, self.worktree, self.path = ctx, worktree, path
+    def __init__(self, ctx: Context, objects: Objects, worktree: str, path: str,
+                 default_base: str | None = None, blobs: dict[str, Version] | None = None) -> None:
+        self.ctx, self.objects, self.memo = ctx, objects, objects.memo
+        self.worktree, self.path = worktree, path
         rows = ctx.index.query(
             "SELECT id, kind, session_id, message_id, tree, created_at, head FROM checkpoints "
             "WHERE worktree=? AND worktree_path=? ORDER BY created_at, rowid", (worktree, path))
         real = [State(r[0], r[1], r[2], r[3], r[4], int(r[5] or 0)) for r in rows]
-        base = _base_state(ctx, rows[0][6] if rows else default_base)
+        base = _base_state(objects, rows[0][6] if rows else default_base)
         self.states = ([base] if base else []) + real
         self.position = {s.id: i for i, s in enumerate(self.states) if s.kind != BASE}
         self._calls: WorktreeCalls | None = None
         self._versions: dict[tuple[str, str], Version] = {}
-        self._blobs: dict[pygit2.Oid, Version] = blobs if blobs is not None else {}
-        self._trees: dict[str, Any] = {}
-        self._diffs: dict[tuple[Any, Any], Diff] = {}
-        self._explained: dict[tuple[int, str, Any], tuple[list[tuple[Version, Label]], Label]] = {}
+        self._blobs: dict[str, Version] = blobs if blobs is not None else {}
+        self._diffs: dict[tuple[str | None, str | None], Diff] = {}
+        self._explained: dict[tuple[int, str, str | None], tuple[list[tuple[Version, Label]], Label]] = {}
         governing: list[tuple[str, str | None] | None] = []
         for s in self.states:
             prev = governing[-1] if governing else None
@@ -96,7 +117,7 @@ class Timeline:
     @property
     def calls(self) -> WorktreeCalls:
         if self._calls is None:
-            self._calls = WorktreeCalls(self.ctx, self.worktree, self.path)
+            self._calls = WorktreeCalls(self.ctx, self.objects, self.worktree, self.path)
         return self._calls
 
     def latest_message(self) -> int:
@@ -108,37 +129,34 @@ class Timeline:
         key = (tree_id, rel)
         got = self._versions.get(key)
         if got is None:
-            git = self.ctx.repo.git
-            tree = self._trees.get(tree_id)
-            if tree is None:
-                obj = git.get(tree_id)
-                tree = self._trees[tree_id] = obj.peel(pygit2.Tree) if obj is not None else None
-            got = NONE
-            if tree is not None:
-                try:
-                    entry = tree[rel]
-                except KeyError:
-                    entry = None
-                if entry is not None and entry.type_str == "blob":
-                    got = self.blob(entry.id)
-            self._versions[key] = got
+            oid = self.objects.blob_at(tree_id, rel)
+            got = self._versions[key] = NONE if oid is None else self.blob(oid)
         return got
 
-    def blob(self, oid: pygit2.Oid) -> Version:
-        """The version of blob ``oid``, read once for the whole run (versions recur: a commit's
-        file is its checkpoint's, a checkpoint's is most often the one before's)."""
+    def blob(self, oid: str) -> Version:
+        """The version of blob ``oid``, one for the whole run (versions recur: a commit's file is
+        its checkpoint's, a checkpoint's is most often the one before's), its bytes read only if
+        a diff or a replay needs them."""
         got = self._blobs.get(oid)
         if got is None:
-            _kind, data = self.ctx.repo.git.odb.read(oid)
-            got = self._blobs[oid] = Version(oid, data)
+            got = self._blobs[oid] = Version(oid, None, lambda: self.objects.blob(oid))
         return got
 
     def diff(self, old: Version, new: Version) -> Diff:
         key = (old.oid, new.oid)
         d = self._diffs.get(key)
         if d is None:
-            same = old.oid is not None and old.oid == new.oid
-            d = self._diffs[key] = SAME if same else Diff(old.obj, new.obj)
+            if old.oid is not None and old.oid == new.oid:
+                d = SAME
+            else:
+                kept = self.memo.get("diffs", key) if old.oid is not None or new.oid is not None else None
+                if kept is not None:
+                    d = Diff.of_hunks(*kept)
+                else:
+                    d = Diff(old.obj, new.obj)
+                    if old.oid is not None or new.oid is not None:
+                        self.memo.put("diffs", key, d.hunks())
+            self._diffs[key] = d
         return d
 
     def walk(self, rel: str, final: Version, upto: int, t_final: int, lines: list[int],
@@ -211,8 +229,14 @@ class Timeline:
         key = (i, rel, cur.oid)
         got = self._explained.get(key)
         if got is None:
-            ex = self.calls.explain(rel, prev.text(), cur.text(), self.states[i].created_at, t1,
-                                    self.governing[i], unknown=self.states[i].kind == BASE)
+            t0, governing, unknown = self.states[i].created_at, self.governing[i], self.states[i].kind == BASE
+            memo_key = self.calls.key(rel, prev.oid, cur.oid, t0, t1, governing, unknown) \
+                if prev.oid is not None or cur.oid is not None else None
+            kept = self.memo.get("steps", memo_key) if memo_key is not None else None
+            if kept is not None:
+                got = self._explained[key] = self._kept_steps(kept, i, rel, prev, cur, t1)
+                return got
+            ex = self.calls.explain(rel, prev.text(), cur.text(), t0, t1, governing, unknown=unknown)
             steps = []
             for text, label in ex.steps:
                 data = None if text is None else text.encode("utf-8", "surrogateescape")
@@ -220,7 +244,41 @@ class Timeline:
                 version = NONE if data is None else cur if data == cur.obj else Version.of_bytes(data)
                 steps.append((version, label))
             got = self._explained[key] = (steps, ex.rest)
+            if memo_key is not None:
+                versions = [prev, *(v for v, _ in steps), cur]
+                for a, b in pairwise(versions):
+                    self.diff(a, b)  # kept with the steps: a run that finds them needs no text
+                self.memo.put("steps", memo_key, ([(v.oid, _plain(lb)) for v, lb in steps], _plain(ex.rest)))
         return got
+
+    def _kept_steps(self, kept: tuple[list[tuple[str | None, tuple[object, ...]]], tuple[object, ...]],
+                    i: int, rel: str, prev: Version, cur: Version, t1: int
+                    ) -> tuple[list[tuple[Version, Label]], Label]:
+        """The memo's steps as versions: a step's text, if a diff the memo lacks needs it, comes
+        from the replay done again (the memo keeps ids, not texts)."""
+        texts: list[bytes | None] | None = None
+
+        def text_of(k: int) -> bytes:
+            nonlocal texts
+            if texts is None:
+                ex = self.calls.explain(rel, prev.text(), cur.text(), self.states[i].created_at, t1,
+                                        self.governing[i], unknown=self.states[i].kind == BASE)
+                texts = [None if t is None else t.encode("utf-8", "surrogateescape") for t, _ in ex.steps]
+            data = texts[k] if k < len(texts) else None
+            if data is None:  # pragma: no cover - the same inputs replay to the same steps
+                raise RuntimeError("a kept blame step replays differently")
+            return data
+
+        steps = []
+        for k, (oid, label) in enumerate(kept[0]):
+            if oid is None:
+                version = NONE
+            elif oid == cur.oid:
+                version = cur
+            else:
+                version = Version(oid, None, lambda k=k: text_of(k))  # type: ignore[misc]
+            steps.append((version, Label(*label)))  # type: ignore[arg-type]
+        return steps, Label(*kept[1])  # type: ignore[arg-type]
 
 
 def runs(ascending: list[int]) -> list[tuple[int, int]]:
@@ -234,13 +292,17 @@ def runs(ascending: list[int]) -> list[tuple[int, int]]:
     return out
 
 
-def _base_state(ctx: Context, commit: str | None) -> State | None:
+def _base_state(objects: Objects, commit: str | None) -> State | None:
     if not commit:
         return None
-    obj = ctx.repo.git.get(commit)
-    if not isinstance(obj, pygit2.Commit):
+    got = objects.commit(commit)
+    if got is None:
         return None
-    return State("", BASE, None, None, str(obj.tree_id), obj.commit_time * 1000)
+    return State("", BASE, None, None, got[0], got[1] * 1000)
+
+
+def _plain(label: Label) -> tuple[str | None, str | None, str | None, str | None, str | None, int | None]:
+    return (label.who, label.session_id, label.message_id, label.agent, label.model, label.when_ms)
 
 
 def _with_when(label: Label, when: int | None) -> Label:

@@ -1,0 +1,120 @@
+"""What a blame works out that depends only on immutable inputs, kept across runs in
+``<git-common-dir>/oxide/cache/blame-memo/memo`` (stdlib ``marshal``): the cold blame's work.
+
+Unlike ``blame_cache`` (a whole answer for exactly the same question, keyed by files' stats),
+every entry here is keyed by everything it is a function of, so it never goes stale and needs no
+check of the clock or of files: a commit's tree, time and first parent (by its id), the blob at a
+path of a tree (by tree id and path), a note's checkpoints and sessions (by the note's blob id),
+the line hunks between two blobs (by their ids), and how the tool calls of an interval between
+two checkpoints explain a file's change (``Memo.steps``: by a digest of the two versions' ids, the
+interval's times and governing prompt, and for each call in it, the index rows read about it, its
+message's blob id, its session's row and its turn's prompt; ``blame_calls.WorktreeCalls.key``).
+So a blame after one new checkpoint works out only the new interval, and one over an unchanged
+history reads no object but the notes tree.
+
+The whole file is ignored when it is damaged, of another format, or written by other code (the
+key of oxide's own modules, as ``blame_cache`` keys answers); it is replaced whole (a temporary
+file renamed over it), and started again empty when it grows past ``MAX_ENTRIES``.
+``OXIDE_BLAME_MEMO=0`` turns it off (neither read nor written).
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+from typing import Any
+
+FORMAT = 1
+MAX_ENTRIES = 400_000
+TABLES = ("commits", "paths", "notes", "diffs", "steps")
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _code_key() -> tuple[Any, ...]:
+    out = []
+    for folder in (_PACKAGE, os.path.join(_PACKAGE, "agents")):
+        with os.scandir(folder) as it:
+            for e in it:
+                if e.name.endswith(".py"):
+                    st = e.stat()
+                    out.append((e.name, st.st_size, st.st_mtime_ns))
+    out.sort()
+    return (FORMAT, sys.version, tuple(out))
+
+
+class Memo:
+    """The memo's tables (dicts by table name), read once; ``save`` writes them back when a run
+    added to them. ``path`` None: a memo that keeps nothing (turned off, or no oxide folder)."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self.tables: dict[str, dict[Any, Any]] = {t: {} for t in TABLES}
+        self.added = 0
+        self._code: tuple[Any, ...] | None = None
+        if path is None:
+            return
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            return
+        try:
+            head, tables = marshal.loads(data)
+        except (ValueError, EOFError, TypeError):
+            return  # damaged or cut short: started again
+        self._code = _code_key()
+        if head != self._code or not isinstance(tables, dict):
+            return
+        if all(isinstance(tables.get(t), dict) for t in TABLES):
+            self.tables = tables
+
+    def get(self, table: str, key: Any) -> Any:
+        return self.tables[table].get(key)
+
+    def put(self, table: str, key: Any, value: Any) -> None:
+        t = self.tables[table]
+        if t.get(key) != value:
+            t[key] = value
+            self.added += 1
+
+    def save(self) -> None:
+        """Write the tables back if this run added to them (a memo: any failure is ignored)."""
+        if self.path is None or not self.added:
+            return
+        tables = self.tables
+        if sum(len(t) for t in tables.values()) > MAX_ENTRIES:
+            tables = {t: {} for t in TABLES}
+        try:
+            data = marshal.dumps((self._code or _code_key(), tables))
+        except ValueError:  # pragma: no cover - only plain values are put
+            return
+        tmp = f"{self.path}.{os.getpid()}.tmp"
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            with open(tmp, "wb") as f:
+                f.write(data)
+            os.replace(tmp, self.path)
+        except OSError:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def open_memo(common_dir: str, environ: Any) -> Memo:
+    """The memo of the repository whose shared gitdir is ``common_dir``."""
+    oxide = os.path.join(common_dir, "oxide")
+    if environ.get("OXIDE_BLAME_MEMO") == "0" or not os.path.isdir(oxide):
+        return Memo(None)
+    return Memo(os.path.join(oxide, "cache", "blame-memo", "memo"))
+
+
+def digest(value: Any) -> bytes:
+    """A key made of plain values (tuples, str, int, None, bool) as 20 bytes (by ``repr``:
+    ``marshal`` writes references to objects met twice, so equal values could differ)."""
+    try:
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - CPython always has it
+        from hashlib import blake2b
+    return blake2b(repr(value).encode("utf-8", "surrogateescape"), digest_size=20).digest()
