@@ -125,7 +125,7 @@ def _blame_file(ctx: Context, run: _Run, path: str, rev: str | None, lines: tupl
             None if e.commit == _ZERO else e.commit, p.checkpoint,
             lb.when_ms if lb.when_ms is not None else (e.time * 1000 if e.time else None),
             p.before))
-    res = BlameResult(rel, rev, out, _short_ids(ctx, out), _commit_abbrev(ctx))
+    res = BlameResult(rel, rev, out, _short_ids(ctx, out), _commit_abbrev(ctx, run.objects))
     res.after_now = any(tl.latest_message() > ctx.now_ms for tl in run.timelines.values())
     return res
 
@@ -312,8 +312,15 @@ def _short_ids(ctx: Context, lines: list[LineBlame]) -> dict[str, str]:
     return out
 
 
-def _commit_abbrev(ctx: Context) -> Any:
+def _commit_abbrev(ctx: Context, objects: Objects) -> Any:
+    """A commit's abbreviation as pygit2's ``short_id`` gives it, worked out without pygit2 unless
+    core.abbrev is set (the length libgit2 starts from then is its to read)."""
     def short(c: str) -> str:
+        if len(c) == 40 and ctx.config("core.abbrev") is None:
+            try:
+                return objects.short_id(c) or c[:12]
+            except (OSError, ValueError):
+                return c[:12]
         try:
             return str(ctx.repo.git[c].short_id)
         except (KeyError, ValueError):

@@ -112,7 +112,7 @@ class WorktreeCalls:
         got = self._calls.get(sid)
         if got is not None:
             return got
-        from .agents.file_effects import READ_ONLY
+        from .tool_kinds import READ_ONLY
 
         results = {r[0]: (r[1], bool(r[2])) for r in self.ctx.index.query(
             "SELECT p.call_id, m.created_at, p.is_error FROM parts p JOIN messages m "
@@ -287,7 +287,9 @@ class WorktreeCalls:
                          s.get("model"), self.prompt_of(c.session_id, c.seq)))
         from .blame_memo import digest
 
-        return digest(("explain", rel, self.path, self.aliases, before, after, t0, t1, governing, unknown,
+        # t1 is not in it: ``explain`` reads it only through ``between``, whose calls are (the
+        # last interval of an uncommitted file ends at the clock)
+        return digest(("explain", rel, self.path, self.aliases, before, after, t0, governing, unknown,
                        tuple(rows)))
 
     # an interval, explained -----------------------------------------------------------------------

@@ -45,11 +45,11 @@ class Objects:
     def _read(self, oid: str) -> tuple[int, bytes] | None:
         """(type, content), tags peeled; None when the object is missing."""
         try:
-            kind, data = self.store.read(bytes.fromhex(oid), check=False)
+            kind, data = self.store.read_unchecked(bytes.fromhex(oid))
             for _ in range(8):
                 if kind != _TAG:
                     break
-                kind, data = self.store.read(bytes.fromhex(data[7:47].decode("ascii")), check=False)
+                kind, data = self.store.read_unchecked(bytes.fromhex(data[7:47].decode("ascii")))
         except rawgit.ObjectMissing:
             return None
         except ValueError as e:
@@ -112,6 +112,16 @@ class Objects:
         self.memo.put("paths", key, out or "")
         return out
 
+    def short_id(self, oid: str, length: int = 7) -> str | None:
+        """``oid`` abbreviated as libgit2 does it (``length`` hex digits, more while another
+        object shares them); None when there is no such object."""
+        raw = bytes.fromhex(oid)
+        if len(raw) != 20 or raw not in self.store.matching(raw, 40):
+            return None
+        while length < 40 and len(self.store.matching(raw, length)) > 1:
+            length += 1
+        return oid[:length]
+
     # refs --------------------------------------------------------------------------------------
 
     def ref(self, name: str) -> str | None:
@@ -162,7 +172,7 @@ class Objects:
 
     def message_blob(self, session_id: str, seq: int) -> str | None:
         """The blob id of message ``seq`` of a session's log at its ref's tip; None if it has none."""
-        from .logwrite import MESSAGES_DIR, SESSION_FILE, bucket_name, entry_name
+        from .log_layout import MESSAGES_DIR, SESSION_FILE, bucket_name, entry_name
 
         if session_id not in self._logs:
             tip = self.ref(refs.session_ref(session_id))
