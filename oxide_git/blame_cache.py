@@ -88,7 +88,11 @@ def parse(argv: list[str]) -> tuple[str, str | None, tuple[int, int] | None, str
 
 def format_text(rows: list[tuple[str, str, int | None, str, str]], now_ms: int) -> str:
     """`git blame`-like lines of (id, who, when, number, text) rows; ages as of ``now_ms``."""
-    shown = [(a, b, ago_ms(c, now_ms) if c else "-", d, t) for a, b, c, d, t in rows]
+    ages: dict[int | None, str] = {}  # a turn's lines share their time
+    for r in rows:
+        if r[2] not in ages:
+            ages[r[2]] = ago_ms(r[2], now_ms) if r[2] else "-"
+    shown = [(a, b, ages[c], d, t) for a, b, c, d, t in rows]
     if not shown:
         return ""
     w = [max(len(r[i]) for r in shown) for i in range(4)]

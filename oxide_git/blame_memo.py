@@ -12,9 +12,10 @@ message's blob id, its session's row and its turn's prompt; ``blame_calls.Worktr
 So a blame after one new checkpoint works out only the new interval, and one over an unchanged
 history reads no object but the notes tree.
 
-The whole file is ignored when it is damaged, of another format, or written by other code (the
-key of oxide's own modules, as ``blame_cache`` keys answers); it is replaced whole (a temporary
-file renamed over it), and started again empty when it grows past ``MAX_ENTRIES``.
+The whole file is ignored when it is damaged (a digest of its content heads it), of another
+format, or written by other code (the key of oxide's own modules, as ``blame_cache`` keys
+answers); it is replaced whole (a temporary file renamed over it), and started again empty when it
+grows past ``MAX_ENTRIES``.
 ``OXIDE_BLAME_MEMO=0`` turns it off (neither read nor written).
 """
 
@@ -26,6 +27,7 @@ import sys
 from typing import Any
 
 FORMAT = 1
+MAGIC = b"oxide-blame-memo\n"  # then a digest of the rest: a file damaged anywhere is not read
 MAX_ENTRIES = 400_000
 TABLES = ("commits", "paths", "notes", "diffs", "steps")
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
@@ -59,10 +61,13 @@ class Memo:
                 data = f.read()
         except OSError:
             return
+        body = data[len(MAGIC) + 20:]
+        if data[:len(MAGIC)] != MAGIC or data[len(MAGIC):len(MAGIC) + 20] != _sum(body):
+            return  # damaged, cut short, or another format: started again
         try:
-            head, tables = marshal.loads(data)
-        except (ValueError, EOFError, TypeError):
-            return  # damaged or cut short: started again
+            head, tables = marshal.loads(body)
+        except (ValueError, EOFError, TypeError):  # pragma: no cover - its sum was right
+            return
         self._code = _code_key()
         if head != self._code or not isinstance(tables, dict):
             return
@@ -86,9 +91,10 @@ class Memo:
         if sum(len(t) for t in tables.values()) > MAX_ENTRIES:
             tables = {t: {} for t in TABLES}
         try:
-            data = marshal.dumps((self._code or _code_key(), tables))
+            body = marshal.dumps((self._code or _code_key(), tables))
         except ValueError:  # pragma: no cover - only plain values are put
             return
+        data = MAGIC + _sum(body) + body
         tmp = f"{self.path}.{os.getpid()}.tmp"
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
@@ -110,11 +116,15 @@ def open_memo(common_dir: str, environ: Any) -> Memo:
     return Memo(os.path.join(oxide, "cache", "blame-memo", "memo"))
 
 
-def digest(value: Any) -> bytes:
-    """A key made of plain values (tuples, str, int, None, bool) as 20 bytes (by ``repr``:
-    ``marshal`` writes references to objects met twice, so equal values could differ)."""
+def _sum(body: bytes) -> bytes:
     try:
         from _blake2 import blake2b
     except ImportError:  # pragma: no cover - CPython always has it
         from hashlib import blake2b
-    return blake2b(repr(value).encode("utf-8", "surrogateescape"), digest_size=20).digest()
+    return blake2b(body, digest_size=20).digest()
+
+
+def digest(value: Any) -> bytes:
+    """A key made of plain values (tuples, str, int, None, bool) as 20 bytes (by ``repr``:
+    ``marshal`` writes references to objects met twice, so equal values could differ)."""
+    return _sum(repr(value).encode("utf-8", "surrogateescape"))
