@@ -81,15 +81,15 @@ def blame_file(ctx: Context, path: str, *, rev: str | None = None,
     """Blame ``path`` (relative to the worktree's top, or absolute) in the worktree, or at ``rev``
     (a commit); ``lines`` (first, last), 1-based and inclusive, as `git blame -L` takes them;
     ``commits``: only lines of these commits are attributed (the others are left unknown)."""
-    run = _Run(ctx)
-    result = _blame_file(ctx, run, path, rev, lines, commits)
+    rel = _relative(ctx, path)
+    run = _Run(ctx, rel)
+    result = _blame_file(ctx, run, rel, rev, lines, commits)
     run.objects.memo.save()
     return result
 
 
-def _blame_file(ctx: Context, run: _Run, path: str, rev: str | None, lines: tuple[int, int] | None,
+def _blame_file(ctx: Context, run: _Run, rel: str, rev: str | None, lines: tuple[int, int] | None,
                 commits: set[str] | None) -> BlameResult:
-    rel = _relative(ctx, path)
     entries = _git_blame(ctx, rel, rev, lines)
     final: Version | None = None
     pending: list[int] = []
@@ -136,10 +136,10 @@ def _blame_file(ctx: Context, run: _Run, path: str, rev: str | None, lines: tupl
 class _Run:
     """What one blame learns once: timelines, notes, anchors."""
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, rel: str) -> None:
         self.ctx = ctx
         common = str(ctx.repo.common_dir)
-        self.objects = Objects(common, open_memo(common, ctx.environ))
+        self.objects = Objects(common, open_memo(common, rel, ctx.environ))
         self.timelines: dict[tuple[str, str], Timeline] = {}
         self.placed: dict[tuple[str, int], Placed] = {}
         self.blobs: dict[str, Version] = {}

@@ -1,5 +1,6 @@
 """What a blame works out that depends only on immutable inputs, kept across runs in
-``<git-common-dir>/oxide/cache/blame-memo/memo`` (stdlib ``marshal``): the cold blame's work.
+``<git-common-dir>/oxide/cache/blame-memo/`` (a file a blamed path, stdlib ``marshal``): the
+cold blame's work.
 
 Unlike ``blame_cache`` (a whole answer for exactly the same question, keyed by files' stats),
 every entry here is keyed by everything it is a function of, so it never goes stale and needs no
@@ -28,7 +29,7 @@ from typing import Any
 
 FORMAT = 1
 MAGIC = b"oxide-blame-memo\n"  # then a digest of the rest: a file damaged anywhere is not read
-MAX_ENTRIES = 400_000
+MAX_ENTRIES = 50_000  # a file's: ~5 MB, read in ~20 ms
 TABLES = ("commits", "paths", "notes", "diffs", "steps")
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
@@ -108,12 +109,18 @@ class Memo:
                 pass
 
 
-def open_memo(common_dir: str, environ: Any) -> Memo:
-    """The memo of the repository whose shared gitdir is ``common_dir``."""
-    oxide = os.path.join(common_dir, "oxide")
-    if environ.get("OXIDE_BLAME_MEMO") == "0" or not os.path.isdir(oxide):
+def memo_path(common_dir: str, rel: str) -> str:
+    """Where the memo of blames of ``rel`` (a path from the worktree's top) is kept: one file a
+    path, so that a blame reads what its file's history needs and no other file's."""
+    name = _sum(rel.encode("utf-8", "surrogateescape")).hex()
+    return os.path.join(common_dir, "oxide", "cache", "blame-memo", name)
+
+
+def open_memo(common_dir: str, rel: str, environ: Any) -> Memo:
+    """The memo of blames of ``rel`` in the repository whose shared gitdir is ``common_dir``."""
+    if environ.get("OXIDE_BLAME_MEMO") == "0" or not os.path.isdir(os.path.join(common_dir, "oxide")):
         return Memo(None)
-    return Memo(os.path.join(oxide, "cache", "blame-memo", "memo"))
+    return Memo(memo_path(common_dir, rel))
 
 
 def _sum(body: bytes) -> bytes:

@@ -107,8 +107,10 @@ def take(repo: Path, clock: Clock, **kw: Any) -> str:
         ctx.close()
 
 
-def memo_file(repo: Path) -> Path:
-    return repo / ".git" / "oxide" / "cache" / "blame-memo" / "memo"
+def memo_file(repo: Path, rel: str = "notes.txt") -> Path:
+    from oxide_git.blame_memo import memo_path
+
+    return Path(memo_path(str(repo / ".git"), rel))
 
 
 def lines_of(res: Any) -> list[dict[str, Any]]:
@@ -125,7 +127,7 @@ def exact_blame(ctx: Any, rel: str, **kw: Any) -> Any:
 
     res = blame_file(ctx, rel, **kw)
     want = lines_of(res)
-    memo = memo_file(ctx.repo.workdir)
+    memo = memo_file(ctx.repo.workdir, os.path.relpath(os.path.join(ctx.repo.workdir, rel), ctx.repo.workdir))
 
     def again(**env: str) -> Any:
         other = replace(ctx, environ={**ctx.environ, **env}, _index=None)
