@@ -315,8 +315,17 @@ def _short_ids(ctx: Context, lines: list[LineBlame]) -> dict[str, str]:
 def _commit_abbrev(ctx: Context, objects: Objects) -> Any:
     """A commit's abbreviation as pygit2's ``short_id`` gives it, worked out without pygit2 unless
     core.abbrev is set (the length libgit2 starts from then is its to read)."""
+    default: list[bool] = []
+
     def short(c: str) -> str:
-        if len(c) == 40 and ctx.config("core.abbrev") is None:
+        if not default:
+            from .blame_cache import config_files
+
+            files = config_files(str(ctx.repo.git_dir), str(ctx.repo.common_dir), ctx.environ)
+            # no file names it (read raw: no `git config` process): libgit2 starts from 7
+            named = files is None or any(b"abbrev" in (f or b"").lower() for f in files)
+            default.append(not named or ctx.config("core.abbrev") is None)
+        if len(c) == 40 and default[0]:
             try:
                 return objects.short_id(c) or c[:12]
             except (OSError, ValueError):

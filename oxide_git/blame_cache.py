@@ -154,8 +154,10 @@ def _code() -> list[tuple[str, int, int]]:
     return out
 
 
-def _configs(git_dir: str, common: str) -> list[bytes | None] | None:
-    env = os.environ
+def config_files(git_dir: str, common: str, env: Any = os.environ) -> list[bytes | None] | None:
+    """The git configuration as read raw: the repository's and worktree's files, the user's, the
+    system's, and the GIT_CONFIG_* variables; None when one includes another file (or sets
+    blame's ignoreRevs): what they say is not all here."""
     home = env.get("HOME", "")
     xdg = env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
     user = ([env["GIT_CONFIG_GLOBAL"]] if "GIT_CONFIG_GLOBAL" in env
@@ -194,7 +196,7 @@ def slot(cwd: str, file: str, rev: str | None, lines: tuple[int, int] | None, fo
             break
     if rel is None or os.path.exists(os.path.join(common, "objects", "info", "alternates")):
         return None
-    configs = _configs(git_dir, common)
+    configs = config_files(git_dir, common)
     if configs is None:
         return None
     try:

@@ -5,7 +5,6 @@ first; whatever it does not take, click parses)."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from typing import Any
@@ -60,6 +59,8 @@ def summary_text(s: dict[str, Any]) -> str:
 
 
 def json_text(obj: Any) -> str:
+    import json
+
     return json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n"
 
 

@@ -13,7 +13,6 @@ object read is checked against its id, so a damaged store raises instead of answ
 
 from __future__ import annotations
 
-import hashlib
 import os
 import zlib
 from collections.abc import Callable
@@ -36,6 +35,8 @@ class ObjectMissing(OxideError):
 
 
 def object_id(kind: int, data: bytes) -> bytes:
+    import hashlib  # here: a blame reads without hashing (~2 ms to import)
+
     h = hashlib.sha1(b"%s %d\0" % (_NAMES[kind], len(data)))
     h.update(data)
     return h.digest()

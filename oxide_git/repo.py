@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -140,6 +139,8 @@ class Repo:
         if _is_object_id(known):  # anything else (empty, cut short): not written whole, ask git again
             _PROJECT_IDS[self.common_dir] = known
             return known
+        import subprocess
+
         r = subprocess.run(
             ["git", "rev-list", "--max-parents=0", "HEAD"],
             cwd=self.workdir, capture_output=True, text=True, env=clean_git_env(),

@@ -187,3 +187,16 @@ def test_a_blame_from_the_memo_loads_no_pygit2(work: tuple[Path, Clock, FakeAgen
     readme, loaded = console("README.md")  # a line older than oxide: its commit, abbreviated
     root = git(repo, "rev-list", "--max-parents=0", "HEAD").strip()
     assert readme.startswith(root[:7] + " (before oxide") and "pygit2" not in loaded
+
+
+def test_a_set_core_abbrev_is_libgit2s_to_read(repo: Path) -> None:
+    from oxide_git.blame import blame_file
+
+    root = git(repo, "rev-list", "--max-parents=0", "HEAD").strip()
+    git(repo, "config", "core.abbrev", "10")
+    ctx = make_ctx(repo, Clock().tick())
+    try:
+        res = blame_file(ctx, "README.md")
+        assert res.id(res.lines[0].commit) == root[:10]
+    finally:
+        ctx.close()
