@@ -30,7 +30,7 @@ from typing import Any
 FORMAT = 1
 MAGIC = b"oxide-blame-memo\n"  # then a digest of the rest: a file damaged anywhere is not read
 MAX_ENTRIES = 50_000  # a file's: ~5 MB, read in ~20 ms
-TABLES = ("commits", "paths", "notes", "diffs", "steps")
+TABLES = ("commits", "paths", "notes", "diffs", "steps", "walks")
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from .blame_calls import BEFORE, EITHER, HUMAN, Label, WorktreeCalls
 from .blame_diff import SAME, Diff
+from .blame_memo import digest as _digest
 from .context import Context
 
 if TYPE_CHECKING:
@@ -71,6 +72,9 @@ def blob_id(data: bytes) -> str:
 
 
 NONE = Version(None, None)
+# An interval a walk explained: (state index, its version's blob, the next one's, the interval's
+# end: None for the walk's own end, its key in the memo)
+Visit = tuple[int, str | None, str | None, int | None, bytes | None]
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,8 @@ class Timeline:
         self._blobs: dict[str, Version] = blobs if blobs is not None else {}
         self._diffs: dict[tuple[str | None, str | None], Diff] = {}
         self._explained: dict[tuple[int, str, str | None], tuple[list[tuple[Version, Label]], Label]] = {}
+        self._ikeys: dict[tuple[int, str, str | None, str | None, int], bytes] = {}
+        self._prefix: list[bytes] | None = None
         governing: list[tuple[str, str | None] | None] = []
         for s in self.states:
             prev = governing[-1] if governing else None
@@ -163,21 +169,96 @@ class Timeline:
              when_final: int | None = None, final_id: str | None = None) -> dict[int, Placed]:
         """Where each of ``lines`` (0-based, of ``final``) first appeared, going back from the
         states before index ``upto``; ``final`` is the file as it was at ``t_final`` (in the
-        checkpoint ``final_id``, if it is one's)."""
+        checkpoint ``final_id``, if it is one's).
+
+        Kept in the memo (one walk a worktree, path and final checkpoint) by what it reads but the
+        explanations of its intervals: the states it goes through, the final version, the lines;
+        served only when each interval it explained has the same key again (the calls in it:
+        with the same explanations, the same lines are followed through the same intervals)."""
+        slot = (self.worktree, self.path, rel, final_id)
+        key = None
+        if final.oid is not None:
+            key = _digest(("walk", final.oid, self._states_digest(upto), upto, tuple(lines), when_final,
+                           None if when_final else t_final))  # t_final: only a when then
+            kept = self.memo.get("walks", slot)
+            if kept is not None and kept[0] == key:
+                got = self._kept_walk(kept[1], kept[2], rel, t_final)
+                if got is not None:
+                    return got
+        visits: list[Visit] = []
+        out = self._walk(rel, final, upto, t_final, lines, when_final, final_id, visits)
+        if key is not None and all(v[4] is not None for v in visits):
+            labels: dict[Label, tuple[object, ...]] = {}  # shared: marshal writes each once
+            rows = [(ln, labels.setdefault(p.label, _plain(p.label)), p.checkpoint, p.before)
+                    for ln, p in out.items()]
+            self.memo.put("walks", slot, (key, visits, rows))
+        return out
+
+    def _kept_walk(self, visits: list[Visit],
+                   rows: list[tuple[int, tuple[object, ...], str | None, str | None]], rel: str,
+                   t_final: int) -> dict[int, Placed] | None:
+        for i, prev, cur, t1, interval in visits:
+            if i >= len(self.states) or self._interval_key(i, rel, prev, cur, t_final if t1 is None else t1) \
+                    != interval:
+                return None
+        labels: dict[tuple[object, ...], Label] = {}
+        out = {}
+        for ln, lb, cp, before in rows:
+            label = labels.get(lb)
+            if label is None:
+                label = labels[lb] = Label(*lb)  # type: ignore[arg-type]
+            out[ln] = Placed(label, cp, before)
+        return out
+
+    def _states_digest(self, upto: int) -> bytes:
+        """A digest of the states before index ``upto`` (one pass over them for the run)."""
+        if self._prefix is None:
+            try:
+                from _blake2 import blake2b
+            except ImportError:  # pragma: no cover - CPython always has it
+                from hashlib import blake2b
+            h = blake2b(digest_size=20)
+            self._prefix = [h.digest()]
+            for s in self.states:
+                h.update(repr((s.id, s.kind, s.session_id, s.message_id, s.tree, s.created_at)).encode(
+                    "utf-8", "surrogateescape"))
+                self._prefix.append(h.digest())
+        return self._prefix[min(upto, len(self.states))]
+
+    def _interval_key(self, i: int, rel: str, prev: str | None, cur: str | None, t1: int) -> bytes | None:
+        """The memo key of the explanation of the interval from state ``i`` to ``t1`` (None: two
+        missing files, nothing to keep)."""
+        if prev is None and cur is None:
+            return None
+        k = (i, rel, prev, cur, t1)
+        got = self._ikeys.get(k)
+        if got is None:
+            s = self.states[i]
+            got = self._ikeys[k] = self.calls.key(rel, prev, cur, s.created_at, t1, self.governing[i],
+                                                  s.kind == BASE)
+        return got
+
+    def _walk(self, rel: str, final: Version, upto: int, t_final: int, lines: list[int],
+              when_final: int | None, final_id: str | None,
+              visits: list[Visit]) -> dict[int, Placed]:
         finals = sorted(set(lines))  # lines of final still followed ...
         pos = list(finals)  # ... and where each is in the version looked at (ascending)
         out: dict[int, Placed] = {}
         cur, cur_t = final, t_final
+        at_final = True  # cur_t is still t_final
         nxt_id = final_id  # the checkpoint holding cur first (None: only final)
         for i in range(min(upto, len(self.states)) - 1, -1, -1):
             if not finals:
                 break
             prev = self.version(i, rel)
             if prev.oid is not None and prev.oid == cur.oid:
-                cur_t, nxt_id = self.states[i].created_at, self.states[i].id or None
+                cur_t, nxt_id, at_final = self.states[i].created_at, self.states[i].id or None, False
                 continue
             mapped, added = self.diff(prev, cur).trace_sorted(pos)
             if added:
+                # the interval's key, and its end: None for the clock's end (t_final, not in the key)
+                visits.append((i, prev.oid, cur.oid, None if at_final else cur_t,
+                               self._interval_key(i, rel, prev.oid, cur.oid, cur_t)))
                 placed, back = self._place(i, rel, prev, cur, cur_t, [pos[j] for j in added])
                 when = when_final if nxt_id == final_id and when_final else cur_t
                 for j in added:
@@ -197,7 +278,7 @@ class Timeline:
                     pos = mapped
             else:
                 pos = mapped
-            cur, cur_t, nxt_id = prev, self.states[i].created_at, self.states[i].id or None
+            cur, cur_t, nxt_id, at_final = prev, self.states[i].created_at, self.states[i].id or None, False
         for ln in finals:
             out[ln] = Placed(Label(BEFORE), nxt_id, None)
         return out
@@ -230,8 +311,7 @@ class Timeline:
         got = self._explained.get(key)
         if got is None:
             t0, governing, unknown = self.states[i].created_at, self.governing[i], self.states[i].kind == BASE
-            memo_key = self.calls.key(rel, prev.oid, cur.oid, t0, t1, governing, unknown) \
-                if prev.oid is not None or cur.oid is not None else None
+            memo_key = self._interval_key(i, rel, prev.oid, cur.oid, t1)
             kept = self.memo.get("steps", memo_key) if memo_key is not None else None
             if kept is not None:
                 got = self._explained[key] = self._kept_steps(kept, i, rel, prev, cur, t1)
