@@ -90,6 +90,7 @@ def blame_file(ctx: Context, path: str, *, rev: str | None = None,
 
 def _blame_file(ctx: Context, run: _Run, rel: str, rev: str | None, lines: tuple[int, int] | None,
                 commits: set[str] | None) -> BlameResult:
+    run.prepare()
     entries = _git_blame(ctx, rel, rev, lines)
     final: Version | None = None
     pending: list[int] = []
@@ -152,17 +153,40 @@ class _Run:
             self.timelines[key] = Timeline(self.ctx, self.objects, worktree, path, default_base, self.blobs)
         return self.timelines[key]
 
-    def anchor(self, commit: str) -> tuple[dict[str, Any] | None, list[str]]:
-        """The checkpoint taken as ``commit`` was made (its note's, else the last one on its
-        parent before it), and the sessions its note names."""
-        note_checkpoints, note_sessions = self.objects.note(commit)
+    def prepare(self) -> None:
+        """What a blame reads whatever `git blame` says, read while it runs (the wait for its
+        answer is most of a blame's time): the index's checkpoints, the notes tree, this
+        worktree's timeline and the sessions that worked in it. A failure here is left for the
+        reading that needs it to raise, after `git blame`'s own."""
+        from .errors import OxideError
+
+        try:
+            self._load_checkpoints()
+            self.objects.notes_tree()
+            ctx = self.ctx
+            head = self.objects.head(str(ctx.repo.git_dir))
+            tl = self.timeline(ctx.repo.worktree_id, str(ctx.repo.workdir), head)
+            if len(tl.states) > 1:
+                tl.prepare()
+        except (OxideError, OSError, ValueError):
+            pass
+
+    def _load_checkpoints(self) -> None:
         if self._checkpoints is None:  # every checkpoint once: a query per commit costs more
             rows = [dict(r) for r in self.ctx.index.query(
                 "SELECT id, worktree, worktree_path, created_at, head FROM checkpoints "
                 "ORDER BY created_at, rowid")]
-            self._checkpoints = {r["id"]: r for r in rows}
+            by_head: dict[str, list[dict[str, Any]]] = {}
             for r in rows:
-                self._by_head.setdefault(r["head"], []).append(r)
+                by_head.setdefault(r["head"], []).append(r)
+            self._checkpoints, self._by_head = {r["id"]: r for r in rows}, by_head
+
+    def anchor(self, commit: str) -> tuple[dict[str, Any] | None, list[str]]:
+        """The checkpoint taken as ``commit`` was made (its note's, else the last one on its
+        parent before it), and the sessions its note names."""
+        note_checkpoints, note_sessions = self.objects.note(commit)
+        self._load_checkpoints()
+        assert self._checkpoints is not None
         named = [self._checkpoints[c] for c in note_checkpoints if c in self._checkpoints]
         anchor = max(named, key=lambda r: int(r["created_at"] or 0)) if named else None
         if anchor is None:

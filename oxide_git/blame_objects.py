@@ -144,14 +144,20 @@ class Objects:
             return raw.hex() if raw is not None else None
         return self.ref(name)
 
+    def notes_tree(self) -> str | None:
+        """The commit refs/notes/oxide names (its tree read), or None: no notes."""
+        if self._notes is _UNKEYED:
+            from .notes import NOTES_REF
+
+            tip = self.ref(NOTES_REF)
+            if tip is not None:
+                self._tree(tip)
+            self._notes = tip
+        return self._notes
+
     def note(self, commit: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(checkpoints, sessions) of ``commit``'s note on refs/notes/oxide (empty: no note)."""
-        from .notes import NOTES_REF
-
-        if self._notes is _UNKEYED:
-            tip = self.ref(NOTES_REF)
-            self._notes = tip
-        if self._notes is None:
+        if self.notes_tree() is None:
             return (), ()
         for path in (commit, f"{commit[:2]}/{commit[2:]}", f"{commit[:2]}/{commit[2:4]}/{commit[4:]}"):
             entry = self.lookup(self._notes, path)

@@ -126,6 +126,12 @@ class Timeline:
             self._calls = WorktreeCalls(self.ctx, self.objects, self.worktree, self.path)
         return self._calls
 
+    def prepare(self) -> None:
+        """Read what a walk through this timeline will: its states' digest, and the sessions that
+        worked in the worktree (``blame.prepare``: while `git blame` runs)."""
+        self._states_digest(len(self.states))
+        assert self.calls is not None
+
     def latest_message(self) -> int:
         """The newest message time of the sessions whose calls were read (0: none read)."""
         return self._calls.latest if self._calls is not None else 0
