@@ -12,8 +12,7 @@ ran in that interval say whose it is (``blame_calls``).
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from .blame_calls import AGENT, BEFORE, EITHER, HUMAN, Label
 from .blame_memo import open_memo
@@ -30,8 +29,7 @@ class BadRevision(OxideError):
     """A revision or path git cannot blame."""
 
 
-@dataclass
-class LineBlame:
+class LineBlame(NamedTuple):
     number: int  # 1-based, in the blamed version
     text: str
     who: str  # agent | human | agent or user | before oxide
@@ -45,14 +43,25 @@ class LineBlame:
     before_checkpoint: str | None = None  # the last checkpoint without it (rewind there to undo it)
 
 
-@dataclass
 class BlameResult:
-    path: str
-    rev: str | None
-    lines: list[LineBlame]
-    short: dict[str, str] = field(default_factory=dict)  # full id -> as people type it
-    _commit_short: Any = field(default=None, repr=False, compare=False)
-    after_now: bool = field(default=False, repr=False, compare=False)  # a call it read is dated after now
+    """A file's lines, blamed (``short``: full id -> as people type it)."""
+
+    def __init__(self, path: str, rev: str | None, lines: list[LineBlame],
+                 short: dict[str, str] | None = None, commit_short: Any = None) -> None:
+        self.path, self.rev, self.lines = path, rev, lines
+        self.short: dict[str, str] = short if short is not None else {}
+        self._commit_short = commit_short
+        self.after_now = False  # a call it read is dated after now
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, BlameResult) and (self.path, self.rev, self.lines, self.short) == (
+            other.path, other.rev, other.lines, other.short)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it was
+
+    def __repr__(self) -> str:
+        return (f"BlameResult(path={self.path!r}, rev={self.rev!r}, lines={self.lines!r}, "
+                f"short={self.short!r})")
 
     def id(self, full: str | None) -> str | None:
         """``full`` as people type it: a session's or checkpoint's shortest unique prefix, a
@@ -68,7 +77,7 @@ class BlameResult:
         """Plain JSON: ids as `list` and `show` print them (shortest unique prefixes), times ISO."""
         rows = []
         for ln in self.lines:
-            d = asdict(ln)
+            d = ln._asdict()
             for k in ("session_id", "checkpoint", "before_checkpoint", "commit"):
                 d[k] = self.id(d[k])
             d["when"] = _iso(ln.when_ms)
@@ -235,8 +244,7 @@ class _Run:
 # git blame -------------------------------------------------------------------------------------
 
 
-@dataclass
-class _Entry:
+class _Entry(NamedTuple):
     commit: str
     orig: int
     final: int

@@ -13,8 +13,7 @@ from __future__ import annotations
 import os
 import posixpath
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .context import Context
 from .titles import is_harness_text
@@ -27,8 +26,7 @@ if TYPE_CHECKING:  # read only when a call's message is (a blame whose intervals
 AGENT, HUMAN, EITHER, BEFORE = "agent", "human", "agent or user", "before oxide"
 
 
-@dataclass(frozen=True)
-class Label:
+class Label(NamedTuple):
     """Who wrote a line and in which turn (``message_id`` is that turn's prompt)."""
 
     who: str
@@ -39,8 +37,7 @@ class Label:
     when_ms: int | None = None
 
 
-@dataclass
-class Call:
+class Call(NamedTuple):
     session_id: str
     seq: int
     idx: int
@@ -50,13 +47,22 @@ class Call:
     failed: bool = False
 
 
-@dataclass
 class Explanation:
     """Replay of the calls that touched a file in one interval: each step's text and whose it is
     (from the interval's first state on), and the label of the lines no step explains."""
 
-    steps: list[tuple[str | None, Label]] = field(default_factory=list)
-    rest: Label = Label(HUMAN)
+    def __init__(self, steps: list[tuple[str | None, Label]] | None = None,
+                 rest: Label | None = None) -> None:
+        self.steps = steps if steps is not None else []
+        self.rest = rest if rest is not None else Label(HUMAN)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Explanation) and (self.steps, self.rest) == (other.steps, other.rest)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Explanation(steps={self.steps!r}, rest={self.rest!r})"
 
 
 def canon(path: str, aliases: tuple[tuple[str, str], ...]) -> str:

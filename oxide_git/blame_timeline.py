@@ -11,9 +11,8 @@ followed, so the cost is the changes to that file, not the number of checkpoints
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from itertools import pairwise
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .blame_calls import BEFORE, EITHER, HUMAN, Label, WorktreeCalls
 from .blame_diff import SAME, Diff
@@ -24,8 +23,7 @@ if TYPE_CHECKING:
     from .blame_objects import Objects
 
 
-@dataclass(frozen=True)
-class State:
+class State(NamedTuple):
     id: str
     kind: str
     session_id: str | None
@@ -77,8 +75,7 @@ NONE = Version(None, None)
 Visit = tuple[int, str | None, str | None, int | None, bytes | None]
 
 
-@dataclass(frozen=True)
-class Placed:
+class Placed(NamedTuple):
     """Where a line was written: its label, the first checkpoint that has it (None: only the
     final version) and the last one that did not."""
 

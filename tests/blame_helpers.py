@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -115,7 +114,7 @@ def memo_file(repo: Path, rel: str = "notes.txt") -> Path:
 
 def lines_of(res: Any) -> list[dict[str, Any]]:
     """Everything a blame answers, line by line."""
-    return [{**asdict(ln), "short": {k: res.id(k) for k in (ln.session_id, ln.checkpoint, ln.commit)}}
+    return [{**ln._asdict(), "short": {k: res.id(k) for k in (ln.session_id, ln.checkpoint, ln.commit)}}
             for ln in res.lines]
 
 
@@ -130,7 +129,7 @@ def exact_blame(ctx: Any, rel: str, **kw: Any) -> Any:
     memo = memo_file(ctx.repo.workdir, os.path.relpath(os.path.join(ctx.repo.workdir, rel), ctx.repo.workdir))
 
     def again(**env: str) -> Any:
-        other = replace(ctx, environ={**ctx.environ, **env}, _index=None)
+        other = type(ctx)(ctx.repo, ctx.now_ms, {**ctx.environ, **env})
         try:
             return blame_file(other, rel, **kw)
         finally:
