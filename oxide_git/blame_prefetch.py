@@ -95,6 +95,22 @@ def take(path: str, rev: str | None, lines: tuple[int, int] | None) -> tuple[int
     return _reap(pid), out, err
 
 
+def cancel() -> None:
+    """End the `git blame` started, if any (its answer is not needed)."""
+    global _started
+    started, _started = _started, None
+    if started is None:
+        return
+    _, pid, out_fd, err_fd = started
+    try:
+        os.kill(pid, 9)  # SIGKILL: it holds no lock and writes nothing but its output
+    except OSError:
+        pass
+    os.close(out_fd)
+    os.close(err_fd)
+    _reap(pid)
+
+
 def _read_all(fd: int) -> bytes:
     chunks = []
     try:
