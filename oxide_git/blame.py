@@ -177,8 +177,30 @@ class _Run:
             tl = self.timeline(ctx.repo.worktree_id, str(ctx.repo.workdir), head)
             if len(tl.states) > 1:
                 tl.prepare()
+                if self._memo_older_than_index():
+                    # a checkpoint or call the memo has not seen: an interval to replay, most
+                    # likely, with the codec and the agents' tools (~15 ms to import), now
+                    from . import codec  # noqa: F401
+                    from .agents import file_effects  # noqa: F401
         except (OxideError, OSError, ValueError):
             pass
+
+    def _memo_older_than_index(self) -> bool:
+        """Whether the index was written after the memo (a guess at what the run will need: the
+        memo's keys, not this, decide what it serves)."""
+        memo = self.objects.memo
+        if memo.path is None:
+            return False
+        oxide = str(self.ctx.repo.oxide_dir)
+        newest = 0
+        for name in ("index.db", "index.db-wal"):  # an empty WAL is the one opening the index made
+            try:
+                st = os.stat(os.path.join(oxide, name))
+            except OSError:
+                continue
+            if st.st_size:
+                newest = max(newest, st.st_mtime_ns)
+        return newest >= memo.written_ns
 
     def _load_checkpoints(self) -> None:
         if self._checkpoints is None:  # every checkpoint once: a query per commit costs more

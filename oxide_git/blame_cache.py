@@ -272,15 +272,32 @@ def store(before: Slot, after: Slot | None, commits: list[str], payload: Any) ->
         pass  # a cache: the next run works it out again
 
 
+_keyed: tuple[tuple[Any, ...], Slot | None] | None = None  # the slot ``serve`` read, and for what
+
+
+def slot_before(cwd: str, file: str, rev: str | None, lines: tuple[int, int] | None,
+                form: str) -> Slot | None:
+    """``slot`` of the question before the run that answers it: the one ``serve`` read for the same
+    question in this process (earlier still: as good for ``store``), else read now."""
+    global _keyed
+    kept, _keyed = _keyed, None
+    if kept is not None and kept[0] == (cwd, file, rev, lines, form):
+        return kept[1]
+    return slot(cwd, file, rev, lines, form)
+
+
 def serve(argv: list[str]) -> int | None:
     """Print the kept answer of ``blame ARGV`` and return 0; None when there is none."""
+    global _keyed
     if os.environ.get("OXIDE_BLAME_CACHE") == "0":
         return None
     got = parse(argv)
     if got is None:
         return None
     try:
-        s = slot(os.getcwd(), got[0], got[1], got[2], got[3])
+        cwd = os.getcwd()
+        s = slot(cwd, got[0], got[1], got[2], got[3])
+        _keyed = ((cwd, *got), s)
         payload = None if s is None else lookup(s)
     except OSError:
         return None

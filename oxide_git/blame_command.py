@@ -92,7 +92,7 @@ def plain(argv: list[str]) -> int | None:
 
         cwd = os.getcwd()
         cacheable = os.environ.get("OXIDE_BLAME_CACHE") != "0"
-        before = blame_cache.slot(cwd, path, rev, lines, form) if cacheable else None
+        before = blame_cache.slot_before(cwd, path, rev, lines, form) if cacheable else None
         ctx = for_process()
         result = blame_file(ctx, os.path.abspath(path), rev=rev, lines=lines)
         payload: Any

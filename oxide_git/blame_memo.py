@@ -54,12 +54,14 @@ class Memo:
         self.path = path
         self.tables: dict[str, dict[Any, Any]] = {t: {} for t in TABLES}
         self.added = 0
+        self.written_ns = 0  # when the file read was written (0: none)
         self._code: tuple[Any, ...] | None = None
         if path is None:
             return
         try:
             with open(path, "rb") as f:
                 data = f.read()
+                self.written_ns = os.fstat(f.fileno()).st_mtime_ns
         except OSError:
             return
         body = data[len(MAGIC) + 20:]
