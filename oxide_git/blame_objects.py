@@ -147,9 +147,7 @@ class Objects:
     def notes_tree(self) -> str | None:
         """The commit refs/notes/oxide names (its tree read), or None: no notes."""
         if self._notes is _UNKEYED:
-            from .notes import NOTES_REF
-
-            tip = self.ref(NOTES_REF)
+            tip = self.ref(refs.NOTES)  # notes.NOTES_REF (notes.py imports json and re)
             if tip is not None:
                 self._tree(tip)
             self._notes = tip
@@ -191,13 +189,13 @@ class Objects:
                 msgs = raw.hex() if mode == _TREE_MODE else None
             self._logs[session_id] = msgs
         msgs = self._logs[session_id]
-        if msgs is None:
-            return None
-        bucket = self.lookup(msgs, bucket_name(seq))
+        entries = self._tree(msgs) if msgs is not None else None
+        bucket = entries.get(bucket_name(seq).encode()) if entries is not None else None
         if bucket is None or bucket[0] != _TREE_MODE:
             return None
-        entry = self.lookup(bucket[1], entry_name(seq))
-        return entry[1] if entry is not None and entry[0] != _TREE_MODE else None
+        entries = self._tree(bucket[1].hex())
+        entry = entries.get(entry_name(seq).encode()) if entries is not None else None
+        return entry[1].hex() if entry is not None and entry[0] != _TREE_MODE else None
 
 
 def _parse_commit(data: bytes) -> tuple[str, int, str | None] | None:
