@@ -142,6 +142,18 @@ def _digest(data: bytes) -> bytes:
     return blake2b(data, digest_size=20).digest()
 
 
+_CODE: list[tuple[str, int, int]] | None = None
+
+
+def code() -> list[tuple[str, int, int]]:
+    """oxide's own modules (name, size, mtime), read once a process: the code that is running (a
+    long-lived process, `mcp`, keeps running what it loaded even if the files change)."""
+    global _CODE
+    if _CODE is None:
+        _CODE = _code()
+    return _CODE
+
+
 def _code() -> list[tuple[str, int, int]]:
     out = []
     for folder in (_PACKAGE, os.path.join(_PACKAGE, "agents")):
@@ -223,10 +235,10 @@ def slot(cwd: str, file: str, rev: str | None, lines: tuple[int, int] | None, fo
     stats.append(_stat(os.path.join(common, "objects", "pack")))
     envs = sorted((k, v) for k, v in os.environ.items()
                   if k.startswith(("GIT_", "OXIDE_", "HOME", "XDG_CONFIG_HOME")) and k not in _UNKEYED)
-    code = _code()
-    newest = max([s[1] for s in stats if s] + [c[2] for c in code])
+    modules = code()
+    newest = max([s[1] for s in stats if s] + [c[2] for c in modules])
     key = (FORMAT, top, git_dir, rel, lines, form, st.st_mtime_ns, _digest(data), tuple(refs),
-           tuple(configs), tuple(stats), tuple(envs), tuple(code), sys.version)
+           tuple(configs), tuple(stats), tuple(envs), tuple(modules), sys.version)
     name = _digest(repr((git_dir, rel, lines, form)).encode("utf-8", "surrogateescape")).hex()
     return Slot(os.path.join(oxide, "cache", "blame", name), key, newest, common)
 

@@ -31,19 +31,12 @@ FORMAT = 1
 MAGIC = b"oxide-blame-memo\n"  # then a digest of the rest: a file damaged anywhere is not read
 MAX_ENTRIES = 50_000  # a file's: ~5 MB, read in ~20 ms
 TABLES = ("commits", "paths", "notes", "diffs", "steps", "walks")
-_PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _code_key() -> tuple[Any, ...]:
-    out = []
-    for folder in (_PACKAGE, os.path.join(_PACKAGE, "agents")):
-        with os.scandir(folder) as it:
-            for e in it:
-                if e.name.endswith(".py"):
-                    st = e.stat()
-                    out.append((e.name, st.st_size, st.st_mtime_ns))
-    out.sort()
-    return (FORMAT, sys.version, tuple(out))
+    from .blame_cache import code  # the modules' list, read once a process (the answer cache keys by it too)
+
+    return (FORMAT, sys.version, tuple(code()))
 
 
 class Memo:
