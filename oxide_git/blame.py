@@ -17,16 +17,14 @@ from typing import Any, NamedTuple
 from .blame_calls import AGENT, BEFORE, EITHER, HUMAN, Label
 from .blame_memo import open_memo
 from .blame_objects import Objects
+from .blame_porcelain import ZERO as _ZERO
+from .blame_porcelain import BadRevision, git_blame, relative
 from .blame_timeline import Placed, Timeline, Version
 from .context import Context
 from .errors import NotFound, OxideError
 
 WHO = (AGENT, HUMAN, EITHER, BEFORE)
-_ZERO = "0" * 40
-
-
-class BadRevision(OxideError):
-    """A revision or path git cannot blame."""
+__all__ = ["BadRevision", "BlameResult", "LineBlame", "blame_file", "blame_range", "summary"]
 
 
 class LineBlame(NamedTuple):
@@ -90,7 +88,7 @@ def blame_file(ctx: Context, path: str, *, rev: str | None = None,
     """Blame ``path`` (relative to the worktree's top, or absolute) in the worktree, or at ``rev``
     (a commit); ``lines`` (first, last), 1-based and inclusive, as `git blame -L` takes them;
     ``commits``: only lines of these commits are attributed (the others are left unknown)."""
-    rel = _relative(ctx, path)
+    rel = relative(ctx, path)
     run = _Run(ctx, rel)
     result = _blame_file(ctx, run, rel, rev, lines, commits)
     run.objects.memo.save()
@@ -100,7 +98,7 @@ def blame_file(ctx: Context, path: str, *, rev: str | None = None,
 def _blame_file(ctx: Context, run: _Run, rel: str, rev: str | None, lines: tuple[int, int] | None,
                 commits: set[str] | None) -> BlameResult:
     run.prepare()
-    entries = _git_blame(ctx, rel, rev, lines)
+    entries = git_blame(ctx, rel, rev, lines)
     final: Version | None = None
     pending: list[int] = []
     for e in entries:
@@ -261,96 +259,6 @@ class _Run:
         if version is None:
             version = self.blobs[oid] = Version(oid, None, lambda: self.objects.blob(oid))
         return version
-
-
-# git blame -------------------------------------------------------------------------------------
-
-
-class _Entry(NamedTuple):
-    commit: str
-    orig: int
-    final: int
-    filename: str
-    text: str
-    time: int | None
-
-
-def _relative(ctx: Context, path: str) -> str:
-    top = str(ctx.repo.workdir)
-    full = os.path.normpath(path if os.path.isabs(path) else os.path.join(top, path))
-    real_full, real_top = os.path.realpath(full), os.path.realpath(top)
-    for f, t in ((full, top), (real_full, real_top)):
-        if f == t or f.startswith(t.rstrip("/") + "/"):
-            return os.path.relpath(f, t).replace(os.sep, "/")
-    raise NotFound(f"{path} is outside the repository at {top}")
-
-
-def _git_blame(ctx: Context, rel: str, rev: str | None, lines: tuple[int, int] | None) -> list[_Entry]:
-    from . import blame_prefetch
-
-    early = blame_prefetch.take(os.path.join(ctx.repo.workdir, rel), rev, lines)
-    if early is not None:
-        code, out, stderr = early
-    else:
-        args = ["git", "blame", "--porcelain"]
-        if lines:
-            args += ["-L", f"{lines[0]},{lines[1]}"]
-        if rev:
-            args.append(rev)
-        import subprocess
-
-        from .repo import clean_git_env
-
-        r = subprocess.run([*args, "--", rel], cwd=ctx.repo.workdir, capture_output=True, env=clean_git_env())
-        code, out, stderr = r.returncode, r.stdout, r.stderr
-    if code != 0:
-        err = stderr.decode("utf-8", "replace").strip().removeprefix("fatal: ")
-        new = "no such path" in err or "HEAD" in err
-        if rev is None and new and os.path.isfile(ctx.repo.workdir / rel):
-            return _untracked(ctx, rel, lines)  # not in HEAD (new, or no commit yet): all of it is new
-        raise BadRevision(f"cannot blame {rel}{' at ' + rev if rev else ''}: {err}",
-                          hint="check the path and the revision (`git log -- PATH`)")
-    return parse_porcelain(out)
-
-
-def _untracked(ctx: Context, rel: str, lines: tuple[int, int] | None) -> list[_Entry]:
-    data = (ctx.repo.workdir / rel).read_bytes()
-    texts = data.decode("utf-8", "replace").splitlines()
-    first, last = (lines if lines else (1, len(texts)))
-    if lines and (first < 1 or first > max(len(texts), 1)):
-        raise BadRevision(f"file {rel} has only {len(texts)} lines")
-    return [_Entry(_ZERO, n, n, rel, texts[n - 1], None) for n in range(first, min(last, len(texts)) + 1)]
-
-
-def parse_porcelain(out: bytes) -> list[_Entry]:
-    """`git blame --porcelain` output as one entry per line: each line's header (commit, line
-    in it, line now), the commit's fields the first time it comes, then TAB and the line."""
-    entries: list[_Entry] = []
-    names: dict[str, str] = {}
-    times: dict[str, int] = {}
-    head: list[str] | None = None
-    for raw in out.split(b"\n"):
-        if head is None:
-            if raw:
-                head = raw.decode("ascii", "replace").split(" ")
-            continue
-        if raw[:1] == b"\t":
-            sha = head[0]
-            entries.append(_Entry(sha, int(head[1]), int(head[2]), names.get(sha, ""),
-                                  raw[1:].decode("utf-8", "replace"), times.get(sha)))
-            head = None
-        elif raw.startswith(b"filename "):
-            names[head[0]] = _unquote(raw[9:].decode("utf-8", "surrogateescape"))
-        elif raw.startswith(b"author-time "):
-            times[head[0]] = int(raw[12:] or 0)
-    return entries
-
-
-def _unquote(name: str) -> str:
-    if len(name) >= 2 and name[0] == '"' and name[-1] == '"':
-        return name[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape").encode(
-            "latin-1").decode("utf-8", "surrogateescape")
-    return name
 
 
 def _short_ids(ctx: Context, lines: list[LineBlame]) -> dict[str, str]:

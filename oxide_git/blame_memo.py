@@ -6,12 +6,14 @@ Unlike ``blame_cache`` (a whole answer for exactly the same question, keyed by f
 every entry here is keyed by everything it is a function of, so it never goes stale and needs no
 check of the clock or of files: a commit's tree, time and first parent (by its id), the blob at a
 path of a tree (by tree id and path), a note's checkpoints and sessions (by the note's blob id),
-the line hunks between two blobs (by their ids), and how the tool calls of an interval between
-two checkpoints explain a file's change (``Memo.steps``: by a digest of the two versions' ids, the
-interval's times and governing prompt, and for each call in it, the index rows read about it, its
-message's blob id, its session's row and its turn's prompt; ``blame_calls.WorktreeCalls.key``).
-So a blame after one new checkpoint works out only the new interval, and one over an unchanged
-history reads no object but the notes tree.
+the line hunks between two blobs (by their ids), how the tool calls of an interval between two
+checkpoints explain a file's change (the ``steps`` table: by a digest of the two versions' ids,
+the interval's start and governing prompt, and for each call in it, the index rows read about it,
+its message's blob id, its session's row and its turn's prompt; ``blame_calls.WorktreeCalls.key``),
+and a whole walk back through a timeline (the ``walks`` table, ``blame_timeline.Timeline.walk``:
+by the states it goes through, the final version and the lines; served only when the intervals it
+explained have the same keys again). So a blame after one new checkpoint works out only the new
+interval, and one over an unchanged history reads no object but the notes tree.
 
 The whole file is ignored when it is damaged (a digest of its content heads it), of another
 format, or written by other code (the key of oxide's own modules, as ``blame_cache`` keys

@@ -3,7 +3,7 @@
 The committed lines' commits come from `git blame`, which is most of the command's time on a
 long history; started before click and pygit2 are imported, it runs while Python starts.
 ``take`` hands its output over when it was started for the same file, revision and lines as
-``blame._git_blame`` asks for (anything else is ended and git runs again as usual).
+``blame_porcelain.git_blame`` asks for (anything else is ended and git runs again as usual).
 """
 
 from __future__ import annotations
