@@ -12,31 +12,22 @@ ran in that interval say whose it is (``blame_calls``).
 from __future__ import annotations
 
 import os
-import subprocess
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
-import pygit2
-
-from . import notes, refs
 from .blame_calls import AGENT, BEFORE, EITHER, HUMAN, Label
+from .blame_memo import open_memo
+from .blame_objects import Objects
+from .blame_porcelain import ZERO as _ZERO
+from .blame_porcelain import BadRevision, git_blame, relative
 from .blame_timeline import Placed, Timeline, Version
 from .context import Context
 from .errors import NotFound, OxideError
-from .model import to_iso
-from .repo import clean_git_env
 
 WHO = (AGENT, HUMAN, EITHER, BEFORE)
-_ZERO = "0" * 40
-_STRICT = pygit2.enums.Option.ENABLE_STRICT_HASH_VERIFICATION  # libgit2's default: on
+__all__ = ["BadRevision", "BlameResult", "LineBlame", "blame_file", "blame_range", "summary"]
 
 
-class BadRevision(OxideError):
-    """A revision or path git cannot blame."""
-
-
-@dataclass
-class LineBlame:
+class LineBlame(NamedTuple):
     number: int  # 1-based, in the blamed version
     text: str
     who: str  # agent | human | agent or user | before oxide
@@ -50,14 +41,25 @@ class LineBlame:
     before_checkpoint: str | None = None  # the last checkpoint without it (rewind there to undo it)
 
 
-@dataclass
 class BlameResult:
-    path: str
-    rev: str | None
-    lines: list[LineBlame]
-    short: dict[str, str] = field(default_factory=dict)  # full id -> as people type it
-    _commit_short: Any = field(default=None, repr=False, compare=False)
-    after_now: bool = field(default=False, repr=False, compare=False)  # a call it read is dated after now
+    """A file's lines, blamed (``short``: full id -> as people type it)."""
+
+    def __init__(self, path: str, rev: str | None, lines: list[LineBlame],
+                 short: dict[str, str] | None = None, commit_short: Any = None) -> None:
+        self.path, self.rev, self.lines = path, rev, lines
+        self.short: dict[str, str] = short if short is not None else {}
+        self._commit_short = commit_short
+        self.after_now = False  # a call it read is dated after now
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, BlameResult) and (self.path, self.rev, self.lines, self.short) == (
+            other.path, other.rev, other.lines, other.short)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it was
+
+    def __repr__(self) -> str:
+        return (f"BlameResult(path={self.path!r}, rev={self.rev!r}, lines={self.lines!r}, "
+                f"short={self.short!r})")
 
     def id(self, full: str | None) -> str | None:
         """``full`` as people type it: a session's or checkpoint's shortest unique prefix, a
@@ -73,10 +75,10 @@ class BlameResult:
         """Plain JSON: ids as `list` and `show` print them (shortest unique prefixes), times ISO."""
         rows = []
         for ln in self.lines:
-            d = asdict(ln)
+            d = ln._asdict()
             for k in ("session_id", "checkpoint", "before_checkpoint", "commit"):
                 d[k] = self.id(d[k])
-            d["when"] = to_iso(ln.when_ms)
+            d["when"] = _iso(ln.when_ms)
             rows.append(d)
         return {"path": self.path, "rev": self.rev, "lines": rows, "summary": summary(self)}
 
@@ -86,21 +88,17 @@ def blame_file(ctx: Context, path: str, *, rev: str | None = None,
     """Blame ``path`` (relative to the worktree's top, or absolute) in the worktree, or at ``rev``
     (a commit); ``lines`` (first, last), 1-based and inclusive, as `git blame -L` takes them;
     ``commits``: only lines of these commits are attributed (the others are left unknown)."""
-    # Objects are read as git reads them, without hashing each again to check its name (libgit2
-    # does by default): a blame reads every version of the file, and the check was a third of
-    # the reading. Only for the blame: the option is libgit2's, for the whole process.
-    pygit2.option(_STRICT, 0)
-    try:
-        return _blame_file(ctx, path, rev, lines, commits)
-    finally:
-        pygit2.option(_STRICT, 1)
+    rel = relative(ctx, path)
+    run = _Run(ctx, rel)
+    result = _blame_file(ctx, run, rel, rev, lines, commits)
+    run.objects.memo.save()
+    return result
 
 
-def _blame_file(ctx: Context, path: str, rev: str | None, lines: tuple[int, int] | None,
+def _blame_file(ctx: Context, run: _Run, rel: str, rev: str | None, lines: tuple[int, int] | None,
                 commits: set[str] | None) -> BlameResult:
-    rel = _relative(ctx, path)
-    entries = _git_blame(ctx, rel, rev, lines)
-    run = _Run(ctx)
+    run.prepare()
+    entries = git_blame(ctx, rel, rev, lines)
     final: Version | None = None
     pending: list[int] = []
     for e in entries:
@@ -113,7 +111,7 @@ def _blame_file(ctx: Context, path: str, rev: str | None, lines: tuple[int, int]
         except OSError as err:
             raise NotFound(f"cannot read {rel}: {err.strerror}") from err
         final = Version.of_bytes(data)
-        head = None if ctx.repo.git.head_is_unborn else str(ctx.repo.git.head.target)
+        head = run.objects.head(str(ctx.repo.git_dir))
         tl = run.timeline(ctx.repo.worktree_id, str(ctx.repo.workdir), head)
         placed = tl.walk(rel, final, len(tl.states), max(ctx.now_ms, mtime), pending, when_final=mtime)
         for ln, p in placed.items():
@@ -135,7 +133,7 @@ def _blame_file(ctx: Context, path: str, rev: str | None, lines: tuple[int, int]
             None if e.commit == _ZERO else e.commit, p.checkpoint,
             lb.when_ms if lb.when_ms is not None else (e.time * 1000 if e.time else None),
             p.before))
-    res = BlameResult(rel, rev, out, _short_ids(ctx, out), _commit_abbrev(ctx))
+    res = BlameResult(rel, rev, out, _short_ids(ctx, out), _commit_abbrev(ctx, run.objects))
     res.after_now = any(tl.latest_message() > ctx.now_ms for tl in run.timelines.values())
     return res
 
@@ -146,62 +144,87 @@ def _blame_file(ctx: Context, path: str, rev: str | None, lines: tuple[int, int]
 class _Run:
     """What one blame learns once: timelines, notes, anchors."""
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, rel: str) -> None:
         self.ctx = ctx
-        self.git = ctx.repo.git
+        common = str(ctx.repo.common_dir)
+        self.objects = Objects(common, open_memo(common, rel, ctx.environ))
         self.timelines: dict[tuple[str, str], Timeline] = {}
         self.placed: dict[tuple[str, int], Placed] = {}
-        self.blobs: dict[Any, Version] = {}
-        self._notes: Any = False
+        self.blobs: dict[str, Version] = {}
         self._checkpoints: dict[str, dict[str, Any]] | None = None
         self._by_head: dict[str, list[dict[str, Any]]] = {}
 
     def timeline(self, worktree: str, path: str, default_base: str | None = None) -> Timeline:
         key = (worktree, path)
         if key not in self.timelines:
-            self.timelines[key] = Timeline(self.ctx, worktree, path, default_base, self.blobs)
+            self.timelines[key] = Timeline(self.ctx, self.objects, worktree, path, default_base, self.blobs)
         return self.timelines[key]
 
-    def note(self, commit: str) -> dict[str, Any]:
-        """The commit's note, by path in the notes tree read once (a lookup per commit through
-        libgit2 reads the notes commit and tree again each time)."""
-        if self._notes is False:
-            oid = refs.read(self.git, notes.NOTES_REF)
-            obj = self.git.get(oid) if oid is not None else None
-            self._notes = obj.peel(pygit2.Tree) if obj is not None else None
-        tree = self._notes
-        if tree is None:
-            return {}
-        for path in (commit, f"{commit[:2]}/{commit[2:]}", f"{commit[:2]}/{commit[2:4]}/{commit[4:]}"):
-            try:
-                entry = tree[path]
-            except KeyError:
-                continue
-            _kind, data = self.git.odb.read(entry.id)
-            return notes.parse_note(data.decode("utf-8", "replace"))
-        return {}
+    def prepare(self) -> None:
+        """What a blame reads whatever `git blame` says, read while it runs (the wait for its
+        answer is most of a blame's time): the index's checkpoints, the notes tree, this
+        worktree's timeline and the sessions that worked in it. A failure here is left for the
+        reading that needs it to raise, after `git blame`'s own."""
+        from .errors import OxideError
 
-    def anchor(self, commit: str) -> tuple[dict[str, Any] | None, list[str]]:
-        """The checkpoint taken as ``commit`` was made (its note's, else the last one on its
-        parent before it), and the sessions its note names."""
-        note = self.note(commit)
+        try:
+            self._load_checkpoints()
+            self.objects.notes_tree()
+            ctx = self.ctx
+            head = self.objects.head(str(ctx.repo.git_dir))
+            tl = self.timeline(ctx.repo.worktree_id, str(ctx.repo.workdir), head)
+            if len(tl.states) > 1:
+                tl.prepare()
+                if self._memo_older_than_index():
+                    # a checkpoint or call the memo has not seen: an interval to replay, most
+                    # likely, with the codec and the agents' tools (~15 ms to import), now
+                    from . import codec  # noqa: F401
+                    from .agents import file_effects  # noqa: F401
+        except (OxideError, OSError, ValueError):
+            pass
+
+    def _memo_older_than_index(self) -> bool:
+        """Whether the index was written after the memo (a guess at what the run will need: the
+        memo's keys, not this, decide what it serves)."""
+        memo = self.objects.memo
+        if memo.path is None:
+            return False
+        oxide = str(self.ctx.repo.oxide_dir)
+        newest = 0
+        for name in ("index.db", "index.db-wal"):  # an empty WAL is the one opening the index made
+            try:
+                st = os.stat(os.path.join(oxide, name))
+            except OSError:
+                continue
+            if st.st_size:
+                newest = max(newest, st.st_mtime_ns)
+        return newest >= memo.written_ns
+
+    def _load_checkpoints(self) -> None:
         if self._checkpoints is None:  # every checkpoint once: a query per commit costs more
             rows = [dict(r) for r in self.ctx.index.query(
                 "SELECT id, worktree, worktree_path, created_at, head FROM checkpoints "
                 "ORDER BY created_at, rowid")]
-            self._checkpoints = {r["id"]: r for r in rows}
+            by_head: dict[str, list[dict[str, Any]]] = {}
             for r in rows:
-                self._by_head.setdefault(r["head"], []).append(r)
-        named = [self._checkpoints[c] for c in note.get("checkpoints", []) if c in self._checkpoints]
+                by_head.setdefault(r["head"], []).append(r)
+            self._checkpoints, self._by_head = {r["id"]: r for r in rows}, by_head
+
+    def anchor(self, commit: str) -> tuple[dict[str, Any] | None, list[str]]:
+        """The checkpoint taken as ``commit`` was made (its note's, else the last one on its
+        parent before it), and the sessions its note names."""
+        note_checkpoints, note_sessions = self.objects.note(commit)
+        self._load_checkpoints()
+        assert self._checkpoints is not None
+        named = [self._checkpoints[c] for c in note_checkpoints if c in self._checkpoints]
         anchor = max(named, key=lambda r: int(r["created_at"] or 0)) if named else None
         if anchor is None:
-            obj = self.git.get(commit)
-            if isinstance(obj, pygit2.Commit) and obj.parent_ids:
-                limit = obj.commit_time * 1000 + 999
-                before = [r for r in self._by_head.get(str(obj.parent_ids[0]), [])
-                          if int(r["created_at"] or 0) <= limit]
+            got = self.objects.commit(commit)
+            if got is not None and got[2] is not None:
+                limit = got[1] * 1000 + 999
+                before = [r for r in self._by_head.get(got[2], []) if int(r["created_at"] or 0) <= limit]
                 anchor = before[-1] if before else None
-        return anchor, [s for s in note.get("sessions", []) if isinstance(s, str)]
+        return anchor, list(note_sessions)
 
     def commit_lines(self, commit: str, entries: list[Any]) -> None:
         anchor, sessions = self.anchor(commit)
@@ -228,99 +251,14 @@ class _Run:
             return ref
 
     def _version(self, commit: str, path: str) -> Version:
-        oid = self.git[commit].peel(pygit2.Commit).tree[path].id
-        got = self.blobs.get(oid)
-        if got is None:
-            _kind, data = self.git.odb.read(oid)
-            got = self.blobs[oid] = Version(oid, data)
-        return got
-
-
-# git blame -------------------------------------------------------------------------------------
-
-
-@dataclass
-class _Entry:
-    commit: str
-    orig: int
-    final: int
-    filename: str
-    text: str
-    time: int | None
-
-
-def _relative(ctx: Context, path: str) -> str:
-    top = str(ctx.repo.workdir)
-    full = os.path.normpath(path if os.path.isabs(path) else os.path.join(top, path))
-    real_full, real_top = os.path.realpath(full), os.path.realpath(top)
-    for f, t in ((full, top), (real_full, real_top)):
-        if f == t or f.startswith(t.rstrip("/") + "/"):
-            return os.path.relpath(f, t).replace(os.sep, "/")
-    raise NotFound(f"{path} is outside the repository at {top}")
-
-
-def _git_blame(ctx: Context, rel: str, rev: str | None, lines: tuple[int, int] | None) -> list[_Entry]:
-    from . import blame_prefetch
-
-    early = blame_prefetch.take(os.path.join(ctx.repo.workdir, rel), rev, lines)
-    if early is not None:
-        code, out, stderr = early
-    else:
-        args = ["git", "blame", "--porcelain"]
-        if lines:
-            args += ["-L", f"{lines[0]},{lines[1]}"]
-        if rev:
-            args.append(rev)
-        r = subprocess.run([*args, "--", rel], cwd=ctx.repo.workdir, capture_output=True, env=clean_git_env())
-        code, out, stderr = r.returncode, r.stdout, r.stderr
-    if code != 0:
-        err = stderr.decode("utf-8", "replace").strip().removeprefix("fatal: ")
-        new = "no such path" in err or "HEAD" in err
-        if rev is None and new and os.path.isfile(ctx.repo.workdir / rel):
-            return _untracked(ctx, rel, lines)  # not in HEAD (new, or no commit yet): all of it is new
-        raise BadRevision(f"cannot blame {rel}{' at ' + rev if rev else ''}: {err}",
-                          hint="check the path and the revision (`git log -- PATH`)")
-    return parse_porcelain(out)
-
-
-def _untracked(ctx: Context, rel: str, lines: tuple[int, int] | None) -> list[_Entry]:
-    data = (ctx.repo.workdir / rel).read_bytes()
-    texts = data.decode("utf-8", "replace").splitlines()
-    first, last = (lines if lines else (1, len(texts)))
-    if lines and (first < 1 or first > max(len(texts), 1)):
-        raise BadRevision(f"file {rel} has only {len(texts)} lines")
-    return [_Entry(_ZERO, n, n, rel, texts[n - 1], None) for n in range(first, min(last, len(texts)) + 1)]
-
-
-def parse_porcelain(out: bytes) -> list[_Entry]:
-    """`git blame --porcelain` output as one entry per line: each line's header (commit, line
-    in it, line now), the commit's fields the first time it comes, then TAB and the line."""
-    entries: list[_Entry] = []
-    names: dict[str, str] = {}
-    times: dict[str, int] = {}
-    head: list[str] | None = None
-    for raw in out.split(b"\n"):
-        if head is None:
-            if raw:
-                head = raw.decode("ascii", "replace").split(" ")
-            continue
-        if raw[:1] == b"\t":
-            sha = head[0]
-            entries.append(_Entry(sha, int(head[1]), int(head[2]), names.get(sha, ""),
-                                  raw[1:].decode("utf-8", "replace"), times.get(sha)))
-            head = None
-        elif raw.startswith(b"filename "):
-            names[head[0]] = _unquote(raw[9:].decode("utf-8", "surrogateescape"))
-        elif raw.startswith(b"author-time "):
-            times[head[0]] = int(raw[12:] or 0)
-    return entries
-
-
-def _unquote(name: str) -> str:
-    if len(name) >= 2 and name[0] == '"' and name[-1] == '"':
-        return name[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape").encode(
-            "latin-1").decode("utf-8", "surrogateescape")
-    return name
+        got = self.objects.commit(commit)
+        oid = self.objects.blob_at(got[0], path) if got is not None else None
+        if oid is None:
+            raise NotFound(f"{path} is not a file of commit {commit}")
+        version = self.blobs.get(oid)
+        if version is None:
+            version = self.blobs[oid] = Version(oid, None, lambda: self.objects.blob(oid))
+        return version
 
 
 def _short_ids(ctx: Context, lines: list[LineBlame]) -> dict[str, str]:
@@ -336,15 +274,35 @@ def _short_ids(ctx: Context, lines: list[LineBlame]) -> dict[str, str]:
     return out
 
 
-def _commit_abbrev(ctx: Context) -> Any:
-    git = ctx.repo.git
+def _commit_abbrev(ctx: Context, objects: Objects) -> Any:
+    """A commit's abbreviation as pygit2's ``short_id`` gives it, worked out without pygit2 unless
+    core.abbrev is set (the length libgit2 starts from then is its to read)."""
+    default: list[bool] = []
 
     def short(c: str) -> str:
+        if not default:
+            from .blame_cache import config_files
+
+            files = config_files(str(ctx.repo.git_dir), str(ctx.repo.common_dir), ctx.environ)
+            # no file names it (read raw: no `git config` process): libgit2 starts from 7
+            named = files is None or any(b"abbrev" in (f or b"").lower() for f in files)
+            default.append(not named or ctx.config("core.abbrev") is None)
+        if len(c) == 40 and default[0]:
+            try:
+                return objects.short_id(c) or c[:12]
+            except (OSError, ValueError):
+                return c[:12]
         try:
-            return str(git[c].short_id)
+            return str(ctx.repo.git[c].short_id)
         except (KeyError, ValueError):
             return c[:12]
     return short
+
+
+def _iso(ms: int | None) -> str | None:
+    from .model import to_iso
+
+    return to_iso(ms)
 
 
 # summary ---------------------------------------------------------------------------------------

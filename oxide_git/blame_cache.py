@@ -88,7 +88,11 @@ def parse(argv: list[str]) -> tuple[str, str | None, tuple[int, int] | None, str
 
 def format_text(rows: list[tuple[str, str, int | None, str, str]], now_ms: int) -> str:
     """`git blame`-like lines of (id, who, when, number, text) rows; ages as of ``now_ms``."""
-    shown = [(a, b, ago_ms(c, now_ms) if c else "-", d, t) for a, b, c, d, t in rows]
+    ages: dict[int | None, str] = {}  # a turn's lines share their time
+    for r in rows:
+        if r[2] not in ages:
+            ages[r[2]] = ago_ms(r[2], now_ms) if r[2] else "-"
+    shown = [(a, b, ages[c], d, t) for a, b, c, d, t in rows]
     if not shown:
         return ""
     w = [max(len(r[i]) for r in shown) for i in range(4)]
@@ -138,6 +142,18 @@ def _digest(data: bytes) -> bytes:
     return blake2b(data, digest_size=20).digest()
 
 
+_CODE: list[tuple[str, int, int]] | None = None
+
+
+def code() -> list[tuple[str, int, int]]:
+    """oxide's own modules (name, size, mtime), read once a process: the code that is running (a
+    long-lived process, `mcp`, keeps running what it loaded even if the files change)."""
+    global _CODE
+    if _CODE is None:
+        _CODE = _code()
+    return _CODE
+
+
 def _code() -> list[tuple[str, int, int]]:
     out = []
     for folder in (_PACKAGE, os.path.join(_PACKAGE, "agents")):
@@ -150,8 +166,10 @@ def _code() -> list[tuple[str, int, int]]:
     return out
 
 
-def _configs(git_dir: str, common: str) -> list[bytes | None] | None:
-    env = os.environ
+def config_files(git_dir: str, common: str, env: Any = os.environ) -> list[bytes | None] | None:
+    """The git configuration as read raw: the repository's and worktree's files, the user's, the
+    system's, and the GIT_CONFIG_* variables; None when one includes another file (or sets
+    blame's ignoreRevs): what they say is not all here."""
     home = env.get("HOME", "")
     xdg = env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
     user = ([env["GIT_CONFIG_GLOBAL"]] if "GIT_CONFIG_GLOBAL" in env
@@ -190,7 +208,7 @@ def slot(cwd: str, file: str, rev: str | None, lines: tuple[int, int] | None, fo
             break
     if rel is None or os.path.exists(os.path.join(common, "objects", "info", "alternates")):
         return None
-    configs = _configs(git_dir, common)
+    configs = config_files(git_dir, common)
     if configs is None:
         return None
     try:
@@ -217,10 +235,10 @@ def slot(cwd: str, file: str, rev: str | None, lines: tuple[int, int] | None, fo
     stats.append(_stat(os.path.join(common, "objects", "pack")))
     envs = sorted((k, v) for k, v in os.environ.items()
                   if k.startswith(("GIT_", "OXIDE_", "HOME", "XDG_CONFIG_HOME")) and k not in _UNKEYED)
-    code = _code()
-    newest = max([s[1] for s in stats if s] + [c[2] for c in code])
+    modules = code()
+    newest = max([s[1] for s in stats if s] + [c[2] for c in modules])
     key = (FORMAT, top, git_dir, rel, lines, form, st.st_mtime_ns, _digest(data), tuple(refs),
-           tuple(configs), tuple(stats), tuple(envs), tuple(code), sys.version)
+           tuple(configs), tuple(stats), tuple(envs), tuple(modules), sys.version)
     name = _digest(repr((git_dir, rel, lines, form)).encode("utf-8", "surrogateescape")).hex()
     return Slot(os.path.join(oxide, "cache", "blame", name), key, newest, common)
 
@@ -266,15 +284,32 @@ def store(before: Slot, after: Slot | None, commits: list[str], payload: Any) ->
         pass  # a cache: the next run works it out again
 
 
+_keyed: tuple[tuple[Any, ...], Slot | None] | None = None  # the slot ``serve`` read, and for what
+
+
+def slot_before(cwd: str, file: str, rev: str | None, lines: tuple[int, int] | None,
+                form: str) -> Slot | None:
+    """``slot`` of the question before the run that answers it: the one ``serve`` read for the same
+    question in this process (earlier still: as good for ``store``), else read now."""
+    global _keyed
+    kept, _keyed = _keyed, None
+    if kept is not None and kept[0] == (cwd, file, rev, lines, form):
+        return kept[1]
+    return slot(cwd, file, rev, lines, form)
+
+
 def serve(argv: list[str]) -> int | None:
     """Print the kept answer of ``blame ARGV`` and return 0; None when there is none."""
+    global _keyed
     if os.environ.get("OXIDE_BLAME_CACHE") == "0":
         return None
     got = parse(argv)
     if got is None:
         return None
     try:
-        s = slot(os.getcwd(), got[0], got[1], got[2], got[3])
+        cwd = os.getcwd()
+        s = slot(cwd, got[0], got[1], got[2], got[3])
+        _keyed = ((cwd, *got), s)
         payload = None if s is None else lookup(s)
     except OSError:
         return None

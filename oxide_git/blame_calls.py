@@ -13,22 +13,20 @@ from __future__ import annotations
 import os
 import posixpath
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import pygit2
-
-from . import codec, sessionlog
-from .agents import file_effects, tools
 from .context import Context
-from .model import Message, PartType
 from .titles import is_harness_text
+
+if TYPE_CHECKING:  # read only when a call's message is (a blame whose intervals are all kept does not)
+    from .agents import file_effects
+    from .blame_objects import Objects
+    from .model import Message
 
 AGENT, HUMAN, EITHER, BEFORE = "agent", "human", "agent or user", "before oxide"
 
 
-@dataclass(frozen=True)
-class Label:
+class Label(NamedTuple):
     """Who wrote a line and in which turn (``message_id`` is that turn's prompt)."""
 
     who: str
@@ -39,8 +37,7 @@ class Label:
     when_ms: int | None = None
 
 
-@dataclass
-class Call:
+class Call(NamedTuple):
     session_id: str
     seq: int
     idx: int
@@ -50,13 +47,22 @@ class Call:
     failed: bool = False
 
 
-@dataclass
 class Explanation:
     """Replay of the calls that touched a file in one interval: each step's text and whose it is
     (from the interval's first state on), and the label of the lines no step explains."""
 
-    steps: list[tuple[str | None, Label]] = field(default_factory=list)
-    rest: Label = Label(HUMAN)
+    def __init__(self, steps: list[tuple[str | None, Label]] | None = None,
+                 rest: Label | None = None) -> None:
+        self.steps = steps if steps is not None else []
+        self.rest = rest if rest is not None else Label(HUMAN)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Explanation) and (self.steps, self.rest) == (other.steps, other.rest)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Explanation(steps={self.steps!r}, rest={self.rest!r})"
 
 
 def canon(path: str, aliases: tuple[tuple[str, str], ...]) -> str:
@@ -70,8 +76,9 @@ def canon(path: str, aliases: tuple[tuple[str, str], ...]) -> str:
 class WorktreeCalls:
     """The tool calls of every session that worked in one worktree (by its id and path)."""
 
-    def __init__(self, ctx: Context, worktree: str, path: str) -> None:
+    def __init__(self, ctx: Context, objects: Objects, worktree: str, path: str) -> None:
         self.ctx = ctx
+        self.objects = objects
         self.path = path
         real = os.path.realpath(path) if path else path
         self.aliases = ((path.rstrip("/"), real.rstrip("/")),) if path and real != path else ()
@@ -86,8 +93,6 @@ class WorktreeCalls:
         self._starts: dict[str, list[int]] = {}
         self._longest: dict[str, int] = {}
         self._messages: dict[tuple[str, int], Message | None] = {}
-        self._logs: dict[str, Any] = {}
-        self._buckets: dict[tuple[str, int], Any] = {}
         self._prompts: dict[str, list[tuple[int, str]]] = {}
         self._texts: dict[tuple[str, int], str] = {}
         self._seqs: dict[str, list[int]] = {}
@@ -113,6 +118,8 @@ class WorktreeCalls:
         got = self._calls.get(sid)
         if got is not None:
             return got
+        from .tool_kinds import READ_ONLY
+
         results = {r[0]: (r[1], bool(r[2])) for r in self.ctx.index.query(
             "SELECT p.call_id, m.created_at, p.is_error FROM parts p JOIN messages m "
             "ON m.session_id=p.session_id AND m.seq=p.seq WHERE p.type='tool_result' AND p.session_id=?",
@@ -123,7 +130,7 @@ class WorktreeCalls:
                 "SELECT p.seq, p.idx, p.name, p.call_id, m.created_at FROM parts p JOIN messages m "
                 "ON m.session_id=p.session_id AND m.seq=p.seq WHERE p.type IN ('tool_call', 'patch') "
                 "AND p.session_id=? ORDER BY p.seq, p.idx", (sid,)):
-            if r["name"] in file_effects.READ_ONLY:
+            if r["name"] in READ_ONLY:
                 continue
             end, failed = results.get(r["call_id"], (None, False))
             got.append(Call(sid, r["seq"], r["idx"], r["name"] or "", r["created_at"] if timed else None,
@@ -178,27 +185,13 @@ class WorktreeCalls:
         return self._messages[key]
 
     def _read(self, sid: str, seq: int) -> Message | None:
-        """A message of a session log, its bucket tree kept (a path lookup from the log's root
-        reads the trees on the way again each time)."""
-        git = self.ctx.repo.git
-        if sid not in self._logs:
-            log = sessionlog.load(git, sid)
-            tree = log.commit.tree if log else None
-            has = tree is not None and sessionlog.MESSAGES_DIR in tree
-            self._logs[sid] = git[tree[sessionlog.MESSAGES_DIR].id] if tree is not None and has else None
-        msgs = self._logs[sid]
-        if not isinstance(msgs, pygit2.Tree):
+        """A message of a session log at its ref's tip (its trees read once for the run)."""
+        oid = self.objects.message_blob(sid, seq)
+        if oid is None:
             return None
-        key = (sid, seq // sessionlog.BUCKET)
-        bucket = self._buckets.get(key)
-        if bucket is None:
-            name = sessionlog.bucket_name(seq)
-            bucket = self._buckets[key] = git[msgs[name].id] if name in msgs else None
-        entry = sessionlog.entry_name(seq)
-        if not isinstance(bucket, pygit2.Tree) or entry not in bucket:
-            return None
-        _kind, data = git.odb.read(bucket[entry].id)
-        return codec.decode_message(data)
+        from . import codec
+
+        return codec.decode_message(self.objects.blob(oid))
 
     def _candidates(self, sid: str) -> list[tuple[int, str]]:
         """The session's user messages with text and no tool result (seq, id): its prompts, and
@@ -252,6 +245,9 @@ class WorktreeCalls:
     def touches(self, c: Call, target: str) -> list[file_effects.Effect] | None:
         """What call ``c`` did to the file at absolute path ``target``: its effects on it (an
         ``opaque`` one when it cannot be replayed: a shell command naming it), or None."""
+        from .agents import file_effects, tools
+        from .model import PartType
+
         m = self.message(c.session_id, c.seq)
         if m is None or c.idx >= len(m.parts):
             return None
@@ -280,7 +276,27 @@ class WorktreeCalls:
         return None
 
     def _resolve(self, p: str, cwd: str) -> str:
+        from .agents import tools
+
         return canon(tools.absolute(p, cwd), self.aliases)
+
+    def key(self, rel: str, before: str | None, after: str | None, t0: int, t1: int,
+            governing: tuple[str, str | None] | None, unknown: bool) -> bytes:
+        """The memo key of ``explain`` of an interval (``before`` and ``after``: the two versions'
+        blob ids): everything it reads. The calls ``between`` finds, and of each what ``touches``
+        and ``label`` read: its message (by blob id), its session's row, its turn's prompt."""
+        rows = []
+        for c in self.between(t0, t1, governing):
+            s = self.sessions.get(c.session_id, {})
+            rows.append((c.session_id, c.seq, c.idx, c.name, c.start, c.end, c.failed,
+                         self.objects.message_blob(c.session_id, c.seq), s.get("agent"), s.get("cwd"),
+                         s.get("model"), self.prompt_of(c.session_id, c.seq)))
+        from .blame_memo import digest
+
+        # t1 is not in it: ``explain`` reads it only through ``between``, whose calls are (the
+        # last interval of an uncommitted file ends at the clock)
+        return digest(("explain", rel, self.path, self.aliases, before, after, t0, governing, unknown,
+                       tuple(rows)))
 
     # an interval, explained -----------------------------------------------------------------------
 
@@ -293,6 +309,8 @@ class WorktreeCalls:
         changed the file first), the rest are replayed backwards from ``after``, and the gap
         between the two is the user's. ``unknown``: the interval before the first checkpoint,
         where only a replayed call says anything (the rest is older than oxide for all we know)."""
+        from .agents import file_effects
+
         target = canon(posixpath.join(self.path, rel), self.aliases)
         calls = self.between(t0, t1, governing)
         touching = [(c, e) for c in calls for e in [self.touches(c, target)] if e]
@@ -324,6 +342,8 @@ class WorktreeCalls:
                    ) -> list[tuple[str | None, Label]] | None:
         """The steps of ``touching`` replayed backwards from ``after``: first the text before the
         first of them (its step is the user's), then each call's text after it."""
+        from .agents import file_effects
+
         texts: list[str | None] = [after]
         try:
             for _c, es in reversed(touching):

@@ -5,7 +5,6 @@ first; whatever it does not take, click parses)."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from typing import Any
@@ -60,6 +59,8 @@ def summary_text(s: dict[str, Any]) -> str:
 
 
 def json_text(obj: Any) -> str:
+    import json
+
     return json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n"
 
 
@@ -91,7 +92,7 @@ def plain(argv: list[str]) -> int | None:
 
         cwd = os.getcwd()
         cacheable = os.environ.get("OXIDE_BLAME_CACHE") != "0"
-        before = blame_cache.slot(cwd, path, rev, lines, form) if cacheable else None
+        before = blame_cache.slot_before(cwd, path, rev, lines, form) if cacheable else None
         ctx = for_process()
         result = blame_file(ctx, os.path.abspath(path), rev=rev, lines=lines)
         payload: Any

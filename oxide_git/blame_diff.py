@@ -2,17 +2,14 @@
 (libgit2's xdiff, as ``git diff`` and ``git blame`` use it; no text matching of our own).
 
 ``Diff(old, new)`` holds the hunks (no context lines); ``trace`` maps line numbers of ``new``
-(0-based) to those of ``old``, or says the line was added there.
+(0-based) to those of ``old``, or says the line was added there. ``hunks``/``of_hunks``: the same
+as plain lists, as ``blame_memo`` keeps them (pygit2 is imported only when a diff is worked out).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
-
-import pygit2
-
-_FORCE_TEXT = pygit2.enums.DiffOption.FORCE_TEXT  # as `git blame`, binary files by "line"
 
 Text = bytes | str | None
 
@@ -38,14 +35,28 @@ class Diff:
             if n_a or n_b:  # only added, or only removed, lines
                 starts, ends, delta = [first], [first + n_b], [0, n_a - n_b]
         else:
-            patch = pygit2.Patch.create_from(mid_a, mid_b, flag=_FORCE_TEXT, context_lines=0,
-                                             interhunk_lines=0)
+            import pygit2
+
+            # FORCE_TEXT: as `git blame`, binary files by "line"
+            patch = pygit2.Patch.create_from(mid_a, mid_b, flag=pygit2.enums.DiffOption.FORCE_TEXT,
+                                             context_lines=0, interhunk_lines=0)
             for h in patch.hunks:
                 s = first + (h.new_start - 1 if h.new_lines else h.new_start)
                 starts.append(s)
                 ends.append(s + h.new_lines)
                 delta.append(delta[-1] + h.old_lines - h.new_lines)
         self._starts, self._ends, self._delta = starts, ends, delta
+
+    @classmethod
+    def of_hunks(cls, starts: list[int], ends: list[int], delta: list[int]) -> Diff:
+        """The diff whose ``hunks()`` these are."""
+        d = cls.__new__(cls)
+        d._starts, d._ends, d._delta = starts, ends, delta
+        return d
+
+    def hunks(self) -> tuple[list[int], list[int], list[int]]:
+        """(first line of each hunk in new, its end, the line shift after each), as plain lists."""
+        return self._starts, self._ends, self._delta
 
     def old_line(self, line: int) -> int | None:
         """Where line ``line`` of new was in old; None: it was added."""

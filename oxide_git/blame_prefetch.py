@@ -3,7 +3,7 @@
 The committed lines' commits come from `git blame`, which is most of the command's time on a
 long history; started before click and pygit2 are imported, it runs while Python starts.
 ``take`` hands its output over when it was started for the same file, revision and lines as
-``blame._git_blame`` asks for (anything else is ended and git runs again as usual).
+``blame_porcelain.git_blame`` asks for (anything else is ended and git runs again as usual).
 """
 
 from __future__ import annotations
@@ -93,6 +93,22 @@ def take(path: str, rev: str | None, lines: tuple[int, int] | None) -> tuple[int
     out = _read_all(out_fd)
     err = _read_all(err_fd)
     return _reap(pid), out, err
+
+
+def cancel() -> None:
+    """End the `git blame` started, if any (its answer is not needed)."""
+    global _started
+    started, _started = _started, None
+    if started is None:
+        return
+    _, pid, out_fd, err_fd = started
+    try:
+        os.kill(pid, 9)  # SIGKILL: it holds no lock and writes nothing but its output
+    except OSError:
+        pass
+    os.close(out_fd)
+    os.close(err_fd)
+    _reap(pid)
 
 
 def _read_all(fd: int) -> bytes:

@@ -10,18 +10,20 @@ followed, so the cost is the changes to that file, not the number of checkpoints
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
-import pygit2
+from collections.abc import Callable
+from itertools import pairwise
+from typing import TYPE_CHECKING, NamedTuple
 
 from .blame_calls import BEFORE, EITHER, HUMAN, Label, WorktreeCalls
 from .blame_diff import SAME, Diff
+from .blame_memo import digest as _digest
 from .context import Context
 
+if TYPE_CHECKING:
+    from .blame_objects import Objects
 
-@dataclass(frozen=True)
-class State:
+
+class State(NamedTuple):
     id: str
     kind: str
     session_id: str | None
@@ -31,17 +33,24 @@ class State:
 
 
 class Version:
-    """One version of a file (its blob id and bytes), or no file."""
+    """One version of a file (its blob id, hex, and bytes, read when first asked for), or no file."""
 
-    __slots__ = ("_text", "obj", "oid")
+    __slots__ = ("_load", "_obj", "_text", "oid")
 
-    def __init__(self, oid: pygit2.Oid | None, obj: bytes | None) -> None:
-        self.oid, self.obj = oid, obj
+    def __init__(self, oid: str | None, obj: bytes | None,
+                 load: Callable[[], bytes] | None = None) -> None:
+        self.oid, self._obj, self._load = oid, obj, load
         self._text: str | None = None
 
     @classmethod
     def of_bytes(cls, data: bytes) -> Version:
-        return cls(pygit2.hash(data), data)
+        return cls(blob_id(data), data)
+
+    @property
+    def obj(self) -> bytes | None:
+        if self._obj is None and self._load is not None:
+            self._obj, self._load = self._load(), None
+        return self._obj
 
     def text(self) -> str | None:
         if self._text is None and self.obj is not None:
@@ -49,11 +58,24 @@ class Version:
         return self._text
 
 
+def blob_id(data: bytes) -> str:
+    """The id git gives ``data`` as a blob."""
+    try:
+        from _sha1 import sha1  # type: ignore[import-not-found]  # no stub; hashlib costs ~5 ms to import
+    except ImportError:  # pragma: no cover - CPython builds it
+        from hashlib import sha1
+    h = sha1(b"blob %d\0" % len(data))
+    h.update(data)
+    return h.hexdigest()
+
+
 NONE = Version(None, None)
+# An interval a walk explained: (state index, its version's blob, the next one's, the interval's
+# end: None for the walk's own end, its key in the memo)
+Visit = tuple[int, str | None, str | None, int | None, bytes | None]
 
 
-@dataclass(frozen=True)
-class Placed:
+class Placed(NamedTuple):
     """Where a line was written: its label, the first checkpoint that has it (None: only the
     final version) and the last one that did not."""
 
@@ -71,22 +93,24 @@ class Timeline:
     uncommitted lines at the first checkpoint are older than oxide unless a replayed tool call
     wrote them."""
 
-    def __init__(self, ctx: Context, worktree: str, path: str, default_base: str | None = None,
-                 blobs: dict[pygit2.Oid, Version] | None = None) -> None:
-        self.ctx, self.worktree, self.path = ctx, worktree, path
+    def __init__(self, ctx: Context, objects: Objects, worktree: str, path: str,
+                 default_base: str | None = None, blobs: dict[str, Version] | None = None) -> None:
+        self.ctx, self.objects, self.memo = ctx, objects, objects.memo
+        self.worktree, self.path = worktree, path
         rows = ctx.index.query(
             "SELECT id, kind, session_id, message_id, tree, created_at, head FROM checkpoints "
             "WHERE worktree=? AND worktree_path=? ORDER BY created_at, rowid", (worktree, path))
         real = [State(r[0], r[1], r[2], r[3], r[4], int(r[5] or 0)) for r in rows]
-        base = _base_state(ctx, rows[0][6] if rows else default_base)
+        base = _base_state(objects, rows[0][6] if rows else default_base)
         self.states = ([base] if base else []) + real
         self.position = {s.id: i for i, s in enumerate(self.states) if s.kind != BASE}
         self._calls: WorktreeCalls | None = None
         self._versions: dict[tuple[str, str], Version] = {}
-        self._blobs: dict[pygit2.Oid, Version] = blobs if blobs is not None else {}
-        self._trees: dict[str, Any] = {}
-        self._diffs: dict[tuple[Any, Any], Diff] = {}
-        self._explained: dict[tuple[int, str, Any], tuple[list[tuple[Version, Label]], Label]] = {}
+        self._blobs: dict[str, Version] = blobs if blobs is not None else {}
+        self._diffs: dict[tuple[str | None, str | None], Diff] = {}
+        self._explained: dict[tuple[int, str, str | None], tuple[list[tuple[Version, Label]], Label]] = {}
+        self._ikeys: dict[tuple[int, str, str | None, str | None, int], bytes] = {}
+        self._prefix: list[bytes] | None = None
         governing: list[tuple[str, str | None] | None] = []
         for s in self.states:
             prev = governing[-1] if governing else None
@@ -96,8 +120,14 @@ class Timeline:
     @property
     def calls(self) -> WorktreeCalls:
         if self._calls is None:
-            self._calls = WorktreeCalls(self.ctx, self.worktree, self.path)
+            self._calls = WorktreeCalls(self.ctx, self.objects, self.worktree, self.path)
         return self._calls
+
+    def prepare(self) -> None:
+        """Read what a walk through this timeline will: its states' digest, and the sessions that
+        worked in the worktree (``blame.prepare``: while `git blame` runs)."""
+        self._states_digest(len(self.states))
+        assert self.calls is not None
 
     def latest_message(self) -> int:
         """The newest message time of the sessions whose calls were read (0: none read)."""
@@ -108,58 +138,130 @@ class Timeline:
         key = (tree_id, rel)
         got = self._versions.get(key)
         if got is None:
-            git = self.ctx.repo.git
-            tree = self._trees.get(tree_id)
-            if tree is None:
-                obj = git.get(tree_id)
-                tree = self._trees[tree_id] = obj.peel(pygit2.Tree) if obj is not None else None
-            got = NONE
-            if tree is not None:
-                try:
-                    entry = tree[rel]
-                except KeyError:
-                    entry = None
-                if entry is not None and entry.type_str == "blob":
-                    got = self.blob(entry.id)
-            self._versions[key] = got
+            oid = self.objects.blob_at(tree_id, rel)
+            got = self._versions[key] = NONE if oid is None else self.blob(oid)
         return got
 
-    def blob(self, oid: pygit2.Oid) -> Version:
-        """The version of blob ``oid``, read once for the whole run (versions recur: a commit's
-        file is its checkpoint's, a checkpoint's is most often the one before's)."""
+    def blob(self, oid: str) -> Version:
+        """The version of blob ``oid``, one for the whole run (versions recur: a commit's file is
+        its checkpoint's, a checkpoint's is most often the one before's), its bytes read only if
+        a diff or a replay needs them."""
         got = self._blobs.get(oid)
         if got is None:
-            _kind, data = self.ctx.repo.git.odb.read(oid)
-            got = self._blobs[oid] = Version(oid, data)
+            got = self._blobs[oid] = Version(oid, None, lambda: self.objects.blob(oid))
         return got
 
     def diff(self, old: Version, new: Version) -> Diff:
         key = (old.oid, new.oid)
         d = self._diffs.get(key)
         if d is None:
-            same = old.oid is not None and old.oid == new.oid
-            d = self._diffs[key] = SAME if same else Diff(old.obj, new.obj)
+            if old.oid is not None and old.oid == new.oid:
+                d = SAME
+            else:
+                kept = self.memo.get("diffs", key) if old.oid is not None or new.oid is not None else None
+                if kept is not None:
+                    d = Diff.of_hunks(*kept)
+                else:
+                    d = Diff(old.obj, new.obj)
+                    if old.oid is not None or new.oid is not None:
+                        self.memo.put("diffs", key, d.hunks())
+            self._diffs[key] = d
         return d
 
     def walk(self, rel: str, final: Version, upto: int, t_final: int, lines: list[int],
              when_final: int | None = None, final_id: str | None = None) -> dict[int, Placed]:
         """Where each of ``lines`` (0-based, of ``final``) first appeared, going back from the
         states before index ``upto``; ``final`` is the file as it was at ``t_final`` (in the
-        checkpoint ``final_id``, if it is one's)."""
+        checkpoint ``final_id``, if it is one's).
+
+        Kept in the memo (one walk a worktree, path and final checkpoint) by what it reads but the
+        explanations of its intervals: the states it goes through, the final version, the lines;
+        served only when each interval it explained has the same key again (the calls in it:
+        with the same explanations, the same lines are followed through the same intervals)."""
+        slot = (self.worktree, self.path, rel, final_id)
+        key = None
+        if final.oid is not None:
+            key = _digest(("walk", final.oid, self._states_digest(upto), upto, tuple(lines), when_final,
+                           None if when_final else t_final))  # t_final: only a when then
+            kept = self.memo.get("walks", slot)
+            if kept is not None and kept[0] == key:
+                got = self._kept_walk(kept[1], kept[2], rel, t_final)
+                if got is not None:
+                    return got
+        visits: list[Visit] = []
+        out = self._walk(rel, final, upto, t_final, lines, when_final, final_id, visits)
+        if key is not None and all(v[4] is not None for v in visits):
+            labels: dict[Label, tuple[object, ...]] = {}  # shared: marshal writes each once
+            rows = [(ln, labels.setdefault(p.label, _plain(p.label)), p.checkpoint, p.before)
+                    for ln, p in out.items()]
+            self.memo.put("walks", slot, (key, visits, rows))
+        return out
+
+    def _kept_walk(self, visits: list[Visit],
+                   rows: list[tuple[int, tuple[object, ...], str | None, str | None]], rel: str,
+                   t_final: int) -> dict[int, Placed] | None:
+        for i, prev, cur, t1, interval in visits:
+            if i >= len(self.states) or self._interval_key(i, rel, prev, cur, t_final if t1 is None else t1) \
+                    != interval:
+                return None
+        labels: dict[tuple[object, ...], Label] = {}
+        out = {}
+        for ln, lb, cp, before in rows:
+            label = labels.get(lb)
+            if label is None:
+                label = labels[lb] = Label(*lb)  # type: ignore[arg-type]
+            out[ln] = Placed(label, cp, before)
+        return out
+
+    def _states_digest(self, upto: int) -> bytes:
+        """A digest of the states before index ``upto`` (one pass over them for the run)."""
+        if self._prefix is None:
+            try:
+                from _blake2 import blake2b
+            except ImportError:  # pragma: no cover - CPython always has it
+                from hashlib import blake2b
+            h = blake2b(digest_size=20)
+            self._prefix = [h.digest()]
+            for s in self.states:
+                h.update(repr((s.id, s.kind, s.session_id, s.message_id, s.tree, s.created_at)).encode(
+                    "utf-8", "surrogateescape"))
+                self._prefix.append(h.digest())
+        return self._prefix[min(upto, len(self.states))]
+
+    def _interval_key(self, i: int, rel: str, prev: str | None, cur: str | None, t1: int) -> bytes | None:
+        """The memo key of the explanation of the interval from state ``i`` to ``t1`` (None: two
+        missing files, nothing to keep)."""
+        if prev is None and cur is None:
+            return None
+        k = (i, rel, prev, cur, t1)
+        got = self._ikeys.get(k)
+        if got is None:
+            s = self.states[i]
+            got = self._ikeys[k] = self.calls.key(rel, prev, cur, s.created_at, t1, self.governing[i],
+                                                  s.kind == BASE)
+        return got
+
+    def _walk(self, rel: str, final: Version, upto: int, t_final: int, lines: list[int],
+              when_final: int | None, final_id: str | None,
+              visits: list[Visit]) -> dict[int, Placed]:
         finals = sorted(set(lines))  # lines of final still followed ...
         pos = list(finals)  # ... and where each is in the version looked at (ascending)
         out: dict[int, Placed] = {}
         cur, cur_t = final, t_final
+        at_final = True  # cur_t is still t_final
         nxt_id = final_id  # the checkpoint holding cur first (None: only final)
         for i in range(min(upto, len(self.states)) - 1, -1, -1):
             if not finals:
                 break
             prev = self.version(i, rel)
             if prev.oid is not None and prev.oid == cur.oid:
-                cur_t, nxt_id = self.states[i].created_at, self.states[i].id or None
+                cur_t, nxt_id, at_final = self.states[i].created_at, self.states[i].id or None, False
                 continue
             mapped, added = self.diff(prev, cur).trace_sorted(pos)
             if added:
+                # the interval's key, and its end: None for the clock's end (t_final, not in the key)
+                visits.append((i, prev.oid, cur.oid, None if at_final else cur_t,
+                               self._interval_key(i, rel, prev.oid, cur.oid, cur_t)))
                 placed, back = self._place(i, rel, prev, cur, cur_t, [pos[j] for j in added])
                 when = when_final if nxt_id == final_id and when_final else cur_t
                 for j in added:
@@ -179,7 +281,7 @@ class Timeline:
                     pos = mapped
             else:
                 pos = mapped
-            cur, cur_t, nxt_id = prev, self.states[i].created_at, self.states[i].id or None
+            cur, cur_t, nxt_id, at_final = prev, self.states[i].created_at, self.states[i].id or None, False
         for ln in finals:
             out[ln] = Placed(Label(BEFORE), nxt_id, None)
         return out
@@ -211,8 +313,13 @@ class Timeline:
         key = (i, rel, cur.oid)
         got = self._explained.get(key)
         if got is None:
-            ex = self.calls.explain(rel, prev.text(), cur.text(), self.states[i].created_at, t1,
-                                    self.governing[i], unknown=self.states[i].kind == BASE)
+            t0, governing, unknown = self.states[i].created_at, self.governing[i], self.states[i].kind == BASE
+            memo_key = self._interval_key(i, rel, prev.oid, cur.oid, t1)
+            kept = self.memo.get("steps", memo_key) if memo_key is not None else None
+            if kept is not None:
+                got = self._explained[key] = self._kept_steps(kept, i, rel, prev, cur, t1)
+                return got
+            ex = self.calls.explain(rel, prev.text(), cur.text(), t0, t1, governing, unknown=unknown)
             steps = []
             for text, label in ex.steps:
                 data = None if text is None else text.encode("utf-8", "surrogateescape")
@@ -220,7 +327,41 @@ class Timeline:
                 version = NONE if data is None else cur if data == cur.obj else Version.of_bytes(data)
                 steps.append((version, label))
             got = self._explained[key] = (steps, ex.rest)
+            if memo_key is not None:
+                versions = [prev, *(v for v, _ in steps), cur]
+                for a, b in pairwise(versions):
+                    self.diff(a, b)  # kept with the steps: a run that finds them needs no text
+                self.memo.put("steps", memo_key, ([(v.oid, _plain(lb)) for v, lb in steps], _plain(ex.rest)))
         return got
+
+    def _kept_steps(self, kept: tuple[list[tuple[str | None, tuple[object, ...]]], tuple[object, ...]],
+                    i: int, rel: str, prev: Version, cur: Version, t1: int
+                    ) -> tuple[list[tuple[Version, Label]], Label]:
+        """The memo's steps as versions: a step's text, if a diff the memo lacks needs it, comes
+        from the replay done again (the memo keeps ids, not texts)."""
+        texts: list[bytes | None] | None = None
+
+        def text_of(k: int) -> bytes:
+            nonlocal texts
+            if texts is None:
+                ex = self.calls.explain(rel, prev.text(), cur.text(), self.states[i].created_at, t1,
+                                        self.governing[i], unknown=self.states[i].kind == BASE)
+                texts = [None if t is None else t.encode("utf-8", "surrogateescape") for t, _ in ex.steps]
+            data = texts[k] if k < len(texts) else None
+            if data is None:  # pragma: no cover - the same inputs replay to the same steps
+                raise RuntimeError("a kept blame step replays differently")
+            return data
+
+        steps = []
+        for k, (oid, label) in enumerate(kept[0]):
+            if oid is None:
+                version = NONE
+            elif oid == cur.oid:
+                version = cur
+            else:
+                version = Version(oid, None, lambda k=k: text_of(k))  # type: ignore[misc]
+            steps.append((version, Label(*label)))  # type: ignore[arg-type]
+        return steps, Label(*kept[1])  # type: ignore[arg-type]
 
 
 def runs(ascending: list[int]) -> list[tuple[int, int]]:
@@ -234,13 +375,17 @@ def runs(ascending: list[int]) -> list[tuple[int, int]]:
     return out
 
 
-def _base_state(ctx: Context, commit: str | None) -> State | None:
+def _base_state(objects: Objects, commit: str | None) -> State | None:
     if not commit:
         return None
-    obj = ctx.repo.git.get(commit)
-    if not isinstance(obj, pygit2.Commit):
+    got = objects.commit(commit)
+    if got is None:
         return None
-    return State("", BASE, None, None, str(obj.tree_id), obj.commit_time * 1000)
+    return State("", BASE, None, None, got[0], got[1] * 1000)
+
+
+def _plain(label: Label) -> tuple[str | None, str | None, str | None, str | None, str | None, int | None]:
+    return (label.who, label.session_id, label.message_id, label.agent, label.model, label.when_ms)
 
 
 def _with_when(label: Label, when: int | None) -> Label:

@@ -8,20 +8,23 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from .index import Index, open_index
 from .repo import Repo
 
 
-@dataclass
 class Context:
-    repo: Repo
-    now_ms: int
-    environ: Mapping[str, str] = field(default_factory=dict)
-    _index: Index | None = None
-    _config: dict[str, str] | None = None
+    """Not a dataclass: every command makes one, and ``dataclasses`` costs ~5 ms to import."""
+
+    def __init__(self, repo: Repo, now_ms: int, environ: Mapping[str, str] | None = None,
+                 _index: Index | None = None, _config: dict[str, str] | None = None) -> None:
+        self.repo, self.now_ms = repo, now_ms
+        self.environ: Mapping[str, str] = environ if environ is not None else {}
+        self._index, self._config = _index, _config
+
+    def __repr__(self) -> str:
+        return f"Context(repo={self.repo!r}, now_ms={self.now_ms!r})"
 
     @property
     def index(self) -> Index:

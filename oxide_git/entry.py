@@ -40,14 +40,17 @@ def main() -> None:
         if rc is not None:
             _exit_now(rc)
     if argv[:1] == ["blame"]:
+        from . import blame_prefetch
+
+        # `git blame` first: it runs while Python imports the rest, and while the kept answer is
+        # looked for (ended if there is one: ~2 ms against the ~10 ms a cold blame gains)
+        blame_prefetch.start(argv[1:])
         from .blame_cache import serve
 
         rc = serve(argv[1:])  # the answer kept from the same question, when nothing it depends on moved
         if rc is not None:
+            blame_prefetch.cancel()
             _exit_now(rc)
-        from . import blame_prefetch
-
-        blame_prefetch.start(argv[1:])  # `git blame` runs while Python imports the rest
         from .blame_command import plain as plain_blame
 
         rc = plain_blame(argv[1:])  # FILE with its usual options, without click

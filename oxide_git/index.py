@@ -7,7 +7,6 @@ the schema is created and migrated with sqlite-utils, which is imported only the
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -168,6 +167,8 @@ class Index(IdLookups):
     def put_session(
         self, conn: sqlite3.Connection, s: Session, *, log_commit: str, count: int
     ) -> None:
+        import json  # here: a blame reads the index without it
+
         from .titles import is_harness_text
 
         # The first prompt a person typed: harness blocks (<system-reminder>...) are skipped.
@@ -302,6 +303,8 @@ class Index(IdLookups):
     # checkpoints -----------------------------------------------------------------------
 
     def put_checkpoint(self, conn: sqlite3.Connection, cp: Checkpoint) -> None:
+        import json  # here: a blame reads the index without it
+
         d = cp.to_dict()
         d["skipped"] = json.dumps(d["skipped"], ensure_ascii=False)
         cols = ",".join(d)
@@ -309,6 +312,8 @@ class Index(IdLookups):
                      tuple(d.values()))
 
     def checkpoint_rows(self, session_id: str | None = None) -> list[dict[str, Any]]:
+        import json  # here: a blame reads the index without it
+
         sql, args = "SELECT * FROM checkpoints", tuple[str, ...]()
         if session_id:
             sql, args = sql + " WHERE session_id=?", (session_id,)
@@ -328,6 +333,8 @@ class Index(IdLookups):
     # import cursors --------------------------------------------------------------------
 
     def cursor(self, path: str) -> dict[str, Any] | None:
+        import json  # here: a blame reads the index without it
+
         rows = self.query("SELECT * FROM cursors WHERE path=?", (path,))
         if not rows:
             return None
@@ -337,6 +344,8 @@ class Index(IdLookups):
 
     def put_cursor(self, conn: sqlite3.Connection, path: str, agent: str, size: int,
                    mtime_ns: int, offset: int, state: Mapping[str, Any]) -> None:
+        import json  # here: a blame reads the index without it
+
         conn.execute("INSERT OR REPLACE INTO cursors VALUES (?,?,?,?,?,?)",
                      (path, agent, size, mtime_ns, offset, json.dumps(state, default=str)))
 
@@ -366,6 +375,8 @@ def _session_filter(
 
 
 def _session_row(r: sqlite3.Row) -> dict[str, Any]:
+    import json  # here: a blame reads the index without it
+
     d = dict(r)
     red = d.get("redactions")
     d["redactions"] = json.loads(red) if red and red != "{}" else {}

@@ -18,6 +18,7 @@ from pathlib import Path
 from . import codec, packwriter, refs
 from .errors import OxideError
 from .import_batch import FileBatch
+from .log_layout import BUCKET, MESSAGES_DIR, SESSION_FILE, bucket_name, entry_name  # noqa: F401 - the layout, named here as before
 from .model import Message, Session, message_id_for
 from .rawgit import (
     BLOB,
@@ -33,21 +34,10 @@ from .rawgit import (
     parse_tree,
 )
 
-BUCKET = 256
 PACK_MIN = 64  # messages written at once from which they go to a pack, not loose files
-SESSION_FILE = "session.msgpack"
-MESSAGES_DIR = "messages"
 IDENTITY = ("git oxide", "oxide@localhost")
 _SESSION = SESSION_FILE.encode()
 _MESSAGES = MESSAGES_DIR.encode()
-
-
-def bucket_name(seq: int) -> str:
-    return f"{seq // BUCKET:06d}"
-
-
-def entry_name(seq: int) -> str:
-    return f"{seq:08d}.msgpack"
 
 
 def seq_of(name: str | bytes | None) -> int:

@@ -18,7 +18,6 @@ through it on the session-log write path.
 
 from __future__ import annotations
 
-import hashlib
 import mmap
 import struct
 import zlib
@@ -80,6 +79,29 @@ class Pack:
         if off & 0x80000000:
             (off,) = struct.unpack_from(">Q", self.idx, self.large + 8 * (off & 0x7FFFFFFF))
         return int(off)
+
+    def ids_with_prefix(self, prefix: bytes, nibbles: int, limit: int = 2) -> list[bytes]:
+        """Up to ``limit`` ids of this pack whose first ``nibbles`` hex digits are ``prefix``'s."""
+        b = prefix[0]
+        lo, hi = (self.fanout[b - 1] if b else 0), self.fanout[b]
+        whole = nibbles // 2
+        key = prefix[:whole] + (bytes([prefix[whole] & 0xF0]) if nibbles % 2 else b"")
+        top = hi
+        while lo < hi:  # the first name not below the prefix
+            mid = (lo + hi) // 2
+            if self.idx[_NAMES + 20 * mid:_NAMES + 20 * mid + 20] < key:
+                lo = mid + 1
+            else:
+                hi = mid
+        out = []
+        for i in range(lo, top):
+            name = bytes(self.idx[_NAMES + 20 * i:_NAMES + 20 * i + 20])
+            if name[:whole] != prefix[:whole] or (nibbles % 2 and name[whole] >> 4 != prefix[whole] >> 4):
+                break
+            out.append(name)
+            if len(out) >= limit:
+                break
+        return out
 
     def entry(self, off: int) -> tuple[bytes | None, int]:
         """The blob at ``off`` and where the next entry starts; None for anything else (a delta,
@@ -246,7 +268,8 @@ class PackReader:
         packs = self._packs
         if packs is None:
             packs = self._packs = open_packs(self._dir)
-        sha1 = hashlib.sha1
+        from hashlib import sha1  # here: a blame reads packs without hashing (~2 ms to import)
+
         pack: Pack | None = None
         nxt = 0  # where the entry after the last one read starts: most often the next blob
         for oid in oids:

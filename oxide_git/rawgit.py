@@ -13,7 +13,6 @@ object read is checked against its id, so a damaged store raises instead of answ
 
 from __future__ import annotations
 
-import hashlib
 import os
 import zlib
 from collections.abc import Callable
@@ -36,6 +35,8 @@ class ObjectMissing(OxideError):
 
 
 def object_id(kind: int, data: bytes) -> bytes:
+    import hashlib  # here: a blame reads without hashing (~2 ms to import)
+
     h = hashlib.sha1(b"%s %d\0" % (_NAMES[kind], len(data)))
     h.update(data)
     return h.digest()
@@ -52,13 +53,18 @@ class Objects:
     # -- reading --------------------------------------------------------------------------
     def read(self, oid: bytes) -> tuple[int, bytes]:
         """(type, content) of the object; ObjectMissing if no store has it."""
-        found = self._find(oid, depth=0)
-        if found is None:
-            raise ObjectMissing(f"object {oid.hex()} is missing from the object store")
-        kind, data = found
+        kind, data = self.read_unchecked(oid)
         if object_id(kind, data) != oid:
             raise OxideError(f"object {oid.hex()} is damaged (its content does not match its id)")
         return kind, data
+
+    def read_unchecked(self, oid: bytes) -> tuple[int, bytes]:
+        """``read`` without hashing the content again to check its name, as git reads (``blame``
+        reads every version of a file)."""
+        found = self._find(oid, depth=0)
+        if found is None:
+            raise ObjectMissing(f"object {oid.hex()} is missing from the object store")
+        return found
 
     def read_kind(self, oid: bytes, kind: int) -> bytes:
         got, data = self.read(oid)
@@ -94,6 +100,32 @@ class Objects:
                 if found is not None:
                     return found
         return None
+
+    def matching(self, prefix: bytes, nibbles: int, limit: int = 2, depth: int = 0) -> set[bytes]:
+        """Up to ``limit`` (or a few more) ids of stored objects whose first ``nibbles`` hex digits
+        are ``prefix``'s: loose, packed, in alternates (as libgit2 finds an abbreviated id)."""
+        hexid = prefix.hex()[:nibbles]
+        found: set[bytes] = set()
+        try:
+            names = os.listdir(os.path.join(self.dir, hexid[:2]))
+        except OSError:
+            names = []
+        rest = hexid[2:]
+        for n in names:
+            if len(n) == 38 and n.startswith(rest):
+                try:
+                    found.add(bytes.fromhex(hexid[:2] + n))
+                except ValueError:
+                    continue
+        for fresh in (False, True):
+            if fresh and (found or not self._rescan_packs()):
+                break
+            for pack in self._open_packs():
+                found.update(pack.ids_with_prefix(prefix, nibbles, limit))
+        if len(found) < limit and depth < 5:
+            for alt in self._open_alternates():
+                found |= alt.matching(prefix, nibbles, limit, depth + 1)
+        return found
 
     def _base_reader(self, depth: int) -> Callable[[bytes], tuple[int, bytes] | None]:
         # A REF_DELTA's base may be anywhere in the store (a thin pack completed by git).

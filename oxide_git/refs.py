@@ -8,7 +8,6 @@ a budget, then reported as ``LockTimeout``.
 from __future__ import annotations
 
 import os
-import random
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -123,6 +122,8 @@ def retry_locked(common: Path, names: list[str], budget_s: float | None, attempt
                     f"{', '.join(sorted(names))} is locked by another process",
                     hint="if no git or git oxide process is running, `git oxide doctor` removes stale locks",
                 ) from e
+            import random  # here: only a writer that waits needs it
+
             time.sleep(delay * (1 + random.random()))
             delay = min(delay * 2, 0.1)
 
@@ -269,10 +270,14 @@ def retry_on_move(fn: Callable[[], T], attempts: int = 1000) -> T:
         try:
             return fn()
         except RefMoved:
+            import random
+
             time.sleep(random.random() * 0.005)
         except OSError as e:
             if transient >= 20 or "lockfile" not in str(e):
                 raise
             transient += 1
+            import random
+
             time.sleep(0.01 + random.random() * 0.05)
     return fn()

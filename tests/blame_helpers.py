@@ -104,3 +104,41 @@ def take(repo: Path, clock: Clock, **kw: Any) -> str:
         return checkpoint(ctx, **kw).id
     finally:
         ctx.close()
+
+
+def memo_file(repo: Path, rel: str = "notes.txt") -> Path:
+    from oxide_git.blame_memo import memo_path
+
+    return Path(memo_path(str(repo / ".git"), rel))
+
+
+def lines_of(res: Any) -> list[dict[str, Any]]:
+    """Everything a blame answers, line by line."""
+    return [{**ln._asdict(), "short": {k: res.id(k) for k in (ln.session_id, ln.checkpoint, ln.commit)}}
+            for ln in res.lines]
+
+
+def exact_blame(ctx: Any, rel: str, **kw: Any) -> Any:
+    """``blame_file`` with what the memo holds (``blame_memo``), checked against the memo-less
+    answer, the answer with the memo empty, and the answer from the memo that run filled (which
+    must hold all that run needs: nothing is added to it)."""
+    from oxide_git.blame import blame_file
+
+    res = blame_file(ctx, rel, **kw)
+    want = lines_of(res)
+    memo = memo_file(ctx.repo.workdir, os.path.relpath(os.path.join(ctx.repo.workdir, rel), ctx.repo.workdir))
+
+    def again(**env: str) -> Any:
+        other = type(ctx)(ctx.repo, ctx.now_ms, {**ctx.environ, **env})
+        try:
+            return blame_file(other, rel, **kw)
+        finally:
+            other.close()
+
+    assert lines_of(again(OXIDE_BLAME_MEMO="0")) == want
+    memo.unlink(missing_ok=True)
+    assert lines_of(again()) == want
+    filled = memo.read_bytes() if memo.exists() else None
+    assert lines_of(again()) == want
+    assert (memo.read_bytes() if memo.exists() else None) == filled  # all of it was kept
+    return res

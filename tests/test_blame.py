@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from oxide_git.blame import blame_file, summary
+from oxide_git.blame import summary
 
-from .blame_helpers import Clock, FakeAgent, human_edit, take
+from .blame_helpers import Clock, FakeAgent, exact_blame, human_edit, take
 from .conftest import make_ctx
 
 SID = "0" * 12 + "a" * 20
@@ -16,7 +16,7 @@ SID2 = "0" * 12 + "b" * 20
 def who(repo: Path, clock: Clock, rel: str, **kw):  # type: ignore[no-untyped-def]
     ctx = make_ctx(repo, clock.tick())
     try:
-        res = blame_file(ctx, rel, **kw)
+        res = exact_blame(ctx, rel, **kw)
     finally:
         ctx.close()
     return res, [(ln.text, ln.who, ln.session_id, ln.agent) for ln in res.lines]

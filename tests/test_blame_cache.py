@@ -140,3 +140,25 @@ def test_kept_after_a_command_that_closed_the_index(history: tuple[Path, Clock, 
     cold = _blame(repo, "app.txt")
     assert _kept(repo, "app.txt") is not None
     assert _blame(repo, "app.txt") == cold
+
+
+def test_the_git_blame_started_first_is_ended_when_the_kept_answer_serves(repo: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The console script starts `git blame` before looking for a kept answer; one found, that
+    `git blame` is ended and reaped (nothing left running, no pipe left open)."""
+    from oxide_git import blame_prefetch
+
+    monkeypatch.chdir(repo)
+    monkeypatch.delenv("GIT_DIR", raising=False)
+    blame_prefetch.start(["README.md"])
+    started = blame_prefetch._started
+    assert started is not None
+    _, pid, out_fd, err_fd = started
+    blame_prefetch.cancel()
+    assert blame_prefetch._started is None
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # reaped
+    for fd in (out_fd, err_fd):
+        with pytest.raises(OSError):
+            os.fstat(fd)
+    blame_prefetch.cancel()  # none started: nothing to do

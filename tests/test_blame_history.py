@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from oxide_git import store
-from oxide_git.blame import BadRevision, blame_file
+from oxide_git.blame import BadRevision
 
-from .blame_helpers import Clock, FakeAgent, human_edit
+from .blame_helpers import Clock, FakeAgent, exact_blame, human_edit
 from .conftest import git, make_ctx, oxide
 from .test_hooks import idle
 
@@ -22,7 +22,7 @@ SID = "0" * 12 + "a" * 20
 def blame(repo: Path, rel: str, **kw):  # type: ignore[no-untyped-def]
     ctx = make_ctx(repo, Clock().tick())
     try:
-        return blame_file(ctx, rel, **kw)
+        return exact_blame(ctx, rel, **kw)
     finally:
         ctx.close()
 

@@ -34,3 +34,19 @@ def test_a_file_cut_short_is_asked_of_git_again(repo: Path, content: str) -> Non
     cache.write_text(content)
     assert find_repo(repo).project_id() == root
     assert cache.read_text() == root + "\n"
+
+
+def test_a_repo_and_a_context_are_values_without_dataclasses(repo: Path) -> None:
+    """``Repo`` and ``Context`` are plain classes (every command makes them; ``dataclasses`` costs
+    ~5 ms to import): a Repo compares and hashes by its folders and is not changed after."""
+    from oxide_git.context import Context
+
+    a, b = find_repo(repo), find_repo(repo / "sub" if (repo / "sub").is_dir() else repo)
+    assert a == b and hash(a) == hash(b) and len({a, b}) == 1 and a != "repo"
+    assert repr(a) == f"Repo(workdir={a.workdir!r}, git_dir={a.git_dir!r}, common_dir={a.common_dir!r})"
+    with pytest.raises(AttributeError):
+        a.workdir = Path("/elsewhere")  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        del a.git_dir  # type: ignore[misc]
+    ctx = Context(a, 5)
+    assert ctx.environ == {} and ctx._index is None and repr(ctx) == f"Context(repo={a!r}, now_ms=5)"

@@ -18,17 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..tool_kinds import READ_ONLY
 from . import tools
 
-# Tools that never change a file (reads, searches, plans, sub-agents: their own calls are theirs).
-READ_ONLY = tools.READ | frozenset({
-    "Grep", "Glob", "LS", "grep", "glob", "list", "ls", "list_dir", "list_directory", "search",
-    "search_file_content", "find_files", "read_many_files", "WebFetch", "WebSearch", "webfetch",
-    "websearch", "web_search", "google_web_search", "web_fetch", "TodoWrite", "TodoRead",
-    "todowrite", "todoread", "update_plan", "Task", "Agent", "task", "view_image", "ExitPlanMode",
-    "BashOutput", "KillShell", "KillBash", "save_memory", "write_todos", "lsp", "codesearch",
-    "skill", "Skill", "question", "AskUserQuestion",
-})
 _PATCH = re.compile(r"\*\*\* Begin Patch\n.*?\*\*\* End Patch", re.S)
 
 

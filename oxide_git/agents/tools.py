@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model import Message
+from ..tool_kinds import READ
 
 SHELL = frozenset({"Bash", "bash", "shell", "run_shell_command", "exec_command", "shell_command",
                    "local_shell", "run_commands", "execute_command"})
 WRITE = frozenset({"Write", "write", "write_file", "create_file", "create"})
 EDIT = frozenset({"Edit", "edit", "replace", "str_replace", "str_replace_based_edit_tool", "MultiEdit"})
-READ = frozenset({"Read", "read", "read_file", "view"})
 
 
 @dataclass(frozen=True)
