@@ -177,8 +177,8 @@ class _Run:
                 tl.prepare()
                 if self._memo_older_than_index():
                     # a checkpoint or call the memo has not seen: an interval to replay, most
-                    # likely, with the codec and the agents' tools (~15 ms to import), now
-                    from . import codec  # noqa: F401
+                    # likely, with the payload reader and the agents' tools, now
+                    from . import payload  # noqa: F401
                     from .agents import file_effects  # noqa: F401
         except (OxideError, OSError, ValueError):
             pass

@@ -21,7 +21,6 @@ from .titles import is_harness_text
 if TYPE_CHECKING:  # read only when a call's message is (a blame whose intervals are all kept does not)
     from .agents import file_effects
     from .blame_objects import Objects
-    from .model import Message
 
 AGENT, HUMAN, EITHER, BEFORE = "agent", "human", "agent or user", "before oxide"
 
@@ -92,7 +91,7 @@ class WorktreeCalls:
         self._calls: dict[str, list[Call]] = {}  # a session's calls, read when a window needs them
         self._starts: dict[str, list[int]] = {}
         self._longest: dict[str, int] = {}
-        self._messages: dict[tuple[str, int], Message | None] = {}
+        self._messages: dict[tuple[str, int], tuple[Any, list[Any]] | None] = {}
         self._prompts: dict[str, list[tuple[int, str]]] = {}
         self._texts: dict[tuple[str, int], str] = {}
         self._seqs: dict[str, list[int]] = {}
@@ -178,20 +177,22 @@ class WorktreeCalls:
 
     # what a call did -----------------------------------------------------------------------------
 
-    def message(self, sid: str, seq: int) -> Message | None:
+    def message(self, sid: str, seq: int) -> tuple[Any, list[Any]] | None:
+        """A message's model and parts as ``payload.message_parts`` reads them (no model objects:
+        the model's dataclasses, the codec's import, cost more than the replay itself)."""
         key = (sid, seq)
         if key not in self._messages:
             self._messages[key] = self._read(sid, seq)
         return self._messages[key]
 
-    def _read(self, sid: str, seq: int) -> Message | None:
+    def _read(self, sid: str, seq: int) -> tuple[Any, list[Any]] | None:
         """A message of a session log at its ref's tip (its trees read once for the run)."""
         oid = self.objects.message_blob(sid, seq)
         if oid is None:
             return None
-        from . import codec
+        from .payload import message_parts
 
-        return codec.decode_message(self.objects.blob(oid))
+        return message_parts(self.objects.blob(oid))
 
     def _candidates(self, sid: str) -> list[tuple[int, str]]:
         """The session's user messages with text and no tool result (seq, id): its prompts, and
@@ -240,25 +241,25 @@ class WorktreeCalls:
         m = self.message(c.session_id, c.seq)
         s = self.sessions.get(c.session_id, {})
         return Label(who, c.session_id, self.prompt_of(c.session_id, c.seq), s.get("agent"),
-                     (m.model if m else None) or s.get("model"), c.end or c.start)
+                     (m[0] if m else None) or s.get("model"), c.end or c.start)
 
     def touches(self, c: Call, target: str) -> list[file_effects.Effect] | None:
         """What call ``c`` did to the file at absolute path ``target``: its effects on it (an
         ``opaque`` one when it cannot be replayed: a shell command naming it), or None."""
         from .agents import file_effects, tools
-        from .model import PartType
+        from .payload import part_get, part_type
 
         m = self.message(c.session_id, c.seq)
-        if m is None or c.idx >= len(m.parts):
+        if m is None or c.idx >= len(m[1]):
             return None
-        part = m.parts[c.idx]
+        part = m[1][c.idx]
         s = self.sessions.get(c.session_id, {})
         cwd = canon(str(s.get("cwd") or self.path), self.aliases)
-        if part.type == PartType.PATCH:
-            names = [part.get("path"), *(part.get("files") or [])]
+        if part_type(part) == "patch":
+            names = [part_get(part, "path"), *(part_get(part, "files") or [])]
             hit = any(isinstance(n, str) and self._resolve(n, cwd) == target for n in names)
             return [file_effects.Effect(target, "opaque")] if hit else None
-        args = tools.args_of(part.get("input"))
+        args = tools.args_of(part_get(part, "input"))
         if isinstance(args, dict) and isinstance(args.get("workdir"), str):
             cwd = canon(tools.absolute(args["workdir"], cwd), self.aliases)
         found = file_effects.effects(c.name, args)

@@ -1,4 +1,5 @@
-"""Sessions and messages to and from msgpack; the only module that imports msgpack.
+"""Sessions and messages to and from msgpack; with ``payload`` (which reads and checks a payload
+as plain values), the only module that imports msgpack.
 
 Every payload is a map whose ``v`` field is the schema version. Keys this build does not know are
 kept in ``unknown`` and written back unchanged, so an older build never drops a newer build's data.
@@ -13,11 +14,10 @@ from typing import Any
 import msgpack
 
 from .errors import UnsupportedPayload
-from .model import SCHEMA_VERSION, Message, Part, Session
-
-# A session log or a remote may hand us anything. msgpack bounds every container and string by
-# the input's own length, so a payload cannot unpack to more than it is; we bound the input.
-MAX_PAYLOAD = 256 * 1024 * 1024
+from .model import Message, Part, Session
+from .payload import MAX_PAYLOAD as MAX_PAYLOAD
+from .payload import SCHEMA_VERSION
+from .payload import unpack as _unpack
 
 _SESSION_FIELDS = [f.name for f in dataclasses.fields(Session) if f.name != "unknown"]
 _MESSAGE_FIELDS = [f.name for f in dataclasses.fields(Message) if f.name not in ("unknown", "parts")]
@@ -32,23 +32,6 @@ def _as_plain(obj: Any) -> Any:
 
 def _pack(d: dict[str, Any]) -> bytes:
     return bytes(msgpack.packb(d, use_bin_type=True, default=_as_plain))
-
-
-def _unpack(data: bytes, what: str) -> dict[str, Any]:
-    if len(data) > MAX_PAYLOAD:
-        raise UnsupportedPayload(f"{what} is larger than {MAX_PAYLOAD} bytes")
-    try:
-        obj = msgpack.unpackb(data, raw=False, strict_map_key=False)
-    except (ValueError, msgpack.UnpackException, TypeError) as e:
-        raise UnsupportedPayload(f"{what} is not a valid payload: {e}") from e
-    if not isinstance(obj, dict) or not isinstance(obj.get("v"), int):
-        raise UnsupportedPayload(f"{what} is not a git oxide payload")
-    if obj["v"] > SCHEMA_VERSION:
-        raise UnsupportedPayload(
-            f"{what} has schema version {obj['v']}, newer than this build ({SCHEMA_VERSION})",
-            hint="upgrade git oxide",
-        )
-    return obj
 
 
 def _plain(value: Any) -> Any:

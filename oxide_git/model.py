@@ -20,8 +20,7 @@ from enum import StrEnum
 from typing import Any
 
 from .ago import ago_secs
-
-SCHEMA_VERSION = 1
+from .log_layout import SCHEMA_VERSION as SCHEMA_VERSION
 
 
 class Role(StrEnum):

@@ -1,7 +1,8 @@
 """``blame_memo``: what a blame works out of immutable inputs, kept across runs. A kept entry gives
 the answer the memo-less blame gives (every blame of test_blame*.py checks that, ``exact_blame``);
 here: a damaged memo is ignored, a change to anything an interval's explanation reads is a new
-key, a new checkpoint adds only its own intervals, and a blame served by the memo loads no pygit2."""
+key, a new checkpoint adds only its own intervals, a blame served by the memo loads no pygit2, and
+one that replays a new turn of added lines loads neither pygit2 nor the model."""
 
 from __future__ import annotations
 
@@ -162,31 +163,55 @@ def test_short_ids_are_libgit2s(repo: Path) -> None:
     assert objects.short_id("0" * 40) is None
 
 
+_RUN = ("import sys, os; os.chdir(sys.argv[1]); sys.argv = ['git-oxide', 'blame', sys.argv[2]]\n"
+        "import oxide_git.entry as e\n"
+        "def stop(code):\n    raise SystemExit(code)\ne._exit_now = stop\n"
+        "try:\n    e.main()\nfinally:\n    sys.stdout.flush()\n    sys.stderr.write(' '.join(sys.modules))")
+# what no blame needs to replay a call: the model's dataclasses and the codec that builds them
+_MODEL = {"oxide_git.codec", "oxide_git.model", "oxide_git.agents.events", "dataclasses"}
+
+
+def _console(repo: Path, rel: str = "notes.txt") -> tuple[str, set[str]]:
+    """`git oxide blame rel` (no kept answer) in a process: its output and the modules it loaded."""
+    p = subprocess.run([sys.executable, "-c", _RUN, str(repo), rel], capture_output=True, text=True,
+                       env={**unmeasured(), "OXIDE_BLAME_CACHE": "0"})
+    assert p.returncode == 0, p.stderr
+    return p.stdout, set(p.stderr.split())
+
+
 def test_a_blame_from_the_memo_loads_no_pygit2(work: tuple[Path, Clock, FakeAgent]) -> None:  # noqa: F811
     repo, _, a = work
     a.write("notes.txt", "start\nturn 0\nturn 1\n")
     a.prompt("rename a line")
     a.edit("notes.txt", "turn 0\n", "turn zero\n")  # a changed line: libgit2's diff, not only trimming
     commit(repo, "-m", "notes")
-    run = ("import sys, os; os.chdir(sys.argv[1]); sys.argv = ['git-oxide', 'blame', sys.argv[2]]\n"
-           "import oxide_git.entry as e\n"
-           "def stop(code):\n    raise SystemExit(code)\ne._exit_now = stop\n"
-           "try:\n    e.main()\nfinally:\n    sys.stdout.flush()\n    sys.stderr.write(' '.join(sys.modules))")
-
-    def console(rel: str = "notes.txt") -> tuple[str, set[str]]:
-        p = subprocess.run([sys.executable, "-c", run, str(repo), rel], capture_output=True, text=True,
-                           env={**unmeasured(), "OXIDE_BLAME_CACHE": "0"})
-        assert p.returncode == 0, p.stderr
-        return p.stdout, set(p.stderr.split())
-
-    first, loaded = console()
-    assert {"pygit2", "oxide_git.codec"} <= loaded  # the diffs worked out, the calls replayed
-    again, loaded = console()
-    assert again == first and not {"pygit2", "oxide_git.codec", "oxide_git.agents"} & loaded
+    first, loaded = _console(repo)
+    assert {"pygit2", "oxide_git.payload"} <= loaded  # the diffs worked out, the calls replayed
+    assert not {"oxide_git.codec", "oxide_git.model"} & loaded  # (pygit2 imports dataclasses)
+    again, loaded = _console(repo)
+    assert again == first and not {"pygit2", "oxide_git.payload", "oxide_git.agents", *_MODEL} & loaded
     assert "(claude" in again
-    readme, loaded = console("README.md")  # a line older than oxide: its commit, abbreviated
+    readme, loaded = _console(repo, "README.md")  # a line older than oxide: its commit, abbreviated
     root = git(repo, "rev-list", "--max-parents=0", "HEAD").strip()
     assert readme.startswith(root[:7] + " (before oxide") and "pygit2" not in loaded
+
+
+def test_a_blame_after_a_new_turn_of_added_lines_loads_neither_pygit2_nor_the_model(
+        work: tuple[Path, Clock, FakeAgent]) -> None:  # noqa: F811
+    """The usual blame after a change: the memo lacks one turn, which added lines. Its call is
+    replayed from the message's plain values (``payload``) and its diff is only trimming."""
+    repo, _, a = work
+    a.write("notes.txt", "start\nturn 0\n")
+    commit(repo, "-m", "notes")
+    _console(repo)  # the memo of the history so far
+    a.prompt("add a line")
+    a.edit("notes.txt", "turn 0\n", "turn 0\nturn 1\n")
+    commit(repo, "-m", "more notes")
+    after, loaded = _console(repo)
+    assert {"oxide_git.payload", "oxide_git.agents.file_effects"} <= loaded  # the new call replayed
+    assert not {"pygit2", *_MODEL} & loaded
+    assert after.splitlines()[-1].endswith("turn 1") and "(claude" in after.splitlines()[-1]
+    assert after == _console(repo)[0]
 
 
 def test_a_set_core_abbrev_is_libgit2s_to_read(repo: Path) -> None:

@@ -44,88 +44,37 @@ names it in ``lost`` (one agent's harness must never become another agent's user
 from __future__ import annotations
 
 import importlib
-import os
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # annotations only: listing agent names must not import the model
     from ..model import Message, Session
+    from .events import AgentEnv as AgentEnv
+    from .events import Event as Event
+    from .events import Export as Export
+    from .events import FoundMessage as FoundMessage
+    from .events import FoundSession as FoundSession
+    from .events import Problem as Problem
+    from .events import Resumable as Resumable
+    from .events import Unknown as Unknown
+
+# The events and the values a parser or exporter is handed (dataclasses) are in ``events`` and
+# imported when first named: `git oxide blame` replays a tool call through ``file_effects`` and
+# ``tools`` (in this package) without importing dataclasses.
+_EVENTS = frozenset(("FoundSession", "FoundMessage", "Resumable", "Problem", "Unknown", "Event",
+                     "AgentEnv", "Export"))
 
 
-@dataclass(frozen=True, slots=True)
-class FoundSession:
-    session: Session
+def __getattr__(name: str) -> Any:
+    if name in _EVENTS:
+        from . import events
 
+        value = getattr(events, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-@dataclass(frozen=True, slots=True)
-class FoundMessage:
-    session_id: str
-    message: Message
-
-
-@dataclass(frozen=True, slots=True)
-class Resumable:
-    offset: int
-    state: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    line: int | None
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class Unknown:
-    kind: str  # the record's type as the agent names it, e.g. "event_msg/foo" or "api-request"
-    version: str | None = None  # the agent version that wrote it, when the file says
-
-
-Event = FoundSession | FoundMessage | Resumable | Problem | Unknown
-
-
-@dataclass(frozen=True, slots=True)
-class AgentEnv:
-    """Where the agents keep their files, and which project we are in.
-
-    ``environ`` is the process environment as the CLI saw it (CLAUDE_CONFIG_DIR, CODEX_HOME,
-    XDG_DATA_HOME...), ``home`` the user's home, ``worktrees`` the top folders of every worktree of
-    the repository (a session belongs to the project when its cwd is inside one of them).
-    """
-
-    home: Path
-    environ: Mapping[str, str]
-    worktrees: Sequence[Path] = ()
-    project_id: str | None = None
-
-    def belongs(self, cwd: str | None) -> bool:
-        """True when ``cwd`` is one of the worktrees or inside one."""
-        if not cwd:
-            return False
-        try:
-            p = Path(os.path.normpath(cwd))
-        except (TypeError, ValueError):
-            return False
-        return any(p == w or w in p.parents for w in self.worktrees)
-
-
-@dataclass(frozen=True, slots=True)
-class Export:
-    """An agent's files for one session, ready to write, and how to continue it there."""
-
-    files: Mapping[Path, bytes]  # absolute paths in the agent's store -> content
-    native_id: str  # the id the agent will know the session by
-    command: Sequence[str]  # argv that continues the session, run in ``cwd``
-    cwd: str
-    lost: Sequence[str] = ()  # what could not be carried over, one sentence each
-    # database path -> what the agent module's ``write_database(path, rows, rewound=...)`` writes
-    # there in one transaction (OpenCode 1.18 keeps sessions in SQLite, not in files)
-    databases: Mapping[Path, Any] = field(default_factory=dict)
-    # Files written whole instead of appending ``files`` when the conversation was rewound: the
-    # agent's file with the rewound session in place of the longer one it holds (Aider's history).
-    rewritten: Mapping[Path, bytes] = field(default_factory=dict)
 
 
 class Agent(Protocol):

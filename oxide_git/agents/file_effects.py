@@ -15,8 +15,7 @@ import posixpath
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..tool_kinds import READ_ONLY
 from . import tools
@@ -28,8 +27,7 @@ class NotReplayable(Exception):
     """An edit that does not apply to the text it is replayed on (someone else changed it)."""
 
 
-@dataclass(frozen=True)
-class Effect:
+class Effect(NamedTuple):  # NamedTuples, not dataclasses: blame's replay imports no dataclasses
     """What one call does to one file. ``kind``: write | edit | patch | delete | opaque (it
     changes the file in a way that cannot be replayed)."""
 
@@ -41,8 +39,7 @@ class Effect:
     move_to: str | None = None
 
 
-@dataclass(frozen=True)
-class Hunk:
+class Hunk(NamedTuple):
     """One ``@@`` chunk of a Codex patch."""
 
     context: str | None

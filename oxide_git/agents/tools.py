@@ -9,15 +9,15 @@ kinds it has an equivalent for onto its own tool (Claude: ``claude_export``; Cod
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..model import Message
 from ..tool_kinds import READ
+
+if TYPE_CHECKING:  # annotations only: `git oxide blame` replays a call without the model
+    from ..model import Message
 
 SHELL = frozenset({"Bash", "bash", "shell", "run_shell_command", "exec_command", "shell_command",
                    "local_shell", "run_commands", "execute_command"})
@@ -25,8 +25,7 @@ WRITE = frozenset({"Write", "write", "write_file", "create_file", "create"})
 EDIT = frozenset({"Edit", "edit", "replace", "str_replace", "str_replace_based_edit_tool", "MultiEdit"})
 
 
-@dataclass(frozen=True)
-class Call:
+class Call(NamedTuple):  # no dataclass: blame's replay of a call imports no dataclasses
     kind: str  # shell | write | edit | read
     command: str | None = None
     path: str | None = None  # as the call gave it (absolute or relative)
@@ -185,6 +184,8 @@ def output_text(output: Any) -> str:
         texts = [b.get("text") for b in output if isinstance(b, Mapping) and isinstance(b.get("text"), str)]
         if len(texts) == len(output):
             return "\n".join(str(t) for t in texts)
+    import json
+
     return json.dumps(output, ensure_ascii=False)
 
 
