@@ -1,13 +1,20 @@
 """Which lines of a file's newer version were already in an older one, by git's own line diff
-(libgit2's xdiff, as ``git diff`` and ``git blame`` use it; no text matching of our own).
+(xdiff, as ``git diff`` and ``git blame`` use it; no text matching of our own).
 
 ``Diff(old, new)`` holds the hunks (no context lines); ``trace`` maps line numbers of ``new``
 (0-based) to those of ``old``, or says the line was added there. ``hunks``/``of_hunks``: the same
-as plain lists, as ``blame_memo`` keeps them (pygit2 is imported only when a diff is worked out).
+as plain lists, as ``blame_memo`` keeps them.
+
+The hunks are libgit2's (``Patch.create_from``: Myers, no indent heuristic, binary as text). A diff
+that is not only lines added or removed is asked of ``git diff --no-index`` with those same
+options and no configuration (git's xdiff is the one libgit2 carries: the same hunks, checked in
+tests/test_blame_diff.py), ~3 ms of a process against ~40 ms to import pygit2, for the first
+``GIT_DIFFS`` diffs of a process (``line_hunks``); libgit2 past them, or when git does not answer.
 """
 
 from __future__ import annotations
 
+import os
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 
@@ -35,16 +42,11 @@ class Diff:
             if n_a or n_b:  # only added, or only removed, lines
                 starts, ends, delta = [first], [first + n_b], [0, n_a - n_b]
         else:
-            import pygit2
-
-            # FORCE_TEXT: as `git blame`, binary files by "line"
-            patch = pygit2.Patch.create_from(mid_a, mid_b, flag=pygit2.enums.DiffOption.FORCE_TEXT,
-                                             context_lines=0, interhunk_lines=0)
-            for h in patch.hunks:
-                s = first + (h.new_start - 1 if h.new_lines else h.new_start)
+            for _old_start, old_lines, new_start, new_lines in line_hunks(mid_a, mid_b):
+                s = first + (new_start - 1 if new_lines else new_start)
                 starts.append(s)
-                ends.append(s + h.new_lines)
-                delta.append(delta[-1] + h.old_lines - h.new_lines)
+                ends.append(s + new_lines)
+                delta.append(delta[-1] + old_lines - new_lines)
         self._starts, self._ends, self._delta = starts, ends, delta
 
     @classmethod
@@ -96,6 +98,66 @@ class Diff:
     @property
     def unchanged(self) -> bool:
         return not self._starts and self._delta == [0]
+
+
+Hunk = tuple[int, int, int, int]  # old start, old lines, new start, new lines (as in "@@ -a,b +c,d @@")
+
+
+# `git diff` for the first few diffs of a process (a blame after a change needs one or two), pygit2
+# past them: ~3 ms a process each against ~40 ms once for the import (the very first blame of a
+# history, every memo empty, may need hundreds). The hunks are the same either way.
+GIT_DIFFS = 10
+_git_diffs = 0
+
+
+def line_hunks(a: bytes, b: bytes) -> list[Hunk]:
+    """The hunks of ``a`` to ``b`` (libgit2's), by `git diff` while a process has run fewer than
+    ``GIT_DIFFS`` of them, else (or when git does not answer) by libgit2."""
+    global _git_diffs
+    if _git_diffs < GIT_DIFFS:
+        _git_diffs += 1
+        got = git_hunks(a, b)
+        if got is not None:
+            return got
+    return libgit2_hunks(a, b)
+
+
+def libgit2_hunks(a: bytes, b: bytes) -> list[Hunk]:
+    """The hunks of ``a`` to ``b`` by libgit2 (FORCE_TEXT: as `git blame`, binary files by "line")."""
+    import pygit2
+
+    patch = pygit2.Patch.create_from(a, b, flag=pygit2.enums.DiffOption.FORCE_TEXT, context_lines=0,
+                                     interhunk_lines=0)
+    return [(h.old_start, h.old_lines, h.new_start, h.new_lines) for h in patch.hunks]
+
+
+# libgit2's defaults, spelled out: no configuration (neither the user's nor a repository's) moves them
+_GIT_DIFF = ("git", "diff", "--no-index", "--no-color", "--no-ext-diff", "--no-textconv", "--text",
+             "--diff-algorithm=myers", "--no-indent-heuristic", "-U0", "--inter-hunk-context=0", "--")
+
+
+def git_hunks(a: bytes, b: bytes) -> list[Hunk] | None:
+    """``libgit2_hunks(a, b)`` by `git diff --no-index` of the two as files in a folder of their
+    own; None when git does not answer."""
+    import re
+    import subprocess
+    import tempfile
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    with tempfile.TemporaryDirectory(prefix="oxide-diff-") as d:
+        env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull,
+                   GIT_CEILING_DIRECTORIES=os.path.dirname(d))  # no repository's either
+        for name, data in (("a", a), ("b", b)):
+            with open(os.path.join(d, name), "wb") as f:
+                f.write(data)
+        try:
+            p = subprocess.run([*_GIT_DIFF, "a", "b"], cwd=d, env=env, capture_output=True)
+        except OSError:
+            return None
+    if p.returncode not in (0, 1):
+        return None
+    return [(int(m[1]), 1 if m[2] is None else int(m[2]), int(m[3]), 1 if m[4] is None else int(m[4]))
+            for m in re.finditer(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", p.stdout, re.M)]
 
 
 def _shifted(positions: list[int], i: int, j: int, d: int) -> list[int]:

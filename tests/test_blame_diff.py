@@ -1,12 +1,17 @@
 """``blame_diff``: the line map of a diff, a run at a time (``trace_sorted``) as a line at a time
-(``old_line``), against libgit2's own hunks of the whole texts; and ``blame_timeline.runs``."""
+(``old_line``), against libgit2's own hunks of the whole texts; `git diff --no-index`'s hunks are
+libgit2's, whatever the configuration says; and ``blame_timeline.runs``."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pygit2
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from oxide_git import blame_diff
 from oxide_git.blame_diff import Diff
 from oxide_git.blame_timeline import runs
 
@@ -36,6 +41,49 @@ def test_every_line_maps_as_one_diff_says(old: list[str], new: list[str]) -> Non
         out, added = d.trace_sorted(positions)
         assert out == [-1 if mapped[p] is None else mapped[p] for p in positions]
         assert added == [j for j, p in enumerate(positions) if mapped[p] is None]
+
+
+# lines that repeat (hunks slide among them), blank ones, carriage returns, a NUL, none at the end
+_raw = st.lists(st.sampled_from([b"a", b"b", b"c", b"", b"  ", b"d e", b"a\r", b"\r", b"x\x00y", b"}"]),
+                min_size=1, max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_raw, _raw, st.booleans(), st.booleans())
+def test_git_diffs_as_libgit2_does(old: list[bytes], new: list[bytes], end_a: bool, end_b: bool) -> None:
+    a, b = b"\n".join(old) + (b"\n" if end_a else b""), b"\n".join(new) + (b"\n" if end_b else b"")
+    if a and b:
+        assert blame_diff.git_hunks(a, b) == blame_diff.libgit2_hunks(a, b)
+
+
+def test_no_configuration_moves_git_diffs_hunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user's configuration (patience, the indent heuristic, context) and a repository's
+    around the folder are not read; without git, libgit2 answers."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[diff]\n\talgorithm = patience\n\tindentHeuristic = true\n"
+                                     "\tcontext = 5\n[core]\n\tautocrlf = true\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", "'diff.algorithm'='histogram'")
+    # a case where patience's hunks are not Myers's, and one the indent heuristic slides
+    pairs = [(b"fn b() {\nb\nfn b() {\n", b"fn b() {\nfn b() {\nb\n"),
+             (b"\n\nfn b() {\nfn b() {\n  x\nb\nfn a() {\n\n",
+              b"\nfn b() {\nfn b() {\n  x\nb\n  y\nb\nfn a() {\n\n")]
+    for old, new in pairs:
+        assert blame_diff.git_hunks(old, new) == blame_diff.libgit2_hunks(old, new)
+    want = [Diff(b"x\n" + old, b"y\n" + new).hunks() for old, new in pairs]
+    monkeypatch.setenv("PATH", str(tmp_path))  # no git: libgit2's hunks, the same
+    assert blame_diff.git_hunks(*pairs[0]) is None
+    monkeypatch.setattr(blame_diff, "_git_diffs", 0)
+    assert [Diff(b"x\n" + old, b"y\n" + new).hunks() for old, new in pairs] == want
+
+
+def test_past_a_few_diffs_a_process_libgit2_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(blame_diff, "_git_diffs", 0)
+    asked, by_git = [], blame_diff.git_hunks
+    monkeypatch.setattr(blame_diff, "git_hunks", lambda a, b: asked.append(a) or by_git(a, b))
+    got = [Diff(b"s\n%d\nt\n" % i, b"s\nx\nt\n").hunks() for i in range(blame_diff.GIT_DIFFS + 3)]
+    assert len(asked) == blame_diff.GIT_DIFFS and got == [([1], [2], [0, 0])] * len(got)
 
 
 def test_runs_of_ascending_integers() -> None:
