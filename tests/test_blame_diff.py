@@ -4,6 +4,7 @@ libgit2's, whatever the configuration says; and ``blame_timeline.runs``."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pygit2
@@ -74,6 +75,8 @@ def test_no_configuration_moves_git_diffs_hunks(tmp_path: Path, monkeypatch: pyt
     want = [Diff(b"x\n" + old, b"y\n" + new).hunks() for old, new in pairs]
     monkeypatch.setenv("PATH", str(tmp_path))  # no git: libgit2's hunks, the same
     assert blame_diff.git_hunks(*pairs[0]) is None
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "none"))  # nowhere to write the two
+    assert blame_diff.git_hunks(*pairs[0]) is None and not (tmp_path / "none").exists()
     monkeypatch.setattr(blame_diff, "_git_diffs", 0)
     assert [Diff(b"x\n" + old, b"y\n" + new).hunks() for old, new in pairs] == want
 
@@ -84,6 +87,7 @@ def test_past_a_few_diffs_a_process_libgit2_answers(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(blame_diff, "git_hunks", lambda a, b: asked.append(a) or by_git(a, b))
     got = [Diff(b"s\n%d\nt\n" % i, b"s\nx\nt\n").hunks() for i in range(blame_diff.GIT_DIFFS + 3)]
     assert len(asked) == blame_diff.GIT_DIFFS and got == [([1], [2], [0, 0])] * len(got)
+    assert not list(Path(os.environ.get("TMPDIR") or "/tmp").glob(f"oxide-diff-{os.getpid()}-*"))
 
 
 def test_runs_of_ascending_integers() -> None:
