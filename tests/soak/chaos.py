@@ -211,11 +211,12 @@ def maintenance(world: World) -> None:
 
 def _clear_stale_ref_locks(gitdir: Path, older_than_s: float = 30.0) -> None:
     """What a user does when git says a ref lock exists and no git runs: a `git gc` killed in its
-    `reflog expire` leaves the lock of a ref (a worktree's HEAD among them), and every later gc
-    fails on it. A live git holds a ref lock for milliseconds: only older ones are removed."""
+    `reflog expire` leaves the lock of a ref and of its reflog (a linked worktree's HEAD and its
+    logs/HEAD among them), and every later gc, or commit, fails on it. A live git holds a ref
+    lock for milliseconds: only older ones are removed."""
     now = time.time()
-    for lock in [*gitdir.glob("worktrees/*/*.lock"), *gitdir.glob("*.lock"),
-                 *(gitdir / "refs").rglob("*.lock"), *(gitdir / "logs").rglob("*.lock")]:
+    for lock in [*gitdir.glob("worktrees/*/*.lock"), *gitdir.glob("worktrees/*/logs/**/*.lock"),
+                 *gitdir.glob("*.lock"), *(gitdir / "refs").rglob("*.lock"), *(gitdir / "logs").rglob("*.lock")]:
         try:
             if now - lock.stat().st_mtime > older_than_s:
                 lock.unlink()
