@@ -134,7 +134,8 @@ def _stat(path: str) -> tuple[int, int, int] | None:
     return st.st_size, st.st_mtime_ns, st.st_ino
 
 
-def _digest(data: bytes) -> bytes:
+def digest_of(data: bytes) -> bytes:
+    """20 bytes of blake2b (stdlib's C module directly: hashlib costs ~2 ms to import)."""
     try:
         from _blake2 import blake2b
     except ImportError:  # pragma: no cover - CPython always has it
@@ -223,7 +224,7 @@ def slot(cwd: str, file: str, rev: str | None, lines: tuple[int, int] | None, fo
     refs = [head, _read(os.path.join(git_dir, target)) if target else None,
             _read(os.path.join(common, target)) if target else None,
             _read(os.path.join(common, "refs", "notes", "oxide")),
-            _digest(_read(os.path.join(common, "packed-refs")) or b""),
+            digest_of(_read(os.path.join(common, "packed-refs")) or b""),
             _read(os.path.join(common, "shallow")), _read(os.path.join(common, "info", "grafts")),
             os.path.isdir(os.path.join(common, "refs", "replace"))
             and sorted(os.listdir(os.path.join(common, "refs", "replace")))]
@@ -237,9 +238,9 @@ def slot(cwd: str, file: str, rev: str | None, lines: tuple[int, int] | None, fo
                   if k.startswith(("GIT_", "OXIDE_", "HOME", "XDG_CONFIG_HOME")) and k not in _UNKEYED)
     modules = code()
     newest = max([s[1] for s in stats if s] + [c[2] for c in modules])
-    key = (FORMAT, top, git_dir, rel, lines, form, st.st_mtime_ns, _digest(data), tuple(refs),
+    key = (FORMAT, top, git_dir, rel, lines, form, st.st_mtime_ns, digest_of(data), tuple(refs),
            tuple(configs), tuple(stats), tuple(envs), tuple(modules), sys.version)
-    name = _digest(repr((git_dir, rel, lines, form)).encode("utf-8", "surrogateescape")).hex()
+    name = digest_of(repr((git_dir, rel, lines, form)).encode("utf-8", "surrogateescape")).hex()
     return Slot(os.path.join(oxide, "cache", "blame", name), key, newest, common)
 
 

@@ -29,6 +29,8 @@ import os
 import sys
 from typing import Any
 
+from .blame_cache import code, digest_of  # the modules' list: the answer cache keys by it too
+
 FORMAT = 1
 MAGIC = b"oxide-blame-memo\n"  # then a digest of the rest: a file damaged anywhere is not read
 MAX_ENTRIES = 50_000  # a file's: ~5 MB, read in ~20 ms
@@ -36,8 +38,6 @@ TABLES = ("commits", "paths", "notes", "diffs", "steps", "walks")
 
 
 def _code_key() -> tuple[Any, ...]:
-    from .blame_cache import code  # the modules' list, read once a process (the answer cache keys by it too)
-
     return (FORMAT, sys.version, tuple(code()))
 
 
@@ -60,7 +60,7 @@ class Memo:
         except OSError:
             return
         body = data[len(MAGIC) + 20:]
-        if data[:len(MAGIC)] != MAGIC or data[len(MAGIC):len(MAGIC) + 20] != _sum(body):
+        if data[:len(MAGIC)] != MAGIC or data[len(MAGIC):len(MAGIC) + 20] != digest_of(body):
             return  # damaged, cut short, or another format: started again
         try:
             head, tables = marshal.loads(body)
@@ -92,7 +92,7 @@ class Memo:
             body = marshal.dumps((self._code or _code_key(), tables))
         except ValueError:  # pragma: no cover - only plain values are put
             return
-        data = MAGIC + _sum(body) + body
+        data = MAGIC + digest_of(body) + body
         tmp = f"{self.path}.{os.getpid()}.tmp"
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
@@ -109,7 +109,7 @@ class Memo:
 def memo_path(common_dir: str, rel: str) -> str:
     """Where the memo of blames of ``rel`` (a path from the worktree's top) is kept: one file a
     path, so that a blame reads what its file's history needs and no other file's."""
-    name = _sum(rel.encode("utf-8", "surrogateescape")).hex()
+    name = digest_of(rel.encode("utf-8", "surrogateescape")).hex()
     return os.path.join(common_dir, "oxide", "cache", "blame-memo", name)
 
 
@@ -120,15 +120,7 @@ def open_memo(common_dir: str, rel: str, environ: Any) -> Memo:
     return Memo(memo_path(common_dir, rel))
 
 
-def _sum(body: bytes) -> bytes:
-    try:
-        from _blake2 import blake2b
-    except ImportError:  # pragma: no cover - CPython always has it
-        from hashlib import blake2b
-    return blake2b(body, digest_size=20).digest()
-
-
 def digest(value: Any) -> bytes:
     """A key made of plain values (tuples, str, int, None, bool) as 20 bytes (by ``repr``:
     ``marshal`` writes references to objects met twice, so equal values could differ)."""
-    return _sum(repr(value).encode("utf-8", "surrogateescape"))
+    return digest_of(repr(value).encode("utf-8", "surrogateescape"))

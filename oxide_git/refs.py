@@ -122,9 +122,7 @@ def retry_locked(common: Path, names: list[str], budget_s: float | None, attempt
                     f"{', '.join(sorted(names))} is locked by another process",
                     hint="if no git or git oxide process is running, `git oxide doctor` removes stale locks",
                 ) from e
-            import random  # here: only a writer that waits needs it
-
-            time.sleep(delay * (1 + random.random()))
+            _pause(delay, delay)
             delay = min(delay * 2, 0.1)
 
 
@@ -259,6 +257,14 @@ def _break_stale_locks(common: Path, names: Iterable[str]) -> bool:
     return broke
 
 
+def _pause(least: float, spread: float) -> None:
+    """Sleep ``least`` plus a random part of ``spread`` (``random`` is imported only by a writer
+    that has to wait)."""
+    import random
+
+    time.sleep(least + spread * random.random())
+
+
 def retry_on_move(fn: Callable[[], T], attempts: int = 1000) -> T:
     """Run ``fn`` until it does not raise RefMoved (another writer got there first).
 
@@ -270,14 +276,10 @@ def retry_on_move(fn: Callable[[], T], attempts: int = 1000) -> T:
         try:
             return fn()
         except RefMoved:
-            import random
-
-            time.sleep(random.random() * 0.005)
+            _pause(0.0, 0.005)
         except OSError as e:
             if transient >= 20 or "lockfile" not in str(e):
                 raise
             transient += 1
-            import random
-
-            time.sleep(0.01 + random.random() * 0.05)
+            _pause(0.01, 0.05)
     return fn()

@@ -87,7 +87,7 @@ def test_a_damaged_or_foreign_memo_is_ignored(repo: Path, damage: str) -> None:
         new = data[:at] + bytes([data[at] ^ 1]) + data[at + 1:]
     else:
         other = marshal.dumps(((0, "another version"), tables) if damage == "other code" else (head, [1, 2]))
-        new = MAGIC + blame_memo._sum(other) + other
+        new = MAGIC + blame_memo.digest_of(other) + other
     path.write_bytes(new)
     assert Memo(str(path)).tables == {t: {} for t in blame_memo.TABLES}
     assert _blame(repo, clock) == want  # worked out again, and kept again
