@@ -22,14 +22,17 @@ pyc: $(STAMP)
 	@$(BIN)/python -m compileall -q -j0 oxide_git tests bench >/dev/null
 
 COVERAGE_DATA := $(CURDIR)/$(VENV)/coverage/.coverage
+# pytest-xdist workers: most tests wait on the git and `git oxide` processes they start, so one more
+# worker than cores keeps both cores busy (TEST_WORKERS=0: one process, for a debugger)
+TEST_WORKERS ?= 3
 
 test: pyc  ## the fast suite (+ the compatibility suite when OXIDE_REAL_FIXTURES is set), then its coverage (fails below the targets)
 	rm -rf $(VENV)/coverage && mkdir -p $(VENV)/coverage
-	COVERAGE_FILE=$(COVERAGE_DATA) $(BIN)/python -m coverage run -m pytest -q -m "not bench and not slow and not compat"
+	COVERAGE_FILE=$(COVERAGE_DATA) $(BIN)/python -m coverage run -m pytest -q -n $(TEST_WORKERS) -m "not bench and not slow and not compat"
 	COVERAGE_FILE=$(COVERAGE_DATA) $(BIN)/python -m tests.coverage_gate
 
 test-all: pyc
-	$(BIN)/python -m pytest -q -m "not bench and not compat"
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m "not bench and not compat"
 
 lint: $(STAMP)
 	$(BIN)/ruff check oxide_git tests
