@@ -1,7 +1,8 @@
 """`python -m bench [--quick] [--only MODULE,...]`: run the benchmark modules, print one table.
 
 The table is a report: a missed target does not fail the run (exit 0); only a crash of the
-runner itself does. The rows also go to ``.bench-cache/results.json`` (a JSON list).
+runner itself does. The rows also go to ``.bench-cache/results.json`` (a JSON list), which
+``python -m bench.table`` turns into docs/performance.md's table.
 """
 
 from __future__ import annotations
@@ -10,10 +11,8 @@ import argparse
 import fcntl
 import importlib
 import json
-import math
 import os
 import platform
-import re
 import sys
 import time
 import traceback
@@ -21,68 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from . import common
+from .table import met, table
 
 MODULES = ("store", "importing", "hooks", "export", "resume", "mcp", "blame")
-_RATIO = re.compile(r"^\s*(≤|<=|<|≥|>=|>)\s*([\d.]+)\s*[x×]", re.I)
-_TIME = re.compile(r"^\s*(≤|<=|<|≥|>=|>)\s*([\d.]+)\s*(ms|s)\b", re.I)
-
-
-def _cmp(op: str, a: float, b: float) -> bool:
-    return {"≤": a <= b, "<=": a <= b, "<": a < b, "≥": a >= b, ">=": a >= b, ">": a > b}[op]
-
-
-def met(r: dict[str, Any]) -> bool | None:
-    if r.get("error"):
-        return False
-    if "met" in r:
-        return None if r["met"] is None else bool(r["met"])
-    target = str(r.get("target") or "")
-    m = _RATIO.match(target)
-    if m and r.get("ratio") is not None:
-        return _cmp(m.group(1), float(r["ratio"]), float(m.group(2)))
-    m = _TIME.match(target)
-    if m and r.get("median_s") is not None:
-        limit = float(m.group(2)) / (1000 if m.group(3).lower() == "ms" else 1)
-        return _cmp(m.group(1), float(r["median_s"]), limit)
-    return None
-
-
-def fmt_time(s: Any) -> str:
-    if s is None or (isinstance(s, float) and math.isnan(s)):
-        return "-"
-    s = float(s)
-    return f"{s * 1000:.1f} ms" if s < 10 else f"{s:.2f} s"
-
-
-def table(rows: list[dict[str, Any]]) -> str:
-    head = ["name", "median", "baseline", "ratio", "target", "met?"]
-    body = []
-    for r in rows:
-        ok = met(r)
-        body.append([
-            str(r.get("name", "?")),
-            "ERROR" if r.get("error") else (r.get("value") or fmt_time(r.get("median_s"))),
-            fmt_time(r.get("baseline_s")),
-            "-" if r.get("ratio") is None else f"{float(r['ratio']):.2f}×",
-            str(r.get("target", "")),
-            "-" if ok is None else ("yes" if ok else "NO"),
-        ])
-    widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
-    right = {1, 2, 3}
-
-    def line(cells: list[str]) -> str:
-        return " | ".join(c.rjust(w) if i in right else c.ljust(w)
-                          for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
-
-    out = [line(head), "-|-".join("-" * w for w in widths)]
-    out += [line(b) for b in body]
-    for r in rows:
-        if r.get("error"):
-            out.append(f"  ERROR in {r['name']}: {r['error']}")
-        if r.get("note"):
-            out.append(f"  note ({r['name']}): {r['note']}")
-    return "\n".join(out)
-
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__)

@@ -1,5 +1,6 @@
 """`git oxide blame` of a 2,000-line file written by 200 agent turns, against `git blame` of the same
-file over the same 200 versions as commits (issue 16: within 2x), as `git` subprocesses.
+file over the same 200 versions as commits, as `git` subprocesses. The budget is what a user feels
+of an interactive command (issue 33): under 150 ms, `git blame` beside it for scale.
 
 Two histories of the same file: each turn a prompt, one Edit tool call adding ten lines after a line
 written earlier, and its result. In "committed" every turn is also a commit with the git hooks'
@@ -28,6 +29,7 @@ from typing import Any
 from .common import Contender, Step, cpu_seconds, env, error_row, git, interleaved, median, oxide_cmd, row
 
 T0 = 1_767_225_600_000
+BUDGET = "< 150 ms"  # an interactive command
 
 
 def build(root: Path, turns: int, *, commit: bool, per_turn: int = 10) -> None:
@@ -128,7 +130,7 @@ def _rows(path: Path, kind: str, label: str, turns: int, blame_git: Step, reps: 
     """The rows of one history: the repeated blame (the kept answer), the cold one (no kept answer,
     the memo of the unchanged history read), the first with every memo empty, and the blame after
     one new turn (the realistic cold case), each against `git blame` in the same runs."""
-    target = "≤ 2x git blame"
+    target = BUDGET
     blame = [oxide_cmd("blame", "big.txt")]
     cold = {"OXIDE_BLAME_CACHE": "0"}
     t = interleaved([Contender("oxide", blame), Contender("cold", blame, cold),
@@ -139,7 +141,7 @@ def _rows(path: Path, kind: str, label: str, turns: int, blame_git: Step, reps: 
     def timed(name: str, key: str, goal: str = target) -> dict[str, Any]:
         m = median(t[key])
         return row(name, m, goal, baseline_s=base, samples=t[key],
-                   met=m <= 2 * base if goal == target else None)
+                   met=m < 0.150 if goal == target else None)
 
     out = [timed(f"blame, {kind} ({label})", "oxide"),
            timed(f"blame, {kind}, cold (OXIDE_BLAME_CACHE=0: no kept answer; the memo of the "
@@ -165,7 +167,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
         n = (committed / "big.txt").read_bytes().count(b"\n")
         label = f"{n:,}-line file, {turns} turns"
         blame_git = ["git", "blame", "--", "big.txt"]
-        target = "≤ 2x git blame"
+        target = BUDGET
 
         def git_blame_committed() -> None:  # the baseline of the uncommitted history, same file
             subprocess.run(blame_git, cwd=committed, env=env(), stdout=subprocess.DEVNULL, check=True)

@@ -1,7 +1,9 @@
 """`git oxide mcp` over 10,000 sessions: its start-up (spawn to the answer to ``initialize``) and a
 ``search`` call (request to answer), each against `git oxide --version` (the process start floor).
 
-Target (issue 16): start-up and a search over 10,000 sessions each under 300 ms. The client here
+Budgets (issue 33, what a user feels): the server ready (its answer to ``initialize``) in under
+500 ms, as an agent waits for it at every start (Codex gives it one second); a search over 10,000
+sessions under 300 ms. The client here
 is a few lines of JSON-RPC over the pipes (the protocol is one JSON object per line), so the
 figures are the server's alone; the same store as the `list --json` row (``store._list_repo``).
 """
@@ -96,10 +98,11 @@ def bench_mcp(quick: bool, log: Any = print) -> list[dict[str, Any]]:
                 samples=cpu_floor[1:]),
             row("CPU of git oxide mcp answering initialize, then exiting (user + system)",
                 median(cpu[1:]), "info", baseline_s=median(cpu_floor[1:]), samples=cpu[1:])]
-    for name, xs in ((f"git oxide mcp start-up, spawn to its answer to initialize ({n:,} sessions)", starts),
-                     (f"git oxide mcp search, every one of {n:,} sessions matching", searches)):
+    ready = f"git oxide mcp start-up, spawn to its answer to initialize ({n:,} sessions)"
+    searched = f"git oxide mcp search, every one of {n:,} sessions matching"
+    for name, xs, budget in ((ready, starts, 0.500), (searched, searches, 0.300)):
         m = median(xs)
-        rows.append(row(name, m, "< 300 ms", baseline_s=f, met=m < 0.300, samples=xs))
+        rows.append(row(name, m, f"< {budget * 1000:.0f} ms", baseline_s=f, met=m < budget, samples=xs))
     return rows
 
 
@@ -108,4 +111,4 @@ def run(quick: bool) -> list[dict[str, Any]]:
         return bench_mcp(quick)
     except Exception as e:  # a report: one broken figure must not hide the others
         print(f"  [mcp] failed: {e}")
-        return [common.error_row("git oxide mcp", "< 300 ms", e)]
+        return [common.error_row("git oxide mcp", "< 500 ms", e)]

@@ -17,6 +17,7 @@ worked out at print time; the other forms do not depend on the clock.
 
 from __future__ import annotations
 
+import hashlib
 import marshal
 import os
 import sys
@@ -135,12 +136,8 @@ def _stat(path: str) -> tuple[int, int, int] | None:
 
 
 def digest_of(data: bytes) -> bytes:
-    """20 bytes of blake2b (stdlib's C module directly: hashlib costs ~2 ms to import)."""
-    try:
-        from _blake2 import blake2b
-    except ImportError:  # pragma: no cover - CPython always has it
-        from hashlib import blake2b
-    return blake2b(data, digest_size=20).digest()
+    """20 bytes of blake2b."""
+    return hashlib.blake2b(data, digest_size=20).digest()
 
 
 _CODE: list[tuple[str, int, int]] | None = None

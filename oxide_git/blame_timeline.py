@@ -10,6 +10,7 @@ followed, so the cost is the changes to that file, not the number of checkpoints
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from itertools import pairwise
 from typing import TYPE_CHECKING, NamedTuple
@@ -60,11 +61,7 @@ class Version:
 
 def blob_id(data: bytes) -> str:
     """The id git gives ``data`` as a blob."""
-    try:
-        from _sha1 import sha1  # type: ignore[import-not-found]  # no stub; hashlib costs ~5 ms to import
-    except ImportError:  # pragma: no cover - CPython builds it
-        from hashlib import sha1
-    h = sha1(b"blob %d\0" % len(data))
+    h = hashlib.sha1(b"blob %d\0" % len(data))
     h.update(data)
     return h.hexdigest()
 
@@ -216,11 +213,7 @@ class Timeline:
     def _states_digest(self, upto: int) -> bytes:
         """A digest of the states before index ``upto`` (one pass over them for the run)."""
         if self._prefix is None:
-            try:
-                from _blake2 import blake2b
-            except ImportError:  # pragma: no cover - CPython always has it
-                from hashlib import blake2b
-            h = blake2b(digest_size=20)
+            h = hashlib.blake2b(digest_size=20)
             self._prefix = [h.digest()]
             for s in self.states:
                 h.update(repr((s.id, s.kind, s.session_id, s.message_id, s.tree, s.created_at)).encode(

@@ -9,8 +9,8 @@ bytes to print and the exit code. Any doubt (no socket, a stale one, a refused c
 busy or slow watcher, an option it does not know, an error) returns None and the normal
 in-process command runs instead, printing whatever it prints.
 
-This module imports nothing beyond ``os``, ``sys``, ``_socket`` and ``gitdirs`` (``socket`` and ``json`` cost
-~7 ms each to import); the protocol is a length-prefixed, NUL-separated request and a
+This module imports nothing beyond ``os``, ``sys``, ``socket`` and ``gitdirs`` (``json`` costs ~7 ms
+to import); the protocol is a length-prefixed, NUL-separated request and a
 ``D <rc> <len-out> <len-err>`` answer. ``OXIDE_FASTPATH=0`` turns it off; ``OXIDE_FASTPATH=only``
 (for tests) exits 125 instead of falling back.
 
@@ -56,12 +56,12 @@ def socket_path(common: str) -> str:
 
 def peer_uid(sock: object) -> int | None:
     """The uid of the process at the other end (Linux SO_PEERCRED), or None where unknown."""
-    import _socket
+    import socket
 
-    opt = getattr(_socket, "SO_PEERCRED", None)
+    opt = getattr(socket, "SO_PEERCRED", None)
     if opt is None:
         return None
-    raw = sock.getsockopt(_socket.SOL_SOCKET, opt, 12)  # type: ignore[attr-defined]
+    raw = sock.getsockopt(socket.SOL_SOCKET, opt, 12)  # type: ignore[attr-defined]
     return int.from_bytes(raw[4:8], sys.byteorder)
 
 
@@ -130,9 +130,9 @@ def ask(args: list[str], cwd: str, command: str = "checkpoint") -> tuple[int, by
         st = os.stat(os.path.dirname(path))
         if st.st_uid != os.getuid() or st.st_mode & 0o077:
             return None
-        import _socket
+        import socket
 
-        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     except OSError:
         return None
     try:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from bench.__main__ import met, table
+from bench.table import met, table
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -113,7 +113,7 @@ def test_a_shell_command_naming_the_file_makes_its_lines_the_agents(repo: Path) 
     _, got = who(repo, clock, "shell.txt")
     assert got == [("from-shell", "agent", SID, "claude")]
     _, got = who(repo, clock, "other.txt")
-    assert got == [("made by a program", "human", None, None)]  # said in the README: unnamed, unknown
+    assert got == [("made by a program", "human", None, None)]  # said in docs/blame.md: unnamed, unknown
 
 
 def test_two_sessions_in_one_worktree(repo: Path) -> None:

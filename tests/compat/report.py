@@ -1,7 +1,9 @@
-"""The "Tested with" table, from the rows the last `make compat` recorded (``checks.record``).
+"""The "Tested with" table, from the rows the last `make compat` recorded (``checks.record``), and
+the blame's results on real agents.
 
-    python -m tests.compat.report          # print it
-    python -m tests.compat.report --write  # and put it into the README, between its markers
+    python -m tests.compat.report          # print them
+    python -m tests.compat.report --write  # and put them between their markers: the table into
+                                           # README.md, the blame's into docs/blame.md
 """
 
 from __future__ import annotations
@@ -73,14 +75,17 @@ def blame_table(results: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-def write_readme(text: str, start: str = START, end: str = END) -> None:
-    readme = ROOT / "README.md"
-    s = readme.read_text()
+README, BLAME_PAGE = ROOT / "README.md", ROOT / "docs" / "blame.md"
+
+
+def write_readme(text: str, start: str = START, end: str = END, page: Path = README) -> None:
+    """``text`` between the ``start`` and ``end`` markers of ``page`` (what was there goes)."""
+    s = page.read_text()
     if start not in s or end not in s:
-        raise SystemExit(f"README.md has no {start} ... {end} markers")
+        raise SystemExit(f"{page.relative_to(ROOT)} has no {start} ... {end} markers")
     before, rest = s.split(start, 1)
     _old, after = rest.split(end, 1)
-    readme.write_text(f"{before}{start}\n{text}\n{end}{after}")
+    page.write_text(f"{before}{start}\n{text}\n{end}{after}")
 
 
 def main(argv: list[str]) -> int:
@@ -96,8 +101,9 @@ def main(argv: list[str]) -> int:
     if "--write" in argv:
         write_readme(text)
         if blame:
-            write_readme(blame, BLAME_START, BLAME_END)
-        print(f"written into {Path('README.md')}", file=sys.stderr)
+            write_readme(blame, BLAME_START, BLAME_END, BLAME_PAGE)
+        print(f"written into {README.relative_to(ROOT)}" + (f" and {BLAME_PAGE.relative_to(ROOT)}" if blame else ""),
+              file=sys.stderr)
     return 0
 
 
