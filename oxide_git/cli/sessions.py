@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from ..agents import AGENT_NAMES
@@ -79,17 +81,26 @@ def list_(all_: bool, agent: str | None, tree: bool, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print session and messages as JSON.")
 @click.option("--full", is_flag=True,
               help="Every message and record in full, structured values as JSON (default: the conversation).")
-def show(session: str, as_json: bool, full: bool) -> None:
+@click.option("--no-pager", is_flag=True, help="Print straight to the terminal, not through a pager.")
+def show(session: str, as_json: bool, full: bool, no_pager: bool) -> None:
     """Show one session: the conversation, with tool results and reasoning folded.
 
-    `--full` shows every record as it was imported; `--json` prints it all as JSON.
+    `--full` shows every record as it was imported; `--json` prints it all as JSON. On a
+    terminal the output goes through git's pager (core.pager, GIT_PAGER, PAGER, less).
     """
-    from ..browse import session_json
     from ..browse import show as do_show
-    from ..render_text import conversation
+    from .pager import paged
 
     ctx = make_context()
     shown = do_show(ctx, session)
+    with paged(no_pager):
+        _print_shown(ctx, shown, as_json, full)
+
+
+def _print_shown(ctx: Any, shown: Any, as_json: bool, full: bool) -> None:
+    from ..browse import session_json
+    from ..render_text import conversation
+
     if as_json:
         stream_document(session_json(shown.session, shown.count, shown.children), shown.json,
                         checkpoints=shown.checkpoints)
