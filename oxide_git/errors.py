@@ -50,6 +50,10 @@ class UnsupportedFormat(OxideError):
     """A file that is not of the agent format it was given as."""
 
 
+class DiskFull(OxideError):
+    """No space left on the device (or quota) a command writes to."""
+
+
 class Refused(OxideError):
     """A destructive operation refused for safety; the hint names the override."""
 

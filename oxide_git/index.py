@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import CorruptIndex, OxideError
+from .errors import CorruptIndex, DiskFull, OxideError
 from .index_ids import IdLookups, id_chunks
 from .index_list import CHECKPOINT_COUNT, FILL, INDEX, ORDER, add_column, document, migrate_in_place
 from .search_index import EPOCH_KEY, LOG_SQL, new_epoch
@@ -151,6 +151,10 @@ class Index(IdLookups):
             denied = _permission_problem(self.path)
             if denied:
                 raise denied from e
+            if isinstance(e, sqlite3.OperationalError) and "full" in str(e):
+                raise DiskFull(f"no space left on device writing {self.path.parent}",
+                               hint="free some space, then run `git oxide reindex` to bring the "
+                                    "index up to date with what git holds") from e
             raise CorruptIndex(f"index write failed: {e}", hint="run `git oxide reindex`") from e
 
     def query(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
