@@ -70,13 +70,14 @@ class Writer:
 
     def session(self, s: Session) -> None:
         repo = self.ctx.repo
+        old = self.sessions.get(s.id) or self._stored(s.id)
         s = replace(
             s, project_id=s.project_id or repo.project_id(),
             worktree=self._worktree_of(s.cwd), source={**s.source},
         )
-        old = self.sessions.get(s.id) or self._stored(s.id)
         if old is not None:
-            s = replace(s, parent_id=s.parent_id or old.parent_id,
+            # a folder that is no worktree here keeps the session where it was (``import_here``)
+            s = replace(s, worktree=s.worktree or old.worktree, parent_id=s.parent_id or old.parent_id,
                         fork_message_id=s.fork_message_id or old.fork_message_id,
                         redactions=old.redactions or s.redactions, source={**old.source, **s.source})
         origin = self.exported_as(s.agent, s.native_id)

@@ -278,23 +278,24 @@ def _reader(ctx: Context, p: FilePlan, run: dict[str, Any] | None = None
 
 def import_sessions(
     ctx: Context, items: list[tuple[str, Path]], *, dry_run: bool = False,
-    progress: Progress | None = None,
+    progress: Progress | None = None, by_path: bool = False,
 ) -> ImportReport:
-    """Import every (agent, path); a failing file never stops the others."""
+    """Import every (agent, path); a failing file never stops the others. ``by_path``: the files
+    were named by the user, and their sessions of no worktree become this one's (``import_here``)."""
     # Parsing allocates millions of short-lived objects that form no cycles: the cyclic
     # collector's passes over them cost 12-15% of a large import and freed nothing (the peak RSS
     # of a 200 MB import is the same without them).
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _import_all(ctx, items, dry_run, progress)
+        return _import_all(ctx, items, dry_run, progress, by_path)
     finally:
         if collecting:
             gc.enable()
 
 
 def _import_all(ctx: Context, items: list[tuple[str, Path]], dry_run: bool,
-                progress: Progress | None) -> ImportReport:
+                progress: Progress | None, by_path: bool = False) -> ImportReport:
     report = ImportReport(dry_run=dry_run)
     sizes = [_size(p) for _a, p in items]
     total = sum(sizes) or 1
@@ -338,6 +339,10 @@ def _import_all(ctx: Context, items: list[tuple[str, Path]], dry_run: bool,
         report.files[k] = import_file(ctx, f.agent, Path(f.path))
     if not dry_run:
         imported = {s for f in report.files for s in f.sessions}
+        if by_path:
+            from .import_here import adopt
+
+            adopt(ctx, sorted(imported))
         _follow_latest(ctx, imported)
         from .hook_ties import tie_imported
 
