@@ -7,6 +7,9 @@ import re
 import shlex
 import subprocess
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from oxide_git import logwrite
 
@@ -70,3 +73,39 @@ def test_a_session_of_another_worktree_stays_there(repo: Path, tmp_path: Path) -
     oxide(repo, "import", "--agent", "claude", str(copy))
     assert oxide(repo, "list", "--json").stdout.strip() in ("[]", "")
     assert len(json.loads(oxide(other, "list", "--json").stdout)) == 1
+
+
+def _cli(repo: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> Any:
+    from click.testing import CliRunner
+
+    from oxide_git.cli import main
+
+    monkeypatch.chdir(repo)
+    r = CliRunner().invoke(main, list(args))
+    assert r.exit_code == 0, (r.output, r.exception)
+    return r
+
+
+def test_show_fork_and_list_count_and_number_alike(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`fork` said `at message 8` of a session whose `show` said 5 messages, and the header's
+    record count disagreed with the records left out."""
+    oxide(repo, "init")
+    oxide(repo, "import", "--agent", "claude", str(FIXTURES / "claude" / "split_response.jsonl"))
+    [row] = json.loads(oxide(repo, "list", "--json").stdout)
+    out = _cli(repo, monkeypatch, "show", row["id"]).stdout
+    head = re.search(r"^messages: (\d+) \((\d+) records, #0-#(\d+)\)", out, re.M)
+    assert head, out
+    messages, records, last = map(int, head.groups())
+    assert (messages, records, last) == (5, 8, 7)
+    numbers = [int(n) for n in re.findall(r"^#(\d+) ", out, re.M)]
+    left_out = re.search(r"^\((\d+) of the (\d+) records are not shown", out, re.M)
+    assert left_out, out
+    assert len(numbers) + int(left_out.group(1)) == records == int(left_out.group(2))
+    listed = _cli(repo, monkeypatch, "list").stdout.splitlines()[1]
+    assert listed.split()[2] == str(messages)  # MSGS
+    fork = _cli(repo, monkeypatch, "fork", row["id"]).stderr
+    assert "at its end as" in fork and f"it holds {messages} messages ({records} records, #0-#{last})" in fork
+    fork = _cli(repo, monkeypatch, "fork", row["id"], "--at", "3").stderr
+    assert "before its #3 as" in fork and "(3 records, #0-#2)" in fork
+    child = fork.split(" as ")[1].split(":")[0]
+    assert "forked before its #3" in _cli(repo, monkeypatch, "show", child).stdout

@@ -12,7 +12,7 @@ import click
 from ..agents import AGENT_NAMES
 from ..errors import OxideError
 from . import main, make_context
-from .output import ago, cid, emit_json, sid, status, stream_document
+from .output import ago, cid, counted, emit_json, sid, status, stream_document
 
 
 def _confirm(summary: str, yes: bool, what: str = "change files") -> None:
@@ -32,7 +32,7 @@ def _files_summary(files: dict[str, list[str]], dropped: int = 0) -> str:
         for p in files.get(key, []):
             lines.append(f"  {label:6} {p}")
     if dropped:
-        lines.append(f"  drop   {dropped} message(s) from the conversation")
+        lines.append(f"  drop   the conversation's last {dropped} record(s)")
     for p in files.get("left", []):
         lines.append(f"  leave  {p} (an agent's own session file: never rewound)")
     return "\n".join(lines) or "  (no change)"
@@ -170,7 +170,11 @@ def fork(session: str, at: str | None, title: str | None, as_json: bool) -> None
         emit_json(res.to_dict())
         return
     click.echo(res.id)
-    status(f"Forked {sid(res.parent_id)} at message {res.fork_seq} as {sid(res.id)}"
+    kept = ctx.index.query("SELECT count(*) FROM messages WHERE session_id=? AND seq<? AND real=1",
+                           (res.parent_id, res.fork_seq))
+    where = f"before its #{res.fork_seq}" if at is not None else "at its end"
+    status(f"Forked {sid(res.parent_id)} {where} as {sid(res.id)}: it holds "
+           f"{counted(int(kept[0][0]), res.fork_seq, noun=True)}"
            + (f"; its code checkpoint is {cid(res.fork_checkpoint)}" if res.fork_checkpoint else ""))
 
 

@@ -11,6 +11,7 @@ from ..titles import display
 from . import main, make_context
 from .output import (
     ago,
+    counted,
     cid,
     emit_bytes,
     emit_json,
@@ -113,21 +114,23 @@ def _print_shown(ctx: Any, shown: Any, as_json: bool, full: bool) -> None:
     click.echo(f"agent:    {s.agent}, its id {s.native_id or '-'}")
     click.echo(f"worktree: {s.worktree or '-'}  branch: {s.branch or '-'}  cwd: {s.cwd or '-'}")
     if s.parent_id:
-        click.echo(f"parent:   {sid(s.parent_id)} at message {s.fork_message_id or '-'}")
+        at = s.extra.get("fork_seq")
+        click.echo(f"parent:   {sid(s.parent_id)}, forked "
+                   + (f"before its #{at}" if isinstance(at, int) else f"at {s.fork_message_id or '-'}"))
     if shown.children:
         click.echo(f"forks:    {', '.join(sid(c) for c in shown.children)}")
     if s.redactions:
         click.echo("redacted: " + ", ".join(f"{k} {v}" for k, v in sorted(s.redactions.items())))
     cps = ", ".join(cid(c["id"]) for c in shown.checkpoints[:5])
     cps += " …" if len(shown.checkpoints) > 5 else ""
-    click.echo(f"messages: {real}" + (f" ({shown.count} records)" if shown.count != real else "")
+    click.echo(f"messages: {counted(real, shown.count)}"
                + f"  checkpoints: {len(shown.checkpoints)}" + (f" ({cps})" if cps else ""))
     hidden: dict[str, int] = {}
     for line in conversation(shown.messages, full=full, hidden=hidden):
         click.echo(line)
     if hidden:
         kinds = ", ".join(f"{k} {n}" for k, n in sorted(hidden.items(), key=lambda kv: -kv[1]))
-        click.echo(f"\n({sum(hidden.values())} record(s) kept whole are not shown: {kinds}; "
+        click.echo(f"\n({sum(hidden.values())} of the {shown.count} records are not shown: {kinds}; "
                    f"`git oxide show {sid(s.id)} --full` shows them)")
 
 
