@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import random
 import re
 import shlex
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -109,3 +112,48 @@ def test_show_fork_and_list_count_and_number_alike(repo: Path, monkeypatch: pyte
     assert "before its #3 as" in fork and "(3 records, #0-#2)" in fork
     child = fork.split(" as ")[1].split(":")[0]
     assert "forked before its #3" in _cli(repo, monkeypatch, "show", child).stdout
+
+
+def _opencode_store(repo: Path) -> None:
+    """The OpenCode fixture in this test's OpenCode store, as if it had worked in ``repo``."""
+    store = Path(os.environ["XDG_DATA_HOME"]) / "opencode" / "storage"
+    shutil.copytree(FIXTURES / "opencode" / "storage", store)
+    for f in store.rglob("*.json"):
+        f.write_text(f.read_text().replace("/home/dev/proj", str(repo)))
+
+
+def test_resume_into_another_agent_says_what_changed_in_one_line(repo: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """`resume --into codex` of an OpenCode session printed 20 `warning:` lines, some of them
+    describing successes."""
+    oxide(repo, "init")
+    _opencode_store(repo)
+    oxide(repo, "import", "--agent", "opencode")
+    sid = next(r["id"] for r in json.loads(oxide(repo, "list", "--json").stdout)
+               if r["title"] == "Fix the failing test")
+    err = _cli(repo, monkeypatch, "resume", sid, "--into", "codex").stderr.splitlines()
+    summary = [line for line in err if "changed in translation" in line]
+    assert len(summary) == 1 and summary[0].startswith("warning: ")  # something was left out
+    assert re.search(r"\d+ left out, \d+ turned into text, \d+ handed over as codex's own calls", summary[0])
+    assert "--verbose" in summary[0]
+    assert sum(line.startswith("warning:") for line in err) == 1, err
+    assert not any("handed over" in line for line in err if line != summary[0])
+    verbose = _cli(repo, monkeypatch, "resume", sid, "--into", "codex", "--verbose").stderr.splitlines()
+    listed = [line.strip() for line in verbose if line.startswith("  ")]
+    as_json = json.loads(_cli(repo, monkeypatch, "resume", sid, "--into", "codex", "--json").stdout)
+    assert len(listed) == len(set(as_json["lost"])) > 5
+    assert "bash tool calls were handed over as Codex exec_command calls" in listed
+
+
+def test_a_random_file_given_as_a_transcript_is_one_warning(repo: Path, tmp_path: Path) -> None:
+    """793 `warning:` lines for a 200 KB binary file, one a line of it."""
+    oxide(repo, "init")
+    noise = tmp_path / "noise.jsonl"
+    noise.write_bytes(random.Random(38).randbytes(200_000).replace(b"{", b"x"))
+    r = oxide(repo, "import", "--agent", "claude", str(noise), check=False)
+    warnings = [line for line in r.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) <= 2, r.stderr
+    assert re.search(rf"^warning: {re.escape(str(noise))}: not JSON, skipped \((\d+) lines: 1, 2, 3, …\)$",
+                     r.stderr, re.M), r.stderr
+    r = oxide(repo, "import", "--agent", "claude", str(noise), "--json", check=False)
+    assert len(json.loads(r.stdout)["problems"]) > 500  # every line in --json

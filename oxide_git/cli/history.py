@@ -46,6 +46,27 @@ def singular(line: str) -> str:
                                               lambda m: m.group(1)[:-1], line, count=1), count=1)
 
 
+_CHANGE_KINDS = (  # what each exporter's line says happened, as the summary counts it
+    ("left out", ("left out", "dropped")),
+    ("turned into text", ("into text", "plain text", "as text", "not sent back")),
+    ("handed over as {agent}'s own calls", ("handed over",)),
+)
+
+
+def translation_summary(agent: str, changes: list[str], verbose: bool) -> str:
+    """`resume --into`'s one line on what changed in translation (``--verbose`` lists each
+    change, ``--json`` has them as ``lost``); a warning only when something was left out."""
+    counts = dict.fromkeys([k for k, _words in _CHANGE_KINDS] + ["other"], 0)
+    for line in changes:
+        kind = next((k for k, words in _CHANGE_KINDS if any(w in line for w in words)), "other")
+        counts[kind] += 1
+    parts = [f"{n} {kind.format(agent=agent) if kind != 'other' else 'other'}"
+             for kind, n in counts.items() if n]
+    line = (f"{len(changes)} kind(s) of content changed in translation for {agent}: "
+            + ", ".join(parts) + ("" if verbose else " (`--verbose` lists them)"))
+    return ("warning: " if counts["left out"] else "") + line
+
+
 def _written(paths: list[str]) -> list[str]:
     """What `resume --into` wrote, in a few lines (OpenCode's store is a file per part)."""
     if len(paths) <= 3:
@@ -76,8 +97,10 @@ def _check_installed(agent: str) -> None:
 @click.option("--all", "all_", is_flag=True, help="Picker: sessions of every worktree.")
 @click.option("--with-memory", is_flag=True, help="With --format json: MEMORY.md first, as a system part.")
 @click.option("--json", "as_json", is_flag=True, help="With --into: print the result as JSON.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="With --into: list each change made in translation (one line sums them up).")
 def resume(session: str | None, last: bool, agent: str | None, run: bool, fmt: str | None,
-           full: bool, all_: bool, with_memory: bool, as_json: bool) -> None:
+           full: bool, all_: bool, with_memory: bool, as_json: bool, verbose: bool) -> None:
     """Resume a session: in an agent (--into), or as model context (--format).
 
     Without SESSION or --last, an interactive picker is shown on a terminal.
@@ -141,8 +164,11 @@ def resume(session: str | None, last: bool, agent: str | None, run: bool, fmt: s
             status(f"kept {p} (the agent's own copy is as new or newer)")
         for p in res.set_aside:
             status(f"set aside {p}: the agent's copy had what the conversation no longer holds")
-        for line in dict.fromkeys(res.lost):  # each once
-            status(f"warning: {singular(line)}")
+        changes = list(dict.fromkeys(res.lost))  # each once
+        if changes:
+            status(translation_summary(agent, changes, verbose))
+        for line in changes if verbose else []:
+            status(f"  {singular(line)}")
         click.echo(" ".join(res.command) if not res.cwd else f"cd {res.cwd} && {' '.join(res.command)}")
     if run:
         os.chdir(res.cwd or ".")
