@@ -37,6 +37,7 @@ class Writer:
         self.saved_meta: set[str] = set()
         self._exports: dict[tuple[str, str], tuple[str, int]] | None = None
         self.held: dict[str, int] = {}  # continuations not stored until they outgrow our export
+        self._counts: dict[str, int] = {}  # messages stored per session before this file's writes
         # a folder's worktree, worked out once per import (it lists the worktrees and reads each
         # one's gitdir file: 3% of parsing 1,500 small sessions when done for each)
         self._worktrees: dict[str | None, str | None] = (
@@ -93,6 +94,15 @@ class Writer:
         if s.id not in self.report.sessions:
             self.report.sessions.append(s.id)
 
+    def stored_count(self, sid: str) -> int:
+        """How many messages the store held for ``sid`` when this file's import began."""
+        if sid not in self._counts:
+            from . import logwrite
+
+            log = logwrite.tip(self.ctx.repo.objects, self.ctx.repo.common_dir, sid)
+            self._counts[sid] = log.count if log else 0
+        return self._counts[sid]
+
     def _stored(self, sid: str) -> Session | None:
         from . import logwrite
 
@@ -126,6 +136,10 @@ class Writer:
             if last and (s.updated_at is None or last > s.updated_at):
                 s = replace(s, updated_at=last)
         if self.sink is not None and (msgs or sid not in self.saved_meta):
+            if start < self.stored_count(sid):
+                from .kept_ids import keep_stored
+
+                msgs = keep_stored(self.ctx, sid, start, msgs)  # ids shown stay
             s = self.sink.save(s, start, msgs)
             self.saved_meta.add(sid)
         self.sessions[sid] = s

@@ -157,3 +157,29 @@ def test_a_random_file_given_as_a_transcript_is_one_warning(repo: Path, tmp_path
                      r.stderr, re.M), r.stderr
     r = oxide(repo, "import", "--agent", "claude", str(noise), "--json", check=False)
     assert len(json.loads(r.stdout)["problems"]) > 500  # every line in --json
+
+
+def _ids(repo: Path, sid: str) -> dict[int, str]:
+    return {m["seq"]: m["id"] for m in json.loads(oxide(repo, "show", sid, "--json").stdout)["messages"]}
+
+
+def test_a_message_id_once_shown_stays_as_the_transcript_grows(repo: Path, tmp_path: Path) -> None:
+    """The answer's first line had no time yet: its id had none in it, and the import that read
+    the rest of it gave it another id."""
+    oxide(repo, "init")
+    lines = (FIXTURES / "claude" / "split_response.jsonl").read_text().splitlines(True)
+    thinking = json.loads(lines[2])
+    del thinking["timestamp"]  # written before the agent stamped it
+    transcript = tmp_path / "growing.jsonl"
+    transcript.write_text(lines[0] + lines[1] + json.dumps(thinking) + "\n")
+    oxide(repo, "import", "--agent", "claude", str(transcript))
+    sid = json.loads(oxide(repo, "list", "--json").stdout)[0]["id"]
+    shown = _ids(repo, sid)
+    with transcript.open("a") as f:
+        f.writelines(lines[3:])  # the rest of the answer (with its time), and what followed
+    oxide(repo, "import", "--agent", "claude", str(transcript))
+    now = _ids(repo, sid)
+    assert len(now) > len(shown)
+    assert {q: now[q] for q in shown} == shown  # every id shown is still the id
+    fork = oxide(repo, "fork", sid, "--at", shown[2])
+    assert "before its #2" in fork.stderr
