@@ -78,7 +78,7 @@ step git oxide undo --yes
 step cat src/cart.py
 step git status --short      # your index, HEAD and branches were never touched
 
-say "Fork the Codex session before its last answer, and continue it in Claude Code."
+say "Fork the Codex session before its first answer (#3: the numbers show prints), and continue it in Claude Code."
 step git oxide fork "$short" --at 3 --title "try another approach"
 step git oxide list --tree
 step git oxide status        # which session checkpoints and commit notes attach to, and why

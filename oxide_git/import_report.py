@@ -62,7 +62,8 @@ class ImportReport:
             lines: dict[str, list[str]] = {}
             order: list[str] = []
             for p in f.problems:
-                at, _, what = p[len(f.path) + 1:].partition(": ") if p.startswith(f.path + ":") else ("", "", "")
+                mine = p.startswith(f.path + ":")
+                at, _, what = p[len(f.path) + 1:].partition(": ") if mine else ("", "", "")
                 if at.isdigit() and what:
                     if what not in lines:
                         order.append(what)

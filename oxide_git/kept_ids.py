@@ -18,17 +18,12 @@ from .model import Message
 
 def keep_stored(ctx: Context, session_id: str, start: int, msgs: list[Message]) -> list[Message]:
     """``msgs`` (placed from ``start``), each that re-places the same stored message with its id."""
-    if not msgs:
-        return msgs
     rows = ctx.index.query(
         "SELECT seq, id, native_id FROM messages WHERE session_id=? AND seq>=? AND seq<?",
         (session_id, start, start + len(msgs)))
-    if not rows:  # nothing stored there: new messages (the common case)
-        return msgs
-    stored = {int(seq): (mid, native) for seq, mid, native in rows}
     out = list(msgs)
-    for q, (mid, native) in stored.items():
-        m = out[q - start]
+    for seq, mid, native in rows:
+        m = out[int(seq) - start]
         if not m.id and mid and native == m.native_id:
-            out[q - start] = m.with_id(mid)
+            out[int(seq) - start] = m.with_id(mid)
     return out

@@ -31,6 +31,10 @@ def test_a_write_to_a_full_device_is_an_error_not_a_bug(repo: Path, monkeypatch:
     assert "hint: free some space" in err and "unexpected" not in err
     assert not (repo / ".git" / "oxide" / "oxide.log").exists()  # not logged as a bug
 
+    monkeypatch.chdir(repo.parent)  # no repository here: the folder it was run in
+    assert failure.guarded(write) == 1
+    assert capsys.readouterr().err.startswith(f"error: no space left on device writing {repo.parent}\n")
+
     def missing() -> None:
         open(repo / "no" / "such" / "file")  # noqa: SIM115 - another OSError stays a bug
 

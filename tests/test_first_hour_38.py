@@ -112,6 +112,8 @@ def test_show_fork_and_list_count_and_number_alike(repo: Path, monkeypatch: pyte
     assert "before its #3 as" in fork and "(3 records, #0-#2)" in fork
     child = fork.split(" as ")[1].split(":")[0]
     assert "forked before its #3" in _cli(repo, monkeypatch, "show", child).stdout
+    hit = _cli(repo, monkeypatch, "search", "hello").stdout.splitlines()[1].split()
+    assert hit[1].startswith("#")  # search's MSG column is the same #N
 
 
 def _opencode_store(repo: Path) -> None:
@@ -183,3 +185,33 @@ def test_a_message_id_once_shown_stays_as_the_transcript_grows(repo: Path, tmp_p
     assert {q: now[q] for q in shown} == shown  # every id shown is still the id
     fork = oxide(repo, "fork", sid, "--at", shown[2])
     assert "before its #2" in fork.stderr
+
+
+def test_another_message_at_a_number_gets_its_own_id(repo: Path, tmp_path: Path) -> None:
+    """A transcript rewritten in place: the message now at #2 is another one, and its id is its own."""
+    from oxide_git.importing import import_sessions
+
+    oxide(repo, "init")
+    lines = (FIXTURES / "claude" / "split_response.jsonl").read_text().splitlines(True)
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("".join(lines[:3]))
+    ctx = make_ctx(repo)
+    [sid] = [s for f in import_sessions(ctx, [("claude", transcript)]).files for s in f.sessions]
+    before = {q: m.id for q, m in _stored_messages(ctx, sid)}
+    other = json.loads(lines[2])
+    other["uuid"], other["message"]["id"] = "99999999-0000-4000-8000-000000000099", "msg_Z"
+    other["timestamp"] = "2026-02-01T12:00:00.000Z"
+    transcript.write_text("".join(lines[:2]) + json.dumps(other) + "\n" + "x" * 40 + "\n")
+    import_sessions(ctx, [("claude", transcript)])
+    after = {q: m.id for q, m in _stored_messages(ctx, sid)}
+    ctx.close()
+    assert after[0] == before[0] and after[1] == before[1]
+    assert after[2] != before[2]
+
+
+def _stored_messages(ctx: Any, sid: str) -> list[tuple[int, Any]]:
+    from oxide_git import sessionlog
+
+    log = sessionlog.load(ctx.repo.git, sid)
+    assert log is not None
+    return list(sessionlog.iter_messages(ctx.repo.git, log.commit.tree))

@@ -11,8 +11,8 @@ from ..titles import display
 from . import main, make_context
 from .output import (
     ago,
-    counted,
     cid,
+    counted,
     emit_bytes,
     emit_json,
     sid,
