@@ -42,8 +42,9 @@ def _agent_option(agent: str | None) -> str | None:
 def list_(all_: bool, agent: str | None, tree: bool, as_json: bool) -> None:
     """List this worktree's sessions, most recently updated first (--all: every worktree).
 
-    MSGS counts the conversation (prompts, answers, tool calls and results), not the
-    records kept whole such as progress events; `--json` gives both.
+    MSGS counts messages, the conversation (prompts, answers, tool calls and results), as
+    `show` does; `--json`'s message_count counts records (those kept whole too, such as
+    progress events). `man git-oxide`, COUNTING, says how everything is counted.
     """
     from ..browse import list_sessions, list_sessions_json, session_tree
 
