@@ -15,6 +15,7 @@ from .context import Context
 from .import_report import FileReport
 from .model import Message, Session
 
+IMPORTED_BY_PATH = "imported_by_path"  # source key: the worktree that imported the file by path
 BATCH = 2000  # messages per write; also written when FLUSH_BYTES of the file were read
 
 
@@ -27,8 +28,9 @@ class Writer:
     run, which only counts them)."""
 
     def __init__(self, ctx: Context, report: FileReport, seqs: dict[str, int], sink: Sink | None,
-                 run: dict[str, Any] | None = None) -> None:
+                 run: dict[str, Any] | None = None, here: str | None = None) -> None:
         self.ctx, self.report, self.sink = ctx, report, sink
+        self.here = here  # the worktree that imports these files by path (see ``session``)
         self.run = run  # what the files of one import share: the sessions oxide exported
         self.sessions: dict[str, Session] = {}
         self.pending: dict[str, list[Message]] = {}
@@ -76,8 +78,12 @@ class Writer:
             s, project_id=s.project_id or repo.project_id(),
             worktree=self._worktree_of(s.cwd), source={**s.source},
         )
+        if s.worktree is None and (old is None or old.worktree is None) and self.here is not None:
+            # Imported by path, from a folder that is no worktree here (another machine's): the
+            # session is the importing worktree's (`list` shows it), and says so in its source.
+            s = replace(s, worktree=self.here, source={**s.source, IMPORTED_BY_PATH: self.here})
         if old is not None:
-            # a folder that is no worktree here keeps the session where it was (``import_here``)
+            # a folder that is no worktree here keeps the session where it was
             s = replace(s, worktree=s.worktree or old.worktree, parent_id=s.parent_id or old.parent_id,
                         fork_message_id=s.fork_message_id or old.fork_message_id,
                         redactions=old.redactions or s.redactions, source={**old.source, **s.source})

@@ -65,6 +65,19 @@ def test_list_shows_sessions_imported_by_path(repo: Path, tmp_path: Path) -> Non
     assert len(json.loads(oxide(repo, "list", "--all", "--json").stdout)) == 1
 
 
+def test_a_folder_of_transcripts_imported_by_path(repo: Path, tmp_path: Path) -> None:
+    """Many files (stored as one batch, parsed in a child process) are recorded the same way."""
+    oxide(repo, "init")
+    folder = tmp_path / "theirs"
+    folder.mkdir()
+    text = (FIXTURES / "claude" / "split_response.jsonl").read_text()
+    for i in range(6):
+        native = f"10000000-0000-4000-8000-00000000010{i}"
+        (folder / f"{native}.jsonl").write_text(text.replace("10000000-0000-4000-8000-000000000001", native))
+    oxide(repo, "import", "--agent", "claude", str(folder))
+    assert len(json.loads(oxide(repo, "list", "--json").stdout)) == 6
+
+
 def test_a_session_of_another_worktree_stays_there(repo: Path, tmp_path: Path) -> None:
     """By path or not, a session whose folder is a worktree here is that worktree's."""
     oxide(repo, "init")
