@@ -230,8 +230,7 @@ def import_file(
     ctx: Context, agent: str, path: Path, *, dry_run: bool = False,
     progress: Progress | None = None, batch: FileBatch | None = None, here: str | None = None,
 ) -> FileReport:
-    """Import one file; with ``batch``, its writes are held with the batch's (``import_batch``);
-    ``here``: the worktree its sessions of no worktree are recorded in (``Writer``)."""
+    """Import one file; with ``batch``, its writes are held with the batch's (``import_batch``)."""
     p = import_plan.plan(ctx, agent, path)
     if isinstance(p, FileReport):
         return p
@@ -281,8 +280,7 @@ def import_sessions(
     ctx: Context, items: list[tuple[str, Path]], *, dry_run: bool = False,
     progress: Progress | None = None, by_path: bool = False,
 ) -> ImportReport:
-    """Import every (agent, path); a failing file never stops the others. ``by_path``: the files
-    were named by the user, and their sessions of no worktree are this one's (``Writer``)."""
+    """Import every (agent, path); a failing file never stops the others (``by_path``: ``Writer.here``)."""
     # Parsing allocates millions of short-lived objects that form no cycles: the cyclic
     # collector's passes over them cost 12-15% of a large import and freed nothing (the peak RSS
     # of a 200 MB import is the same without them).
