@@ -51,7 +51,20 @@ class UnsupportedFormat(OxideError):
 
 
 class DiskFull(OxideError):
-    """No space left on the device (or quota) a command writes to."""
+    """No space left on the device (or quota) a command writes to, in ``folder``."""
+
+    def __init__(self, folder: object, *, hint: str = "free some space and run the command again") -> None:
+        super().__init__(f"no space left on device writing {folder}", hint=hint)
+
+    @staticmethod
+    def on(folder: object) -> bool:
+        """Whether the device ``folder`` is on has no byte left (SQLite says "disk I/O error")."""
+        import os
+
+        try:
+            return os.statvfs(str(folder)).f_bavail == 0
+        except OSError:
+            return False
 
 
 class Refused(OxideError):

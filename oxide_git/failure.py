@@ -99,9 +99,8 @@ def disk_full(e: OSError) -> DiskFull | None:
     """A full disk (or quota) as an error the user can act on; None for any other OSError."""
     if e.errno not in (errno.ENOSPC, errno.EDQUOT):
         return None
-    return DiskFull(f"no space left on device writing {_folder(e.filename)}",
-                    hint="free some space and run the command again; what it had not written "
-                         "whole was not kept (`git oxide doctor` checks the store)")
+    return DiskFull(_folder(e.filename), hint="free some space and run the command again; what it "
+                    "had not written whole was not kept (`git oxide doctor` checks the store)")
 
 
 def _folder(filename: object) -> str:

@@ -55,6 +55,11 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(where)], check=False)
 
 
+def _free(path: Path) -> int:
+    st = os.statvfs(path)
+    return st.f_bavail * st.f_frsize
+
+
 def test_import_on_a_full_disk(small_disk: Path, tmp_path: Path) -> None:
     repo = small_disk / "r"
     repo.mkdir()
@@ -70,7 +75,12 @@ def test_import_on_a_full_disk(small_disk: Path, tmp_path: Path) -> None:
     assert r.returncode == 1, r.stderr
     assert r.stderr.startswith(f"error: no space left on device writing {repo / '.git'}"), r.stderr
     assert "Traceback" not in r.stderr and "unexpected" not in r.stderr
+    (repo / "notes.bin").write_bytes(os.urandom(1000)[: max(0, _free(repo) - 1)])  # what is left
+    r = oxide(repo, "checkpoint", "-m", "on a full disk", check=False)  # another command that writes
+    assert r.returncode == 1 and "error: no space left on device writing" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and "unexpected" not in r.stderr
     subprocess.run(["mount", "-o", "remount,size=20m", str(small_disk)], check=True)
     oxide(repo, "import", "--agent", "claude", str(transcript))  # once there is space, it works
     assert "40" in oxide(repo, "list", "--all").stdout
+    oxide(repo, "checkpoint", "-m", "with space again")
     assert "ok:" in oxide(repo, "doctor").stdout
