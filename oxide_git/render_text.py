@@ -135,7 +135,7 @@ def conversation(messages: Iterable[tuple[int, Message]], *, full: bool = False,
     for seq, m in messages:
         if not full and not is_conversation(m):
             if hidden is not None:  # one a record (a record may hold several parts)
-                kind = str(m.parts[0].get("kind") or "record").split("/")[0] if m.parts else "empty"
+                kind = str(m.parts[0].get("kind") or "record").split("/")[0] if m.parts else EMPTY
                 hidden[kind] = hidden.get(kind, 0) + 1
             continue
         label = "harness context" if m.is_harness() or m.extra.get("isMeta") else ""
