@@ -40,10 +40,11 @@ def _env(tmp: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def _on_a_terminal(repo: Path, env: dict[str, str], *args: str) -> tuple[int, str]:
+def _on_a_terminal(repo: Path, env: dict[str, str], *args: str, git_options: tuple[str, ...] = ()
+                   ) -> tuple[int, str]:
     """`git oxide ARGS` with its stdin, stdout and stderr on a real pseudo-terminal."""
     master, slave = pty.openpty()
-    proc = subprocess.Popen(["git", "oxide", *args], cwd=repo, env=env, stdin=slave, stdout=slave,
+    proc = subprocess.Popen(["git", *git_options, "oxide", *args], cwd=repo, env=env, stdin=slave, stdout=slave,
                             stderr=slave, close_fds=True)
     os.close(slave)
     seen = b""
@@ -71,10 +72,13 @@ def test_show_on_a_terminal_goes_through_the_pager(repo: Path, tmp_path: Path) -
     assert "LESS=FRX" in env and "GIT_PAGER_IN_USE=true" in env
 
 
-@pytest.mark.parametrize("args", [("show", "--no-pager"), ("-P", "show")])
-def test_no_pager_prints_to_the_terminal(repo: Path, tmp_path: Path, args: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(("git_options", "args"), [((), ("show", "--no-pager")), ((), ("-P", "show")),
+                                                     (("--no-pager",), ("show",))])
+def test_no_pager_prints_to_the_terminal(repo: Path, tmp_path: Path, git_options: tuple[str, ...],
+                                         args: tuple[str, ...]) -> None:
+    """`show --no-pager`, `git oxide -P show`, and git's own `git --no-pager oxide show`."""
     _session(repo)
-    rc, screen = _on_a_terminal(repo, _env(tmp_path), *args, SID[:12])
+    rc, screen = _on_a_terminal(repo, _env(tmp_path), *args, SID[:12], git_options=git_options)
     assert rc == 0, screen
     assert "page me please" in screen
     assert not (tmp_path / "pager.env").exists()
