@@ -15,9 +15,17 @@ repo="$demo/shop"
 
 MAX_LINES=14
 say() { printf '\n\033[1;34m## %s\033[0m\n' "$*"; }
-show() { printf '\033[1m$ %s\033[0m\n' "$*"; }
+quote() {  # one word as a shell reads it back: bare when safe, else in single quotes
+  if [[ $1 =~ ^[A-Za-z0-9_./:=@%+,-]+$ ]]; then printf '%s' "$1"
+  else printf "'%s'" "${1//\'/\'\\\'\'}"; fi
+}
+show() {  # the command as you would paste it
+  local out="" word
+  for word in "$@"; do out+="${out:+ }$(quote "$word")"; done
+  printf '\033[1m$ %s\033[0m\n' "$out"
+}
 clip() { awk -v max="$MAX_LINES" 'NR <= max { print } END { if (NR > max) printf "  … (%d more lines)\n", NR - max }'; }
-step() { show "$*"; "$@" 2>&1 | clip; }  # the command, then the start of what it printed
+step() { show "$@"; "$@" 2>&1 | clip; }  # the command, then the start of what it printed
 
 mkdir -p "$repo/src" && cd "$repo"
 git init -q -b main
@@ -51,7 +59,7 @@ step git oxide search "test"
 
 say "A checkpoint: the whole worktree as a commit on a hidden ref (HEAD, index, branches untouched)."
 printf 'def total(items):\n    return round(sum(items), 2)\n' > src/cart.py
-show git oxide checkpoint -m '"before the refactor"'
+show git oxide checkpoint -m "before the refactor"
 cp_id=$(git oxide checkpoint -m "before the refactor" 2>"$demo/checkpoint.err")
 clip < "$demo/checkpoint.err"
 echo "$cp_id"
@@ -70,7 +78,7 @@ step git oxide undo --yes
 step cat src/cart.py
 step git status --short      # your index, HEAD and branches were never touched
 
-say "Fork the Codex session before its last answer, and continue it in Claude Code."
+say "Fork the Codex session before its first answer (#3: the numbers show prints), and continue it in Claude Code."
 step git oxide fork "$short" --at 3 --title "try another approach"
 step git oxide list --tree
 step git oxide status        # which session checkpoints and commit notes attach to, and why

@@ -50,6 +50,7 @@ class BlameResult:
         self.short: dict[str, str] = short if short is not None else {}
         self._commit_short = commit_short
         self.after_now = False  # a call it read is dated after now
+        self.missing: dict[str, Any] | None = None  # checkpoints lines need, not here (``_missing``)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, BlameResult) and (self.path, self.rev, self.lines, self.short) == (
@@ -80,7 +81,8 @@ class BlameResult:
                 d[k] = self.id(d[k])
             d["when"] = _iso(ln.when_ms)
             rows.append(d)
-        return {"path": self.path, "rev": self.rev, "lines": rows, "summary": summary(self)}
+        return {"path": self.path, "rev": self.rev, "lines": rows, "summary": summary(self),
+                "checkpoints_missing": self.missing}
 
 
 def blame_file(ctx: Context, path: str, *, rev: str | None = None,
@@ -135,7 +137,47 @@ def _blame_file(ctx: Context, run: _Run, rel: str, rev: str | None, lines: tuple
             p.before))
     res = BlameResult(rel, rev, out, _short_ids(ctx, out), _commit_abbrev(ctx, run.objects))
     res.after_now = any(tl.latest_message() > ctx.now_ms for tl in run.timelines.values())
+    res.missing = _missing(ctx, run, out)
     return res
+
+
+def _missing(ctx: Context, run: _Run, out: list[LineBlame]) -> dict[str, Any] | None:
+    """What keeps lines from being attributed in this clone (None: nothing): commits whose notes
+    name checkpoints that are not here, or sessions and no checkpoint at all (a clone pulled
+    without ``--checkpoints``): the lines are then no older than oxide, only not told apart."""
+    unknown = [ln for ln in out if ln.who in (BEFORE, EITHER)]
+    if not unknown:
+        return None
+    if run.missing:
+        lines = sum(ln.commit in run.missing for ln in unknown)
+        if lines:
+            return {"reason": "notes name checkpoints this clone does not have", "lines": lines,
+                    "checkpoints": len({c for cps in run.missing.values() for c in cps}),
+                    "hint": FETCH_HINT}
+    try:
+        bare = not run.checkpoint_count() and ctx.index.session_count()
+    except OxideError:  # no index to ask: nothing to say
+        return None
+    if bare:
+        return {"reason": "sessions but no checkpoints in this clone", "lines": len(unknown),
+                "checkpoints": 0, "hint": FETCH_HINT}
+    return None
+
+
+FETCH_HINT = ("`git oxide pull --checkpoints` fetches them if they were pushed "
+              "(`git oxide push --checkpoints` where they were made)")
+
+
+def missing_hint(missing: dict[str, Any]) -> str:
+    """The hint `blame` prints on stderr when ``BlameResult.missing`` says lines cannot be told."""
+    if missing["checkpoints"]:
+        what = (f"{missing['lines']} line(s) come from commits whose notes name "
+                f"{missing['checkpoints']} checkpoint(s) this clone does not have: who wrote them "
+                "cannot be told without them")
+    else:
+        what = ("this clone has sessions but no checkpoints: who wrote a line cannot be told "
+                "without them (`before oxide` only says no checkpoint here covers it)")
+    return f"hint: {what}; {missing['hint']}\n"
 
 
 # committed lines -------------------------------------------------------------------------------
@@ -153,6 +195,11 @@ class _Run:
         self.blobs: dict[str, Version] = {}
         self._checkpoints: dict[str, dict[str, Any]] | None = None
         self._by_head: dict[str, list[dict[str, Any]]] = {}
+        self.missing: dict[str, list[str]] = {}  # commit -> the checkpoints its note names, not here
+
+    def checkpoint_count(self) -> int:
+        self._load_checkpoints()
+        return len(self._checkpoints or {})
 
     def timeline(self, worktree: str, path: str, default_base: str | None = None) -> Timeline:
         key = (worktree, path)
@@ -217,6 +264,8 @@ class _Run:
         self._load_checkpoints()
         assert self._checkpoints is not None
         named = [self._checkpoints[c] for c in note_checkpoints if c in self._checkpoints]
+        if len(named) < len(note_checkpoints):
+            self.missing[commit] = [c for c in note_checkpoints if c not in self._checkpoints]
         anchor = max(named, key=lambda r: int(r["created_at"] or 0)) if named else None
         if anchor is None:
             got = self.objects.commit(commit)

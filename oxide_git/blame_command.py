@@ -70,7 +70,8 @@ def render(result: Any, form: str, now_ms: int) -> str:
         from .blame import summary
 
         s = summary(result)
-        return json_text(s) if form == "summary-json" else summary_text(s)
+        return json_text({**s, "checkpoints_missing": result.missing}) if form == "summary-json" \
+            else summary_text(s)
     if form == "json":
         return json_text(result.to_json())
     return porcelain(result) if form == "porcelain" else text(result, now_ms)
@@ -102,7 +103,11 @@ def plain(argv: list[str]) -> int | None:
         else:
             out = payload = render(result, form, ctx.now_ms)
         sys.stdout.write(out)
-        if before is not None and not result.after_now:
+        if result.missing:  # said each time: such an answer is not kept
+            from .blame import missing_hint
+
+            sys.stderr.write(missing_hint(result.missing))
+        elif before is not None and not result.after_now:
             commits = sorted({ln.commit for ln in result.lines if ln.commit})
             blame_cache.store(before, blame_cache.slot(cwd, path, rev, lines, form), commits, (form, payload))
 

@@ -50,6 +50,23 @@ class UnsupportedFormat(OxideError):
     """A file that is not of the agent format it was given as."""
 
 
+class DiskFull(OxideError):
+    """No space left on the device (or quota) a command writes to, in ``folder``."""
+
+    def __init__(self, folder: object, *, hint: str = "free some space and run the command again") -> None:
+        super().__init__(f"no space left on device writing {folder}", hint=hint)
+
+    @staticmethod
+    def on(folder: object) -> bool:
+        """Whether the device ``folder`` is on has no byte left (SQLite says "disk I/O error")."""
+        import os
+
+        try:
+            return os.statvfs(str(folder)).f_bavail == 0
+        except OSError:
+            return False
+
+
 class Refused(OxideError):
     """A destructive operation refused for safety; the hint names the override."""
 

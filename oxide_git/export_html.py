@@ -12,7 +12,7 @@ from typing import IO, Any
 from .export import CheckpointView, SessionView, replay, spool, tool_names
 from .export_markdown import as_text, redactions_line
 from .model import Message, PartType, to_iso
-from .render_text import tool_gist
+from .render_text import counted, tool_gist
 from .titles import display, is_real_prompt
 
 CLIP = 20000  # characters of one tool input or output
@@ -182,7 +182,7 @@ def session_html(v: SessionView, alone: bool = False) -> Iterator[str]:
     meta = [("Session", f"<code>{escape(s.id)}</code>"), ("Agent", escape(s.agent + (
         f" ({s.model})" if s.model else ""))), ("Branch", escape(s.branch or "-")),
         ("When", escape(f"{to_iso(s.created_at) or '-'} → {to_iso(s.updated_at) or '-'}")),
-        ("Messages", str(shown) + (f" ({v.count} records)" if v.count != shown else "")),
+        ("Messages", counted(shown, v.count)),
         ("Checkpoints", str(len(v.checkpoints))),
         ("Redacted", escape(redactions_line(v.redactions)))]
     if s.parent_id:

@@ -11,6 +11,7 @@ from typing import IO, Any
 
 from .export import CheckpointView, SessionView, replay, spool, tool_names
 from .model import Message, PartType
+from .render_text import counted
 
 CLIP = 4000  # characters of a tool input or output shown in Markdown
 
@@ -134,7 +135,7 @@ def session_md(v: SessionView) -> Iterator[str]:
             body.write(text + "\n")
     # the title list, show, search and the HTML export give it
     yield f"## {display(s.title, v.first_prompt, s.id, 120)}\n\n"
-    count = str(shown) + (f" ({v.count} records)" if v.count != shown else "")
+    count = counted(shown, v.count)
     yield (f"- **Session:** `{s.id}` ({s.agent}{', ' + s.model if s.model else ''})\n"
            f"- **Branch:** {s.branch or '-'} · **Worktree:** {s.worktree or '-'}\n"
            f"- **When:** {_iso(s.created_at)} → {_iso(s.updated_at)}\n"

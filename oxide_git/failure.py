@@ -7,6 +7,7 @@ fails the same way whichever path ran it.
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import time
@@ -14,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import __version__
-from .errors import OxideError
+from .errors import DiskFull, OxideError
 
 UNEXPECTED = 3
 INTERRUPTED = 130
@@ -83,6 +84,34 @@ def guarded(fn: Callable[[], object], passthrough: tuple[type[BaseException], ..
         return INTERRUPTED
     except BrokenPipeError:
         return 0
+    except OSError as e:
+        full = disk_full(e)
+        if full is None:
+            return unexpected()
+        report(full)
+        return full.exit_code
     except Exception:
         return unexpected()
     return 0
+
+
+def disk_full(e: OSError) -> DiskFull | None:
+    """A full disk (or quota) as an error the user can act on; None for any other OSError."""
+    if e.errno not in (errno.ENOSPC, errno.EDQUOT):
+        return None
+    return DiskFull(_folder(e.filename), hint="free some space and run the command again; what it "
+                    "had not written whole was not kept (`git oxide doctor` checks the store)")
+
+
+def _folder(filename: object) -> str:
+    """The folder a failed write was in: its file's, else this repository's git folder (a write
+    to an open file names no file), else the current one."""
+    if isinstance(filename, (str, bytes)) and filename:
+        path = Path(os.fsdecode(filename))
+        return str(path if path.is_dir() else path.parent)
+    from .repo import find_repo
+
+    try:
+        return str(find_repo(Path.cwd()).common_dir)
+    except (OxideError, OSError):
+        return os.getcwd()

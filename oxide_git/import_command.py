@@ -31,10 +31,10 @@ def run(paths: list[Path], agent: str | None, *, dry_run: bool = False,
     if not items:
         sys.stderr.write("Nothing to import: no session of this repository was found in the agents' stores\n")
         return None
-    report = import_sessions(ctx, items, dry_run=dry_run, progress=progress)
+    report = import_sessions(ctx, items, dry_run=dry_run, progress=progress, by_path=bool(paths))
     if not dry_run and report.messages >= EAGER:
         ctx.index.keep_search_up(note=progress is not None)
-    for p in report.problems + report.drift_warnings():
+    for p in report.warnings():
         sys.stderr.write(f"warning: {p}\n")
     return report
 

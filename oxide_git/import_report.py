@@ -53,6 +53,34 @@ class ImportReport:
                 out[key] = out.get(key, 0) + n
         return out
 
+    def warnings(self) -> list[str]:
+        """The problems as the user reads them: a file's lines that failed alike (a binary or
+        random file: hundreds of "not JSON") make one line with their count, not one each.
+        ``problems`` keeps every line (``--json``)."""
+        out: list[str] = []
+        for f in self.files:
+            lines: dict[str, list[str]] = {}
+            order: list[str] = []
+            for p in f.problems:
+                mine = p.startswith(f.path + ":")
+                at, _, what = p[len(f.path) + 1:].partition(": ") if mine else ("", "", "")
+                if at.isdigit() and what:
+                    if what not in lines:
+                        order.append(what)
+                    lines.setdefault(what, []).append(at)
+                else:
+                    order.append(p)
+            for key in order:
+                at_lines = lines.get(key)
+                if at_lines is None:
+                    out.append(key)
+                elif len(at_lines) == 1:
+                    out.append(f"{f.path}:{at_lines[0]}: {key}")
+                else:
+                    shown = ", ".join(at_lines[:3]) + (", …" if len(at_lines) > 3 else "")
+                    out.append(f"{f.path}: {key} ({len(at_lines)} lines: {shown})")
+        return out + self.drift_warnings()
+
     def drift_warnings(self) -> list[str]:
         """One line per record type no importer knows: format drift is never silent."""
         out = []

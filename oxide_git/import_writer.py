@@ -15,6 +15,7 @@ from .context import Context
 from .import_report import FileReport
 from .model import Message, Session
 
+IMPORTED_BY_PATH = "imported_by_path"  # source key: the worktree that imported the file by path
 BATCH = 2000  # messages per write; also written when FLUSH_BYTES of the file were read
 
 
@@ -27,8 +28,9 @@ class Writer:
     run, which only counts them)."""
 
     def __init__(self, ctx: Context, report: FileReport, seqs: dict[str, int], sink: Sink | None,
-                 run: dict[str, Any] | None = None) -> None:
+                 run: dict[str, Any] | None = None, here: str | None = None) -> None:
         self.ctx, self.report, self.sink = ctx, report, sink
+        self.here = here  # the worktree that imports these files by path (see ``session``)
         self.run = run  # what the files of one import share: the sessions oxide exported
         self.sessions: dict[str, Session] = {}
         self.pending: dict[str, list[Message]] = {}
@@ -37,6 +39,7 @@ class Writer:
         self.saved_meta: set[str] = set()
         self._exports: dict[tuple[str, str], tuple[str, int]] | None = None
         self.held: dict[str, int] = {}  # continuations not stored until they outgrow our export
+        self._counts: dict[str, int] = {}  # messages stored per session before this file's writes
         # a folder's worktree, worked out once per import (it lists the worktrees and reads each
         # one's gitdir file: 3% of parsing 1,500 small sessions when done for each)
         self._worktrees: dict[str | None, str | None] = (
@@ -70,13 +73,18 @@ class Writer:
 
     def session(self, s: Session) -> None:
         repo = self.ctx.repo
+        old = self.sessions.get(s.id) or self._stored(s.id)
         s = replace(
             s, project_id=s.project_id or repo.project_id(),
             worktree=self._worktree_of(s.cwd), source={**s.source},
         )
-        old = self.sessions.get(s.id) or self._stored(s.id)
+        if s.worktree is None and (old is None or old.worktree is None) and self.here is not None:
+            # Imported by path, from a folder that is no worktree here (another machine's): the
+            # session is the importing worktree's (`list` shows it), and says so in its source.
+            s = replace(s, worktree=self.here, source={**s.source, IMPORTED_BY_PATH: self.here})
         if old is not None:
-            s = replace(s, parent_id=s.parent_id or old.parent_id,
+            # a folder that is no worktree here keeps the session where it was
+            s = replace(s, worktree=s.worktree or old.worktree, parent_id=s.parent_id or old.parent_id,
                         fork_message_id=s.fork_message_id or old.fork_message_id,
                         redactions=old.redactions or s.redactions, source={**old.source, **s.source})
         origin = self.exported_as(s.agent, s.native_id)
@@ -91,6 +99,15 @@ class Writer:
         self.next_seq.setdefault(s.id, 0)
         if s.id not in self.report.sessions:
             self.report.sessions.append(s.id)
+
+    def stored_count(self, sid: str) -> int:
+        """How many messages the store held for ``sid`` when this file's import began."""
+        if sid not in self._counts:
+            from . import logwrite
+
+            log = logwrite.tip(self.ctx.repo.objects, self.ctx.repo.common_dir, sid)
+            self._counts[sid] = log.count if log else 0
+        return self._counts[sid]
 
     def _stored(self, sid: str) -> Session | None:
         from . import logwrite
@@ -125,6 +142,10 @@ class Writer:
             if last and (s.updated_at is None or last > s.updated_at):
                 s = replace(s, updated_at=last)
         if self.sink is not None and (msgs or sid not in self.saved_meta):
+            if start < self.stored_count(sid):
+                from .kept_ids import keep_stored
+
+                msgs = keep_stored(self.ctx, sid, start, msgs)  # ids shown stay
             s = self.sink.save(s, start, msgs)
             self.saved_meta.add(sid)
         self.sessions[sid] = s

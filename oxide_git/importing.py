@@ -228,13 +228,13 @@ def _feed(writer: Writer, events: Any, path: Path, size: int, flushed_at: int,
 
 def import_file(
     ctx: Context, agent: str, path: Path, *, dry_run: bool = False,
-    progress: Progress | None = None, batch: FileBatch | None = None,
+    progress: Progress | None = None, batch: FileBatch | None = None, here: str | None = None,
 ) -> FileReport:
     """Import one file; with ``batch``, its writes are held with the batch's (``import_batch``)."""
     p = import_plan.plan(ctx, agent, path)
     if isinstance(p, FileReport):
         return p
-    read = _reader(ctx, p)
+    read = _reader(ctx, p, here=here)
     if dry_run:
         resume = read(None, progress)
     elif batch is not None:
@@ -253,7 +253,7 @@ def import_file(
     return import_plan.finish(ctx, p, resume, dry_run=dry_run, batch=batch)
 
 
-def _reader(ctx: Context, p: FilePlan, run: dict[str, Any] | None = None
+def _reader(ctx: Context, p: FilePlan, run: dict[str, Any] | None = None, here: str | None = None
             ) -> Callable[[Sink | None, Progress | None], Resume]:
     """``read(sink, progress)``: the file parsed into ``sink`` (None: only counted); the last
     restart point reached. ``run``: what the files of one import share (``Writer``)."""
@@ -263,7 +263,7 @@ def _reader(ctx: Context, p: FilePlan, run: dict[str, Any] | None = None
         kwargs["env"] = agent_env(ctx)  # a shared store (opencode.db) holds other projects too
 
     def read(sink: Sink | None, progress: Progress | None) -> Resume:
-        writer = Writer(ctx, p.report, p.seqs, sink, run)
+        writer = Writer(ctx, p.report, p.seqs, sink, run, here)
         if p.state is not None:
             for sid in p.seqs:
                 stored = writer._stored(sid)
@@ -278,23 +278,23 @@ def _reader(ctx: Context, p: FilePlan, run: dict[str, Any] | None = None
 
 def import_sessions(
     ctx: Context, items: list[tuple[str, Path]], *, dry_run: bool = False,
-    progress: Progress | None = None,
+    progress: Progress | None = None, by_path: bool = False,
 ) -> ImportReport:
-    """Import every (agent, path); a failing file never stops the others."""
+    """Import every (agent, path); a failing file never stops the others (``by_path``: ``Writer.here``)."""
     # Parsing allocates millions of short-lived objects that form no cycles: the cyclic
     # collector's passes over them cost 12-15% of a large import and freed nothing (the peak RSS
     # of a 200 MB import is the same without them).
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _import_all(ctx, items, dry_run, progress)
+        return _import_all(ctx, items, dry_run, progress, ctx.repo.worktree_id if by_path else None)
     finally:
         if collecting:
             gc.enable()
 
 
 def _import_all(ctx: Context, items: list[tuple[str, Path]], dry_run: bool,
-                progress: Progress | None) -> ImportReport:
+                progress: Progress | None, here: str | None) -> ImportReport:
     report = ImportReport(dry_run=dry_run)
     sizes = [_size(p) for _a, p in items]
     total = sum(sizes) or 1
@@ -313,7 +313,7 @@ def _import_all(ctx: Context, items: list[tuple[str, Path]], dry_run: bool,
             while forking and not alone and i + n < len(items) and sizes[i + n] < small:
                 n += 1
             if n >= import_batch.BATCH_MIN_FILES and batch is not None and (forking := _fork_ready(batch)):
-                left = _import_run(ctx, report, items[i:i + n], sizes[i:i + n], batch, on_progress)
+                left = _import_run(ctx, report, items[i:i + n], sizes[i:i + n], batch, on_progress, here)
                 done += sum(sizes[i:i + left])
                 i += left
                 alone = left < n  # the file the run stopped at is read in this process
@@ -326,7 +326,7 @@ def _import_all(ctx: Context, items: list[tuple[str, Path]], dry_run: bool,
                     batch.settle()  # a big file writes as it goes, after what is held
                 batch.file = len(report.files)
             report.files.append(import_file(ctx, agent, path, dry_run=dry_run, progress=on_progress,
-                                            batch=held))
+                                            batch=held, here=here))
             if batch is not None and batch.held_bytes >= import_batch.BATCH_BYTES:
                 batch.flush()
             done += sizes[i]
@@ -335,7 +335,7 @@ def _import_all(ctx: Context, items: list[tuple[str, Path]], dry_run: bool,
                 progress(done, total)
     for k in batch.redo if batch is not None else []:  # a ref moved under the batch: alone, on the new tip
         f = report.files[k]
-        report.files[k] = import_file(ctx, f.agent, Path(f.path))
+        report.files[k] = import_file(ctx, f.agent, Path(f.path), here=here)
     if not dry_run:
         imported = {s for f in report.files for s in f.sessions}
         _follow_latest(ctx, imported)
@@ -356,7 +356,7 @@ def _fork_ready(batch: FileBatch) -> bool:
 
 
 def _import_run(ctx: Context, report: ImportReport, items: list[tuple[str, Path]], sizes: list[int],
-                batch: FileBatch, progress: Callable[[int], None]) -> int:
+                batch: FileBatch, progress: Callable[[int], None], here: str | None = None) -> int:
     """Small files parsed in one child process while this one stores them into ``batch``
     (``import_worker.run_files``); how many of ``items`` were imported (all, or those before the
     first one that must be read in this process)."""
@@ -382,7 +382,7 @@ def _import_run(ctx: Context, report: ImportReport, items: list[tuple[str, Path]
         progress(ends[k])
 
     run: dict[str, Any] = {}
-    jobs = [(k, p.report, _reader(ctx, p, run)) for k, p in plans.items()]
+    jobs = [(k, p.report, _reader(ctx, p, run, here)) for k, p in plans.items()]
     stop = import_worker.run_files(_Store(ctx, background=False, batch=batch), jobs, started, ended)
     left = len(items) if stop is None else stop
     report.files += files[:left]

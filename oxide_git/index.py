@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import CorruptIndex, OxideError
+from .errors import CorruptIndex, DiskFull, OxideError
 from .index_ids import IdLookups, id_chunks
 from .index_list import CHECKPOINT_COUNT, FILL, INDEX, ORDER, add_column, document, migrate_in_place
 from .search_index import EPOCH_KEY, LOG_SQL, new_epoch
@@ -121,7 +121,9 @@ class Index(IdLookups):
             denied = _permission_problem(path)
             if denied:
                 raise denied from e
-            if isinstance(e, sqlite3.OperationalError) and ("full" in str(e) or "I/O" in str(e)):
+            if isinstance(e, sqlite3.OperationalError) and ("full" in str(e) or DiskFull.on(path.parent)):
+                raise DiskFull(path.parent) from e
+            if isinstance(e, sqlite3.OperationalError) and "I/O" in str(e):
                 raise OxideError(f"cannot open the index {path}: {e}",
                                  hint="is the disk full? free some space and run the command again") from e
             raise CorruptIndex(
@@ -151,6 +153,9 @@ class Index(IdLookups):
             denied = _permission_problem(self.path)
             if denied:
                 raise denied from e
+            if isinstance(e, sqlite3.OperationalError) and "full" in str(e):
+                raise DiskFull(self.path.parent, hint="free some space, then run `git oxide reindex` "
+                               "to bring the index up to date with what git holds") from e
             raise CorruptIndex(f"index write failed: {e}", hint="run `git oxide reindex`") from e
 
     def query(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from .errors import LockTimeout, OxideError
+from .errors import DiskFull, LockTimeout, OxideError
 from .repo import common_dir_of
 
 if TYPE_CHECKING:
@@ -94,6 +94,8 @@ def update(
         except pygit2.GitError as e:
             text = str(e).lower()
             # "failed to make directory": a concurrent `git gc` (pack-refs) removed an empty refs folder
+            if "no space left" in text:
+                raise DiskFull(repo.path.rstrip("/")) from e
             if "lock" not in text and "exists" not in text and "make directory" not in text:
                 raise OxideError(f"cannot update {', '.join(changes)}: {e}") from e
             raise Locked from e

@@ -14,6 +14,7 @@ from typing import Any
 
 from .model import Message, PartType
 
+EMPTY = "empty message"  # how `show` counts a message with nothing to read among those it leaves out
 RESULT_LINES = 4  # lines of a tool result shown before folding
 TEXT_LINES = 40  # lines of a long answer shown before folding
 _GIST_KEYS = ("command", "cmd", "file_path", "filePath", "path", "pattern", "query", "url",
@@ -57,6 +58,17 @@ def _fold(text: str, keep: int, indent: str, what: str) -> list[str]:
     if len(lines) > keep:
         out.append(f"{indent}… {len(lines) - keep} more line(s) of {what} (--full shows them)")
     return out
+
+
+def counted(messages: int, records: int, *, noun: bool = False) -> str:
+    """How a session, or its first ``records``, is counted everywhere (git-oxide(1), COUNTING):
+    its messages (the conversation) and, when they differ, its records (everything stored, each
+    numbered #N from #0), e.g. ``5 (8 records, #0-#7)``; ``noun``: ``5 messages (...)``."""
+    head = f"{messages} message{'' if messages == 1 else 's'}" if noun else f"{messages}"
+    span = f"#0-#{records - 1}" if records > 1 else "#0" if records else ""
+    if messages == records:
+        return head + (f" ({span})" if span else "")
+    return f"{head} ({records} records, {span})"
 
 
 def is_conversation(m: Message) -> bool:
@@ -122,10 +134,9 @@ def conversation(messages: Iterable[tuple[int, Message]], *, full: bool = False,
     names = {} if names is None else names
     for seq, m in messages:
         if not full and not is_conversation(m):
-            if hidden is not None:
-                for p in m.parts:
-                    kind = str(p.get("kind") or "record").split("/")[0]
-                    hidden[kind] = hidden.get(kind, 0) + 1
+            if hidden is not None:  # one a record (a record may hold several parts)
+                kind = str(m.parts[0].get("kind") or "record").split("/")[0] if m.parts else EMPTY
+                hidden[kind] = hidden.get(kind, 0) + 1
             continue
         label = "harness context" if m.is_harness() or m.extra.get("isMeta") else ""
         if label and not full:  # what the agent's harness injected, on one line
@@ -135,7 +146,9 @@ def conversation(messages: Iterable[tuple[int, Message]], *, full: bool = False,
             yield f"#{seq} {m.role} · {label} ({n} line(s), --full shows it): {_one_line(text, 70)}"
             continue
         lines = message_lines(seq, m, names, full=full, label=label)
-        if len(lines) == 1 and not full:
-            continue  # nothing to read (an empty assistant turn)
+        if len(lines) == 1 and not full:  # nothing to read (an empty assistant turn)
+            if hidden is not None:
+                hidden[EMPTY] = hidden.get(EMPTY, 0) + 1
+            continue
         yield ""
         yield from lines

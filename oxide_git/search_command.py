@@ -26,7 +26,7 @@ def output(ctx: Any, query: str, limit: int, as_json: bool) -> tuple[str, str]:
         return "", f"no message matches '{query}'\n"
     short = {s: ctx.index.session_prefix(s) for s in {h["session_id"] for h in hits}}
     return table_text(["SESSION", "MSG", "TITLE", "MATCH"],
-                      [[short[h["session_id"]], h["seq"], display(h["title"], h.get("first_prompt"),
+                      [[short[h["session_id"]], f"#{h['seq']}", display(h["title"], h.get("first_prompt"),
                                                                  h["session_id"], 30),
                         clip(h["snippet"], 80)] for h in hits]), ""
 

@@ -129,8 +129,8 @@ def test_show_prints_the_conversation_not_record_dumps(repo: Path) -> None:
     out = oxide(repo, "show", "7777").stdout
     assert "{'" not in out and "'parentUuid'" not in out  # no Python repr anywhere
     assert "parentUuid" not in out  # records kept whole are not shown by default...
-    assert "3 record(s) kept whole are not shown: progress 3" in out  # ...but counted
-    assert "messages: 5 (8 records)" in out  # progress is not counted as a message
+    assert "3 of the 8 records are not shown: progress 2, empty message 1" in out  # ...but counted
+    assert "messages: 5 (8 records, #0-#7)" in out  # progress is not counted as a message
     assert "title:    Rename the parser module" in out  # the first real prompt, not the harness's
     assert "→ Bash: git mv parse.py parser.py" in out  # a tool call on one line
     assert "line 3" in out and "line 4" not in out and "26 more line(s) of output" in out
@@ -153,7 +153,7 @@ def test_list_show_and_search_give_one_title(repo: Path) -> None:
     assert "<h1>Rename the parser module</h1>" in page
     assert "<title>Rename the parser module</title>" in page
     md = oxide(repo, "export", "7777", "--format", "markdown").stdout
-    assert "## Rename the parser module\n" in md and "**Messages:** 5 (8 records)" in md
+    assert "## Rename the parser module\n" in md and "**Messages:** 5 (8 records, #0-#7)" in md
 
 
 def test_list_counts_messages_as_people_do(repo: Path) -> None:

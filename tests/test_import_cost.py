@@ -109,6 +109,6 @@ def test_list_json_runs_without_click_and_prints_what_the_click_command_prints(r
             [sys.executable, "-c", "import sys; sys.argv[0] = 'git-oxide'; from oxide_git.cli import main; "
              "main()", "list", *args], cwd=repo, capture_output=True, text=True, env=unmeasured())
         assert from_click.returncode == 0 and out == from_click.stdout, args
-        assert [r["agent"] for r in json.loads(out)] == (["claude"] if "--all" in args else [])
+        assert [r["agent"] for r in json.loads(out)] == ["claude"]  # imported by path: this worktree's
     out, loaded = console("--json", "--all", "--agent", "claude")
     assert "click" in loaded and json.loads(out)[0]["agent"] == "claude"

@@ -54,7 +54,8 @@ class OxideGroup(click.Group):
 
 @click.group(cls=OxideGroup, context_settings=CONTEXT_SETTINGS)
 @click.version_option(__version__, "-V", "--version", prog_name="git oxide")
-def main() -> None:
+@click.option("-P", "--no-pager", is_flag=True, help="Never page the output (`show` pages on a terminal).")
+def main(no_pager: bool) -> None:
     """Keep every AI coding-agent session of this repository in its own git.
 
     \b
@@ -68,6 +69,10 @@ def main() -> None:
     Run `git oxide COMMAND -h` for a command's help (`git oxide --help` is
     turned into `git help oxide` by git, which shows the man page if installed).
     """
+    if no_pager:
+        from .pager import disable
+
+        disable()
 
 
 def make_context() -> Any:

@@ -71,3 +71,7 @@ def blame(file: str | None, lines: str | None, rev: str | None, porcelain: bool,
     ctx = make_context()
     result = blame_file(ctx, os.path.abspath(file), rev=rev, lines=_line_range(lines))
     click.echo(render(result, form, ctx.now_ms), nl=False)
+    if result.missing:
+        from ..blame import missing_hint
+
+        click.echo(missing_hint(result.missing), nl=False, err=True)

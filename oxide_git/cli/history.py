@@ -12,7 +12,7 @@ import click
 from ..agents import AGENT_NAMES
 from ..errors import OxideError
 from . import main, make_context
-from .output import ago, cid, emit_json, sid, status, stream_document
+from .output import ago, cid, counted, emit_json, sid, status, stream_document
 
 
 def _confirm(summary: str, yes: bool, what: str = "change files") -> None:
@@ -32,7 +32,7 @@ def _files_summary(files: dict[str, list[str]], dropped: int = 0) -> str:
         for p in files.get(key, []):
             lines.append(f"  {label:6} {p}")
     if dropped:
-        lines.append(f"  drop   {dropped} message(s) from the conversation")
+        lines.append(f"  drop   the conversation's last {dropped} record(s)")
     for p in files.get("left", []):
         lines.append(f"  leave  {p} (an agent's own session file: never rewound)")
     return "\n".join(lines) or "  (no change)"
@@ -44,6 +44,27 @@ def singular(line: str) -> str:
         return line
     return re.sub(r"\bwere\b", "was", re.sub(r"\b(parts|events|messages|calls|results)\b",
                                               lambda m: m.group(1)[:-1], line, count=1), count=1)
+
+
+_CHANGE_KINDS = (  # what each exporter's line says happened, as the summary counts it
+    ("left out", ("left out", "dropped")),
+    ("turned into text", ("into text", "plain text", "as text", "not sent back")),
+    ("handed over as {agent}'s own calls", ("handed over",)),
+)
+
+
+def translation_summary(agent: str, changes: list[str], verbose: bool) -> str:
+    """`resume --into`'s one line on what changed in translation (``--verbose`` lists each
+    change, ``--json`` has them as ``lost``); a warning only when something was left out."""
+    counts = dict.fromkeys([k for k, _words in _CHANGE_KINDS] + ["other"], 0)
+    for line in changes:
+        kind = next((k for k, words in _CHANGE_KINDS if any(w in line for w in words)), "other")
+        counts[kind] += 1
+    parts = [f"{n} {kind.format(agent=agent) if kind != 'other' else 'other'}"
+             for kind, n in counts.items() if n]
+    line = (f"{len(changes)} kind(s) of content changed in translation for {agent}: "
+            + ", ".join(parts) + ("" if verbose else " (`--verbose` lists them)"))
+    return ("warning: " if counts["left out"] else "") + line
 
 
 def _written(paths: list[str]) -> list[str]:
@@ -76,8 +97,10 @@ def _check_installed(agent: str) -> None:
 @click.option("--all", "all_", is_flag=True, help="Picker: sessions of every worktree.")
 @click.option("--with-memory", is_flag=True, help="With --format json: MEMORY.md first, as a system part.")
 @click.option("--json", "as_json", is_flag=True, help="With --into: print the result as JSON.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="With --into: list each change made in translation (one line sums them up).")
 def resume(session: str | None, last: bool, agent: str | None, run: bool, fmt: str | None,
-           full: bool, all_: bool, with_memory: bool, as_json: bool) -> None:
+           full: bool, all_: bool, with_memory: bool, as_json: bool, verbose: bool) -> None:
     """Resume a session: in an agent (--into), or as model context (--format).
 
     Without SESSION or --last, an interactive picker is shown on a terminal.
@@ -141,8 +164,11 @@ def resume(session: str | None, last: bool, agent: str | None, run: bool, fmt: s
             status(f"kept {p} (the agent's own copy is as new or newer)")
         for p in res.set_aside:
             status(f"set aside {p}: the agent's copy had what the conversation no longer holds")
-        for line in dict.fromkeys(res.lost):  # each once
-            status(f"warning: {singular(line)}")
+        changes = list(dict.fromkeys(res.lost))  # each once
+        if changes:
+            status(translation_summary(agent, changes, verbose))
+        for line in changes if verbose else []:
+            status(f"  {singular(line)}")
         click.echo(" ".join(res.command) if not res.cwd else f"cd {res.cwd} && {' '.join(res.command)}")
     if run:
         os.chdir(res.cwd or ".")
@@ -170,7 +196,11 @@ def fork(session: str, at: str | None, title: str | None, as_json: bool) -> None
         emit_json(res.to_dict())
         return
     click.echo(res.id)
-    status(f"Forked {sid(res.parent_id)} at message {res.fork_seq} as {sid(res.id)}"
+    kept = ctx.index.query("SELECT count(*) FROM messages WHERE session_id=? AND seq<? AND real=1",
+                           (res.parent_id, res.fork_seq))
+    where = f"before its #{res.fork_seq}" if at is not None else "at its end"
+    status(f"Forked {sid(res.parent_id)} {where} as {sid(res.id)}: it holds "
+           f"{counted(int(kept[0][0]), res.fork_seq, noun=True)}"
            + (f"; its code checkpoint is {cid(res.fork_checkpoint)}" if res.fork_checkpoint else ""))
 
 

@@ -11,6 +11,7 @@ import click
 
 from ..browse import json_lines_text  # noqa: F401 - re-exported
 from ..model import ago  # noqa: F401 - how long ago, as every command says it
+from ..render_text import counted  # noqa: F401 - re-exported
 from ..text_table import clip, json_list_text, table_text  # noqa: F401 - re-exported
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from ..agents import AGENT_NAMES
@@ -10,6 +12,7 @@ from . import main, make_context
 from .output import (
     ago,
     cid,
+    counted,
     emit_bytes,
     emit_json,
     sid,
@@ -39,8 +42,9 @@ def _agent_option(agent: str | None) -> str | None:
 def list_(all_: bool, agent: str | None, tree: bool, as_json: bool) -> None:
     """List this worktree's sessions, most recently updated first (--all: every worktree).
 
-    MSGS counts the conversation (prompts, answers, tool calls and results), not the
-    records kept whole such as progress events; `--json` gives both.
+    MSGS counts messages, the conversation (prompts, answers, tool calls and results), as
+    `show` does; `--json`'s message_count counts records (those kept whole too, such as
+    progress events). `man git-oxide`, COUNTING, says how everything is counted.
     """
     from ..browse import list_sessions, list_sessions_json, session_tree
 
@@ -79,17 +83,26 @@ def list_(all_: bool, agent: str | None, tree: bool, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print session and messages as JSON.")
 @click.option("--full", is_flag=True,
               help="Every message and record in full, structured values as JSON (default: the conversation).")
-def show(session: str, as_json: bool, full: bool) -> None:
+@click.option("--no-pager", is_flag=True, help="Print straight to the terminal, not through a pager.")
+def show(session: str, as_json: bool, full: bool, no_pager: bool) -> None:
     """Show one session: the conversation, with tool results and reasoning folded.
 
-    `--full` shows every record as it was imported; `--json` prints it all as JSON.
+    `--full` shows every record as it was imported; `--json` prints it all as JSON. On a
+    terminal the output goes through git's pager (core.pager, GIT_PAGER, PAGER, less).
     """
-    from ..browse import session_json
     from ..browse import show as do_show
-    from ..render_text import conversation
+    from .pager import paged
 
     ctx = make_context()
     shown = do_show(ctx, session)
+    with paged(no_pager):
+        _print_shown(ctx, shown, as_json, full)
+
+
+def _print_shown(ctx: Any, shown: Any, as_json: bool, full: bool) -> None:
+    from ..browse import session_json
+    from ..render_text import conversation
+
     if as_json:
         stream_document(session_json(shown.session, shown.count, shown.children), shown.json,
                         checkpoints=shown.checkpoints)
@@ -102,21 +115,23 @@ def show(session: str, as_json: bool, full: bool) -> None:
     click.echo(f"agent:    {s.agent}, its id {s.native_id or '-'}")
     click.echo(f"worktree: {s.worktree or '-'}  branch: {s.branch or '-'}  cwd: {s.cwd or '-'}")
     if s.parent_id:
-        click.echo(f"parent:   {sid(s.parent_id)} at message {s.fork_message_id or '-'}")
+        at = s.extra.get("fork_seq")
+        click.echo(f"parent:   {sid(s.parent_id)}, forked "
+                   + (f"before its #{at}" if isinstance(at, int) else f"at {s.fork_message_id or '-'}"))
     if shown.children:
         click.echo(f"forks:    {', '.join(sid(c) for c in shown.children)}")
     if s.redactions:
         click.echo("redacted: " + ", ".join(f"{k} {v}" for k, v in sorted(s.redactions.items())))
     cps = ", ".join(cid(c["id"]) for c in shown.checkpoints[:5])
     cps += " …" if len(shown.checkpoints) > 5 else ""
-    click.echo(f"messages: {real}" + (f" ({shown.count} records)" if shown.count != real else "")
+    click.echo(f"messages: {counted(real, shown.count)}"
                + f"  checkpoints: {len(shown.checkpoints)}" + (f" ({cps})" if cps else ""))
     hidden: dict[str, int] = {}
     for line in conversation(shown.messages, full=full, hidden=hidden):
         click.echo(line)
     if hidden:
         kinds = ", ".join(f"{k} {n}" for k, n in sorted(hidden.items(), key=lambda kv: -kv[1]))
-        click.echo(f"\n({sum(hidden.values())} record(s) kept whole are not shown: {kinds}; "
+        click.echo(f"\n({sum(hidden.values())} of the {shown.count} records are not shown: {kinds}; "
                    f"`git oxide show {sid(s.id)} --full` shows them)")
 
 
