@@ -19,6 +19,10 @@ class FileReport:
     unknown: dict[tuple[str, str | None], int] = field(default_factory=dict)
     unknown_at_resume: dict[tuple[str, str | None], int] = field(default_factory=dict)
     held: list[str] = field(default_factory=list)  # what oxide wrote itself, with nothing new yet
+    # Read before as another agent's file (`import --agent` named the wrong one before it was
+    # refused): that agent, and the sessions that import made, left in the store for `rm`.
+    earlier_agent: str | None = None
+    earlier_sessions: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)
@@ -51,6 +55,19 @@ class ImportReport:
             for (kind, version), n in f.unknown.items():
                 key = (f.agent, kind, version)
                 out[key] = out.get(key, 0) + n
+        return out
+
+    def earlier_warnings(self) -> list[str]:
+        """One line per file read before as another agent's: what became of what that made."""
+        out = []
+        for f in self.files:
+            if f.earlier_agent is None:
+                continue
+            ids, n = " ".join(f.earlier_sessions), len(f.earlier_sessions)
+            left = (f"; the {f.earlier_agent} session{'s' if n > 1 else ''} made then "
+                    f"{'are' if n > 1 else 'is'} left as {'they were' if n > 1 else 'it was'} "
+                    f"(`git oxide rm {ids}` removes {'them' if n > 1 else 'it'})" if n else "")
+            out.append(f"{f.path} was imported before as {f.earlier_agent}'s, now as {f.agent}'s{left}")
         return out
 
     def drift_warnings(self) -> list[str]:
