@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .agents import AGENT_NAMES, file_patterns
 from .agents import agent as agent_module
-from .agents.recognise import kind, recognise
+from .agents.recognise import instead, kind, recognise
 from .errors import OxideError, Refused
 
 
@@ -60,8 +60,8 @@ def _refuse_others(agent: str, items: list[tuple[str, Path]]) -> None:
     could not read)."""
     wrong: list[tuple[Path, str]] = []
     for _a, f in items:
-        seen = recognise(f)
-        if seen and agent not in seen:
+        seen = instead(agent, f)
+        if seen:
             wrong.append((f, seen[0]))
     if not wrong:
         return

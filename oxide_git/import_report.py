@@ -63,10 +63,13 @@ class ImportReport:
         for f in self.files:
             if f.earlier_agent is None:
                 continue
-            ids, n = " ".join(f.earlier_sessions), len(f.earlier_sessions)
-            left = (f"; the {f.earlier_agent} session{'s' if n > 1 else ''} made then "
-                    f"{'are' if n > 1 else 'is'} left as {'they were' if n > 1 else 'it was'} "
-                    f"(`git oxide rm {ids}` removes {'them' if n > 1 else 'it'})" if n else "")
+            ids, n = f.earlier_sessions, len(f.earlier_sessions)
+            if n == 1:
+                left = (f"; the {f.earlier_agent} session made then is left as it was "
+                        f"(`git oxide rm {ids[0]}` removes it)")
+            else:
+                left = (f"; the {n} {f.earlier_agent} sessions made then are left as they were "
+                        f"(`git oxide rm ID` removes one: {', '.join(ids)})" if n else "")
             out.append(f"{f.path} was imported before as {f.earlier_agent}'s, now as {f.agent}'s{left}")
         return out
 

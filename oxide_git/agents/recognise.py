@@ -170,6 +170,18 @@ def recognise(path: Path, names: Iterable[str] = SNIFFERS) -> list[str]:
     return [n for n in names if n in SNIFFERS and SNIFFERS[n](h)]
 
 
+def instead(agent: str, path: Path) -> list[str]:
+    """The agents ``path`` looks like when it does not look like ``agent``'s (empty when it does,
+    or when it looks like nobody's); the head is read once and ``agent``'s test runs first."""
+    try:
+        h = head(path)
+    except OSError:
+        return []
+    if SNIFFERS[agent](h):
+        return []
+    return [n for n, test in SNIFFERS.items() if n != agent and test(h)]
+
+
 def looks_like(agent: str, path: Path) -> bool:
     """Does ``path`` look like one of ``agent``'s files?"""
     return bool(recognise(path, (agent,)))
