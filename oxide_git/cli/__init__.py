@@ -60,7 +60,7 @@ def main() -> None:
     \b
     Sessions:   import, list, show, search, status, switch, resume, fork, rm
     Code:       checkpoint, checkpoints, rewind, undo, blame
-    Capture:    hooks, watch
+    Capture:    hooks, hook, watch
     Share:      push, pull, export
     Store:      init, reindex, doctor, gc, pin, unpin, memory
     Agents:     mcp (this history as tools for any agent)
@@ -88,7 +88,7 @@ COMMANDS = {
     **dict.fromkeys(("status", "switch"), "current"),
     "import": "imports",
     **dict.fromkeys(("resume", "fork", "rewind", "undo"), "history"),
-    **dict.fromkeys(("hooks", "watch", "hook-impl", "agent-hook"), "capture"),
+    **dict.fromkeys(("hooks", "hook", "watch", "hook-impl", "agent-hook"), "capture"),
     **dict.fromkeys(("push", "pull"), "share"),
     "export": "export",
     "blame": "blame",
