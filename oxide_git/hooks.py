@@ -18,7 +18,7 @@ from pathlib import Path
 
 from . import hook_queue
 from .errors import OxideError, Refused
-from .hooks_layout import TEAM_HOOKS, Layout, calls_oxide, layout, team_lines
+from .hooks_layout import ON_SETTING, TEAM_HOOKS, Layout, calls_oxide, layout, team_lines
 from .repo import Repo, clean_git_env
 
 HOOK_TYPES = ("pre-commit", "prepare-commit-msg", "post-commit", "post-checkout", "post-rewrite",
@@ -243,6 +243,8 @@ def status(repo: Repo) -> HooksReport:
             report.hooks.append(HookState(hook, "missing", chained))
     report.pending_jobs = hook_queue.pending(repo.oxide_dir)
     wired = {h.hook for h in report.hooks if h.state not in ("missing", "foreign")}
+    if lay.manager == "lefthook":  # lefthook.yml is where the team's hooks belong, shims or not
+        wired = {h.hook for h in report.hooks if h.state == "team's hook runs git oxide"}
     if (lay.teams or lay.manager == "lefthook") and not wired >= set(TEAM_HOOKS):
         report.team_lines = team_lines(lay, skip=wired)
     return report
@@ -251,9 +253,10 @@ def status(repo: Repo) -> HooksReport:
 def summary(repo: Repo) -> str:
     """The hooks in one line (``doctor``): whose folder it is, and how many hooks run git oxide."""
     st = status(repo)
-    runs = [h.hook for h in st.hooks if h.state not in ("missing", "foreign", "not needed")]
-    need = needed(repo)
-    told = "" if set(need) <= set(runs) else (
-        " (`git oxide hooks status` says what to add to the team's hooks)" if st.team_lines
-        else " (`git oxide hooks install` adds them)")
-    return f"{st.layout}; {len(set(runs) & set(need))} of the {len(need)} hooks run git oxide{told}"
+    runs = {h.hook for h in st.hooks if h.state not in ("missing", "foreign", "not needed")}
+    shims = any(h.portable for h in st.hooks) or st.folder != "tracked"
+    need = set(needed(repo)) if shims else (
+        {*TEAM_HOOKS, *(h for h, key in ON_SETTING.items() if _config_true(repo, key))})
+    told = "" if need <= runs else (" (`git oxide hooks install` adds them)" if shims else
+                                    " (`git oxide hooks status` says what to add to the team's hooks)")
+    return f"{st.layout}; {len(runs & need)} of the {len(need)} hooks run git oxide{told}"

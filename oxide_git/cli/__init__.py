@@ -88,7 +88,7 @@ COMMANDS = {
     **dict.fromkeys(("status", "switch"), "current"),
     "import": "imports",
     **dict.fromkeys(("resume", "fork", "rewind", "undo"), "history"),
-    **dict.fromkeys(("hooks", "hook", "watch", "hook-impl", "agent-hook"), "capture"),
+    **dict.fromkeys(("hooks", "watch", "hook", "hook-impl", "agent-hook"), "capture"),
     **dict.fromkeys(("push", "pull"), "share"),
     "export": "export",
     "blame": "blame",
