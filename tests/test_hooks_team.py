@@ -64,6 +64,9 @@ def test_husky_install_changes_nothing_and_prints_the_line_for_each_hook(repo: P
     assert "the team's" in json.loads(oxide(repo, "doctor", "--json").stdout)["hooks"]
     out = json.loads(oxide(repo, "hooks", "install", "--json").stdout)
     assert out["folder"] == "tracked" and out["team_lines"] and out["hooks"] == []
+    r = oxide(repo, "init", "--hooks")  # the same through init
+    assert 'git oxide hook post-commit "$@"' in r.stdout and "changed nothing in .husky" in r.stderr
+    assert folder_state(d) == before and git(repo, "status", "--porcelain", "--untracked-files=all") == ""
 
 
 def test_the_lines_husky_runs_record_commits_with_git_oxide_on_path(repo: Path, on_path: None) -> None:
