@@ -78,6 +78,17 @@ def test_every_fixture_is_recognised_as_its_agent_and_refused_as_every_other() -
                 assert e.value.hint is not None and f"--agent {agent}" in e.value.hint
 
 
+def test_a_json_document_written_on_one_line_is_told_the_same() -> None:
+    """Cline's, OpenCode's, Gemini's and Codex's whole-file JSON, as their tools indent it or not."""
+    from oxide_git.agents.recognise import SNIFFERS
+
+    for agent, names in SAMPLES.items():
+        for name in (n for n in names if n.endswith(".json")):
+            compact = json.dumps(json.loads((FIXTURES / name).read_bytes()), separators=(",", ":"))
+            head = Head(compact.encode() + b"\n")
+            assert [n for n, test in SNIFFERS.items() if test(head)] == [agent], name
+
+
 def test_a_claude_transcript_given_as_codex_is_refused_and_stores_nothing(repo: Path, tmp_path: Path) -> None:
     """What the user did: `import --agent codex` on a Claude Code transcript, then the right agent."""
     src = tmp_path / "transcript.jsonl"

@@ -40,6 +40,7 @@ _SQLITE = b"SQLite format 3\x00"
 _ZSTD = b"\x28\xb5\x2f\xfd"
 _AIDER = re.compile(rb"(?m)^# aider chat started at \d")
 _AIDER_INPUT = re.compile(rb"\A\s*# \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\r?\n\+")
+_CLINE_START = re.compile(rb'\A\s*\{\s*"version"\s*:\s*\d+\s*,')
 _CODEX_TYPES = frozenset(("session_meta", "response_item", "event_msg", "turn_context", "compacted"))
 
 
@@ -116,7 +117,7 @@ def _codex(h: Head) -> bool:
     if h.lines:
         return h.any(lambda r: (r.get("type") in _CODEX_TYPES and "payload" in r)
                      or ("instructions" in r and "id" in r and "timestamp" in r)
-                     or r.get("record_type") == "state")
+                     or r.get("record_type") == "state" or ("session" in r and "items" in r))
     return re.match(rb'\s*\{\s*"session"\s*:\s*\{', h.data) is not None and h.has("items")
 
 
@@ -131,8 +132,8 @@ def _pi(h: Head) -> bool:
 
 
 def _cline(h: Head) -> bool:
-    if h.lines:
-        return False  # a whole-file JSON document, never lines
+    if _CLINE_START.match(h.data) is None:  # every file of a Cline session opens with its version
+        return False
     return (h.has("sessionId", "messages", "origin") or h.has("session_id", "started_at")
             or h.has("conversation_id", "source_message_count"))
 
