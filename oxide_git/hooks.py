@@ -252,7 +252,10 @@ def status(repo: Repo) -> HooksReport:
 
 def summary(repo: Repo) -> str:
     """The hooks in one line (``doctor``): whose folder it is, and how many hooks run git oxide."""
-    st = status(repo)
+    try:
+        st = status(repo)
+    except OxideError as e:
+        return f"unknown ({e.message})"
     runs = {h.hook for h in st.hooks if h.state not in ("missing", "foreign", "not needed")}
     shims = any(h.portable for h in st.hooks) or st.folder != "tracked"
     need = set(needed(repo)) if shims else (
