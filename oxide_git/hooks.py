@@ -149,7 +149,7 @@ def install(repo: Repo, python: str | None = None, types: tuple[str, ...] | None
     d = hooks_dir(repo)
     lay = layout(repo, d)
     portable = tracked or is_portable(d / "pre-commit")
-    if lay.teams and not portable:
+    if (lay.teams and not portable) or lay.case == "generated":  # Husky 9's own: never ours to write
         return _left_alone(d, lay)
     shim_python = None if portable else (python or sys.executable)
     d.mkdir(parents=True, exist_ok=True)
@@ -257,7 +257,7 @@ def summary(repo: Repo) -> str:
     except OxideError as e:
         return f"unknown ({e.message})"
     runs = {h.hook for h in st.hooks if h.state not in ("missing", "foreign", "not needed")}
-    shims = any(h.portable for h in st.hooks) or st.folder != "tracked"
+    shims = any(h.portable for h in st.hooks) or st.folder not in ("tracked", "generated")
     need = set(needed(repo)) if shims else (
         {*TEAM_HOOKS, *(h for h, key in ON_SETTING.items() if _config_true(repo, key))})
     told = "" if need <= runs else (" (`git oxide hooks install` adds them)" if shims else

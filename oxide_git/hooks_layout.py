@@ -9,6 +9,11 @@ written there shows in `git status`, and the next `git add -A` commits it for ev
 which run `git oxide` from PATH, never this machine's Python). Instead it prints the line each of
 the team's hooks needs (``team_lines``): Husky's scripts and a plain folder's files call
 `git oxide hook HOOK "$@"` (``hook_entry``); lefthook keeps its commands in lefthook.yml.
+
+Husky 9 points ``core.hooksPath`` at ``.husky/_``, ignored, which `husky` writes again on every
+install: one script per hook there runs the team's ``.husky/<hook>`` by its own name, so a hook
+moved aside and chained (``<hook>.pre-oxide``) would look for ``.husky/<hook>.pre-oxide`` and run
+nothing. That folder is Husky's (case ``generated``): the lines go into the scripts in ``.husky``.
 """
 
 from __future__ import annotations
@@ -30,21 +35,29 @@ _STDIN = ("post-rewrite", "pre-push")  # hooks git gives input on stdin
 @dataclass
 class Layout:
     hooks_dir: Path
-    case: str  # private (in the git dir or outside the worktree), ignored, tracked (see above)
+    case: str  # private (in the git dir or outside the worktree), ignored, tracked, generated (above)
     manager: str  # husky, lefthook or plain
     where: str  # the folder as the user names it: relative to the worktree when inside it
     top: Path  # the worktree
     tracked_files: list[str] = field(default_factory=list)
+    scripts: str = ""  # where the team's hook scripts are (Husky 9: the folder above); "": ``where``
 
     @property
     def teams(self) -> bool:
-        return self.case == "tracked"
+        return self.case in ("tracked", "generated")
+
+    @property
+    def scripts_dir(self) -> Path:
+        return self.top / self.scripts if self.scripts else self.hooks_dir
 
     def describe(self) -> str:
         kind = {"husky": "Husky's folder", "lefthook": "a folder, with lefthook.yml",
                 "plain": "a folder"}[self.manager]
         if self.case == "private":
             return f"{self.where}: this clone's own (git never commits it)"
+        if self.case == "generated":
+            return (f"{self.where}: Husky 9's folder, written again by `husky` on each install; the team's "
+                    f"hooks are the scripts in {self.scripts}")
         if self.case == "ignored":
             return f"{self.where}: {kind} in the worktree, ignored by git (never committed)"
         held = (f"{len(self.tracked_files)} tracked file(s)" if self.tracked_files
@@ -77,12 +90,14 @@ def layout(repo: Repo, hooks_dir: Path) -> Layout:
     if tracked:
         return Layout(d, "tracked", manager, rel, top, tracked)
     ignored = _git(repo, "check-ignore", "-q", "--", f"{rel}/pre-commit").returncode == 0
+    if ignored and manager == "husky" and (d / "h").is_file() and d.parent != top:
+        return Layout(d, "generated", manager, rel, top, scripts=d.parent.relative_to(top).as_posix())
     return Layout(d, "ignored" if ignored else "tracked", manager, rel, top)
 
 
 def calls_oxide(lay: Layout, hook: str) -> bool:
     """Does the team's ``hook`` (its file, or lefthook.yml) run `git oxide hook HOOK`?"""
-    files = ([lay.top / n for n in LEFTHOOK_FILES] if lay.manager == "lefthook" else [lay.hooks_dir / hook])
+    files = [lay.top / n for n in LEFTHOOK_FILES] if lay.manager == "lefthook" else [lay.scripts_dir / hook]
     return any(f"git oxide hook {hook}" in _text(f) for f in files)
 
 
@@ -107,9 +122,11 @@ def team_lines(lay: Layout, skip: set[str] | frozenset[str] = frozenset()) -> li
             if hook in _STDIN:
                 out.append("        use_stdin: true")
         return out
-    out = [f"add this line to each hook in {lay.where} (a new file: `#!/bin/sh` first, executable):"]
-    width = max(len(h) for h in (*TEAM_HOOKS, *ON_SETTING)) + len(lay.where) + 2
+    where = lay.scripts or lay.where
+    new = "a new file: `#!/bin/sh` first, executable" if lay.case != "generated" else "a new file will do"
+    out = [f"add this line to each hook in {where} ({new}):"]
+    width = max(len(h) for h in (*TEAM_HOOKS, *ON_SETTING)) + len(where) + 2
     for hook in hooks:
         when = f"  (with {ON_SETTING[hook]} true)" if hook in ON_SETTING else ""
-        out.append(f"  {(lay.where + '/' + hook):<{width}} git oxide hook {hook} \"$@\"{when}")
+        out.append(f"  {(where + '/' + hook):<{width}} git oxide hook {hook} \"$@\"{when}")
     return out

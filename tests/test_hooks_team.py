@@ -101,6 +101,58 @@ def test_the_lines_husky_runs_record_commits_with_git_oxide_on_path(repo: Path, 
         "; 4 of the 5 hooks run git oxide (`git oxide hooks status` says what to add to the team's hooks)")
 
 
+# Husky 9's generated .husky/_/h (abridged): a hook runs the team's .husky/<its own name>.
+HUSKY9_H = """#!/usr/bin/env sh
+n=$(basename "$0")
+s=$(dirname "$(dirname "$0")")/$n
+[ ! -f "$s" ] && exit 0
+[ "${HUSKY-}" = "0" ] && exit 0
+sh -e "$s" "$@"
+c=$?
+[ $c != 0 ] && echo "husky - $n script failed (code $c)"
+exit $c
+"""
+
+
+def test_husky_9_its_generated_folder_is_left_and_the_lines_go_to_the_scripts(repo: Path, on_path: None) -> None:
+    """core.hooksPath=.husky/_ (ignored, written again by `husky`): chaining there would make Husky
+    look for .husky/pre-commit.pre-oxide and run none of the team's hooks."""
+    d = repo / ".husky"
+    (d / "_").mkdir(parents=True)
+    (d / "_" / ".gitignore").write_text("*\n")
+    (d / "_" / "h").write_text(HUSKY9_H)
+    for hook in ("pre-commit", "post-commit", "post-checkout", "post-rewrite", "pre-push"):
+        (d / "_" / hook).write_text('#!/usr/bin/env sh\n. "$(dirname "$0")/h"\n')
+        (d / "_" / hook).chmod(0o755)
+    (d / "pre-commit").write_text('echo lint >> "$(git rev-parse --git-dir)/ran"\n')
+    git(repo, "add", ".husky")
+    git(repo, "commit", "-q", "-m", "husky 9")
+    git(repo, "config", "core.hooksPath", ".husky/_")
+    before = folder_state(d)
+    for args in (("hooks", "install"), ("hooks", "install", "--tracked")):
+        r = oxide(repo, *args)
+        assert folder_state(d) == before and git(repo, "status", "--porcelain") == ""
+    assert "changed nothing in .husky/_: Husky 9's folder" in r.stderr and "--tracked" not in r.stderr
+    assert [ln.split() for ln in r.stdout.splitlines() if ln.startswith("  .husky/pre-commit ")] == [
+        [".husky/pre-commit", "git", "oxide", "hook", "pre-commit", '"$@"']]
+    oxide(repo, "init")
+    with open(d / "pre-commit", "a") as f:
+        f.write('git oxide hook pre-commit "$@"\n')
+    (d / "post-commit").write_text('git oxide hook post-commit "$@"\n')
+    sid = make_session(repo)
+    (repo / "f.txt").write_text("f\n")
+    git(repo, "add", "f.txt")
+    git(repo, "commit", "-q", "-m", "through husky 9")
+    assert (repo / ".git" / "ran").read_text() == "lint\n"
+    n = note(repo)
+    assert n["sessions"] == [sid] and len(n["checkpoints"]) == 1
+    st = json.loads(oxide(repo, "hooks", "status", "--json").stdout)
+    assert st["folder"] == "generated" and {h["hook"]: h["state"] for h in st["hooks"]}["post-commit"] == (
+        "team's hook runs git oxide")
+    assert [ln.split()[0] for ln in st["team_lines"][1:]] == [  # what is still missing (trailers: off)
+        ".husky/post-checkout", ".husky/post-rewrite", ".husky/pre-push"]
+
+
 def test_a_plain_tracked_folder_is_left_and_tracked_writes_portable_shims(repo: Path, on_path: None) -> None:
     d = repo / ".githooks"
     d.mkdir()

@@ -57,7 +57,9 @@ def _team_lines(report: object) -> None:
     """What to add to the team's hooks, when install left their folder alone."""
     for line in report.team_lines:  # type: ignore[attr-defined]
         click.echo(line)
-    status("or run `git oxide hooks install --tracked` to write portable shims there for the team to commit")
+    if report.folder == "tracked":  # type: ignore[attr-defined]
+        status("or run `git oxide hooks install --tracked` to write portable shims there for the team "
+               "to commit")
 
 
 @hooks.command("uninstall")
