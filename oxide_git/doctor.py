@@ -164,4 +164,6 @@ def diagnose(ctx: Context, *, fix: bool = False) -> dict[str, Any]:
     from .retention import usage_report
 
     usage.update(usage_report(ctx))  # disk used beyond the user's refs, per family; largest checkpoints
-    return {"findings": findings, "usage": usage}
+    from .hooks import summary
+
+    return {"findings": findings, "usage": usage, "hooks": summary(repo)}  # whose hooks folder, what runs

@@ -56,6 +56,10 @@ def main() -> None:
         rc = plain_blame(argv[1:])  # FILE with its usual options, without click
         if rc is not None:
             _exit_now(rc)
+    if argv[:1] == ["hook"] and argv[1:2] and not argv[1].startswith("-"):
+        from .hook_entry import main as hook_main
+
+        sys.exit(hook_main(argv[1:]))  # a team's hook runs it on every commit: no click
     if argv[:1] == ["mcp"]:
         from .mcp_server import main as mcp_main
 

@@ -270,46 +270,6 @@ def _notes_exist(common: Path, oxide_dir: Path) -> bool:
         return False
 
 
-def framework(hook: str) -> None:
-    """The shim's work for the pre-commit framework (``.pre-commit-hooks.yaml``): queue, drain.
-    What follows the hook type on the command line (a config's ``args:``) is not read: the hook's
-    own values come from git and pre-commit's PRE_COMMIT_* variables."""
-    from .repo import clean_git_env, find_repo
-
-    env = clean_git_env()
-    repo = find_repo(Path.cwd(), environ={})
-    if not repo.initialised:
-        return
-    if subprocess.run(["git", "config", "--bool", "oxide.enabled"], capture_output=True, text=True,
-                      env=env).stdout.strip() == "false":
-        return
-    gd = repo.git_dir
-    if any((gd / n).exists() for n in ("rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD", "MERGE_HEAD")):
-        return
-    try:
-        cur = (repo.worktree_dir / "current-session").read_text().strip()
-    except OSError:
-        cur = ""
-    head = subprocess.run(["git", "rev-parse", "-q", "--verify", "HEAD"], capture_output=True,
-                          text=True, env=env).stdout.strip()
-    wt = str(repo.workdir)
-    if hook == "pre-commit":
-        line = ["pre-commit", wt, cur, head]
-    elif hook == "post-commit":
-        line = ["post-commit", wt, cur, head, "", "", (gd / "HEAD").read_text().strip()]
-    elif hook == "post-checkout" and os.environ.get("PRE_COMMIT_CHECKOUT_TYPE", "1") == "1":
-        line = ["post-checkout", wt, cur, os.environ.get("PRE_COMMIT_FROM_REF", ""),
-                os.environ.get("PRE_COMMIT_TO_REF", head), (gd / "HEAD").read_text().strip(), ""]
-    else:
-        return
-    with open(repo.oxide_dir / "hooks.queue", "a") as f:
-        f.write("\t".join(line) + "\n")
-    with open(repo.oxide_dir / "log", "a") as log_file:
-        subprocess.Popen([sys.executable, "-m", "oxide_git.hook_impl", "drain", str(repo.common_dir)],
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log_file,
-                         start_new_session=True)
-
-
 def main(argv: list[str]) -> int:
     """Never raises, always 0: a hook must not fail the user's git command."""
     _clean_env()
@@ -325,7 +285,9 @@ def main(argv: list[str]) -> int:
         elif cmd == "install-hook":
             install_hook(*args[:2])
         elif cmd == "--hook-type" and args:
-            framework(args[0])
+            from .hook_entry import run  # the pre-commit framework's entry: git's values from its variables
+
+            run(args[0], None)
         else:
             raise ValueError(f"unknown hook command {cmd!r}")
     except Exception:

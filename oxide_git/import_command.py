@@ -22,19 +22,21 @@ def run(paths: list[Path], agent: str | None, *, dry_run: bool = False,
     """Import what ``paths`` (of ``agent``) or the agents' stores hold for this repository; each
     problem is printed as a warning. None when there was nothing to import."""
     from .context import for_process
-    from .importing import discover, expand, import_sessions
+    from .import_paths import files
+    from .importing import discover, import_sessions
 
     ctx = for_process()
-    if paths and not agent:
-        raise OxideError("PATHS need --agent", hint="e.g. `git oxide import --agent claude FILE`")
-    items = expand(agent, paths) if paths and agent else discover(ctx, [agent] if agent else None)
+    items = files(agent, paths) if paths else discover(ctx, [agent] if agent else None)
     if not items:
-        sys.stderr.write("Nothing to import: no session of this repository was found in the agents' stores\n")
+        where = (f"no {agent or 'agent'}'s session file in {', '.join(map(str, paths))}" if paths
+                 else "no session of this repository was found in the agents' stores")
+        sys.stderr.write(f"Nothing to import: {where}\n")
         return None
     report = import_sessions(ctx, items, dry_run=dry_run, progress=progress, by_path=bool(paths))
     if not dry_run and report.messages >= EAGER:
         ctx.index.keep_search_up(note=progress is not None)
-    for p in report.warnings():
+    earlier = [] if dry_run else report.earlier_warnings()
+    for p in earlier + report.warnings():
         sys.stderr.write(f"warning: {p}\n")
     return report
 

@@ -54,8 +54,15 @@ def plan(ctx: Context, agent: str, path: Path) -> FilePlan | FileReport:
         return FileReport(agent, str(path), "failed", problems=[f"{path}: {e.strerror}"])
     size, mtime_ns = fingerprint(path, st)
     cur = ctx.index.cursor(key)
+    earlier = None
+    if cur is not None and cur["agent"] != agent:
+        earlier, cur = cur, None  # read as another agent's: nothing of it holds for this one
     if cur is not None and cur["size"] == size and cur["mtime_ns"] == mtime_ns:
         return FileReport(agent, str(path), "unchanged")
+    if earlier is not None:
+        report = FileReport(agent, str(path), "new", earlier_agent=earlier["agent"],
+                            earlier_sessions=_still_there(ctx, earlier))
+        return FilePlan(agent, path, key, size, mtime_ns, st.st_size, None, report)
     if cur is None:
         kind = "new"
     elif st.st_size >= cur["size"] and cur["offset"] > 0 and same_tail(path, cur):
@@ -65,6 +72,12 @@ def plan(ctx: Context, agent: str, path: Path) -> FilePlan | FileReport:
     else:
         kind = "changed"  # smaller, or rewritten (Copilot's /rewind): read whole again
     return FilePlan(agent, path, key, size, mtime_ns, st.st_size, cur, FileReport(agent, str(path), kind))
+
+
+def _still_there(ctx: Context, cur: dict[str, Any]) -> list[str]:
+    """The sessions an import of the file as another agent's made, that the store still holds."""
+    made = list(cur["state"].get("seqs", {}))
+    return [r["id"] for r in ctx.index.session_rows(ids=made)] if made else []
 
 
 def finish(ctx: Context, p: FilePlan, resume: Resume, *, dry_run: bool = False,

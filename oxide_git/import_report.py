@@ -19,6 +19,10 @@ class FileReport:
     unknown: dict[tuple[str, str | None], int] = field(default_factory=dict)
     unknown_at_resume: dict[tuple[str, str | None], int] = field(default_factory=dict)
     held: list[str] = field(default_factory=list)  # what oxide wrote itself, with nothing new yet
+    # Read before as another agent's file (`import --agent` named the wrong one before it was
+    # refused): that agent, and the sessions that import made, left in the store for `rm`.
+    earlier_agent: str | None = None
+    earlier_sessions: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)
@@ -80,6 +84,22 @@ class ImportReport:
                     shown = ", ".join(at_lines[:3]) + (", …" if len(at_lines) > 3 else "")
                     out.append(f"{f.path}: {key} ({len(at_lines)} lines: {shown})")
         return out + self.drift_warnings()
+
+    def earlier_warnings(self) -> list[str]:
+        """One line per file read before as another agent's: what became of what that made."""
+        out = []
+        for f in self.files:
+            if f.earlier_agent is None:
+                continue
+            ids, n = f.earlier_sessions, len(f.earlier_sessions)
+            if n == 1:
+                left = (f"; the {f.earlier_agent} session made then is left as it was "
+                        f"(`git oxide rm {ids[0]}` removes it)")
+            else:
+                left = (f"; the {n} {f.earlier_agent} sessions made then are left as they were "
+                        f"(`git oxide rm ID` removes one: {', '.join(ids)})" if n else "")
+            out.append(f"{f.path} was imported before as {f.earlier_agent}'s, now as {f.agent}'s{left}")
+        return out
 
     def drift_warnings(self) -> list[str]:
         """One line per record type no importer knows: format drift is never silent."""

@@ -33,14 +33,14 @@ from .agents import (
 )
 from .agents import agent as agent_module
 from .context import Context
-from .errors import OxideError, UnsupportedFormat
+from .errors import UnsupportedFormat
 from .import_batch import FileBatch
 from .import_plan import FilePlan, Resume
 from .import_report import FileReport, ImportReport
 from .import_writer import Sink, Writer
 from .model import Message, Session
 
-__all__ = ["FileReport", "ImportReport", "Sink", "agent_env", "discover", "expand", "import_file",
+__all__ = ["FileReport", "ImportReport", "Sink", "agent_env", "discover", "import_file",
            "import_sessions"]
 
 FLUSH_BYTES = 16 * 1024 * 1024
@@ -67,29 +67,6 @@ def discover(ctx: Context, agents: list[str] | None = None) -> list[tuple[str, P
         except OSError:
             continue
     return found
-
-
-def expand(agent: str, paths: list[Path]) -> list[tuple[str, Path]]:
-    """Files given on the command line: folders are searched for the agent's files."""
-    from .agents import agent as agent_module
-    from .agents import file_patterns
-
-    patterns = file_patterns(agent)
-    expand_dir = getattr(agent_module(agent), "expand_dir", None)
-    out: list[tuple[str, Path]] = []
-    for p in paths:
-        if p.is_dir():
-            listed = expand_dir(p) if expand_dir else None
-            if listed is not None:
-                out += [(agent, f) for f in listed]
-                continue
-            for pat in patterns:
-                out += [(agent, f) for f in sorted(p.rglob(pat)) if f.is_file()]
-        elif p.exists():
-            out.append((agent, p))
-        else:
-            raise OxideError(f"{p}: no such file or directory")
-    return out
 
 
 class _Store:

@@ -90,6 +90,9 @@ def test_failing_user_hook_decides_with_hooks_path(repo: Path) -> None:
     hp = repo / "myhooks"
     hp.mkdir()
     git(repo, "config", "core.hooksPath", "myhooks")
+    # ignored: this clone's own (a folder git would commit is the team's: test_hooks_team)
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "info" / "exclude").write_text("myhooks/\n")
     user_hook(hp / "pre-commit", "echo no >&2\nexit 3\n")
     r = oxide(repo, "hooks", "install", "--json")
     assert json.loads(r.stdout)["hooks_dir"] == str(hp)

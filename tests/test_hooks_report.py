@@ -46,6 +46,8 @@ def test_install_says_what_it_did_with_trailers_off_and_on(repo: Path) -> None:
 
 def test_a_hooks_folder_several_levels_deep_is_made(repo: Path) -> None:
     git(repo, "config", "core.hooksPath", ".config/git/hooks")
+    (repo / ".git" / "info").mkdir(exist_ok=True)  # ignored: this clone's own (else the team's)
+    (repo / ".git" / "info" / "exclude").write_text(".config/\n")
     _install(repo)
     assert all((repo / ".config" / "git" / "hooks" / h).is_file() for h in ALWAYS)
 

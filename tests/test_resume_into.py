@@ -8,7 +8,8 @@ import pytest
 
 from oxide_git import sessionlog
 from oxide_git.agents import FoundSession, agent
-from oxide_git.importing import expand, import_sessions
+from oxide_git.import_paths import expand
+from oxide_git.importing import import_sessions
 from oxide_git.resume import into
 
 from .conftest import FIXTURES, make_ctx, oxide

@@ -61,7 +61,7 @@ def main(no_pager: bool) -> None:
     \b
     Sessions:   import, list, show, search, status, switch, resume, fork, rm
     Code:       checkpoint, checkpoints, rewind, undo, blame
-    Capture:    hooks, watch
+    Capture:    hooks, hook, watch
     Share:      push, pull, export
     Store:      init, reindex, doctor, gc, pin, unpin, memory
     Agents:     mcp (this history as tools for any agent)
@@ -93,7 +93,7 @@ COMMANDS = {
     **dict.fromkeys(("status", "switch"), "current"),
     "import": "imports",
     **dict.fromkeys(("resume", "fork", "rewind", "undo"), "history"),
-    **dict.fromkeys(("hooks", "watch", "hook-impl", "agent-hook"), "capture"),
+    **dict.fromkeys(("hooks", "watch", "hook", "hook-impl", "agent-hook"), "capture"),
     **dict.fromkeys(("push", "pull"), "share"),
     "export": "export",
     "blame": "blame",

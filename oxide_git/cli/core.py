@@ -157,6 +157,8 @@ def doctor(as_json: bool, fix: bool) -> None:
             click.echo(f"hint: {f['hint']}")
     for k, v in report["usage"].items():
         click.echo(f"{k}: {v}")
+    if report.get("hooks"):
+        click.echo(f"hooks: {report['hooks']}")
     if not report["findings"]:
         click.echo("ok: the store is consistent")
     if any(f["level"] == "error" for f in report["findings"]):

@@ -40,7 +40,8 @@ class _Progress:
 @main.command(name="import")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--agent", type=click.Choice(AGENT_NAMES),
-              help="The agent that wrote PATHS (default: search every agent's store).")
+              help="The agent that wrote PATHS (default: told from each file; without PATHS, "
+                   "every agent's store is searched).")
 @click.option("-n", "--dry-run", is_flag=True, help="List what would be imported and from where.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress, no per-file lines.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
@@ -49,7 +50,9 @@ def import_(paths: tuple[Path, ...], agent: str | None, dry_run: bool, quiet: bo
 
     Without PATHS, each agent's store is searched for sessions whose working
     directory is a worktree of this repository. Importing again reads only what
-    was appended since; a session already imported is never duplicated.
+    was appended since; a session already imported is never duplicated. Each file
+    of PATHS is read as the agent's it looks like (--agent names it; a file that
+    looks like another agent's is refused, nothing stored).
     """
     from .. import import_command
 
