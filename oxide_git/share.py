@@ -15,7 +15,7 @@ from typing import Any
 
 import pygit2
 
-from . import incoming, journal, logwrite, refs, sessionlog
+from . import checkpoint_screen, incoming, journal, logwrite, refs, sessionlog
 from .context import Context
 from .errors import OxideError, Refused
 from .model import new_session_id
@@ -31,10 +31,12 @@ class ShareResult:
     forks: list[dict[str, str]] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    screened: list[dict[str, Any]] = field(default_factory=list)  # checkpoints redacted or withheld
     moved: dict[str, list[str | None]] = field(default_factory=dict, repr=False)  # ref -> [before, after]
+    notes: list[str] = field(default_factory=list, repr=False)  # what the push says of ``screened``
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "moved"}
+        return {k: v for k, v in self.__dict__.items() if k not in ("moved", "notes")}
 
     def move(self, name: str, before: pygit2.Oid | None, after: pygit2.Oid) -> None:
         """Note a local ref this pull moved (the first before, the last after) for the journal."""
@@ -258,14 +260,27 @@ def push(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) 
     res = ShareResult(name)
     git = ctx.repo.git
     specs = []
-    for kind in _kinds(checkpoints):
+    for kind in _kinds(False):
         if kind.endswith("*"):
             if any(True for _ in refs.iter_refs(git, kind[:-1])):
                 specs.append(f"{kind}:{kind}")
         elif refs.read(git, kind) is not None:
             specs.append(f"{kind}:{kind}")
-    if not specs:
-        return res
+    twins: list[str] = []
+    if checkpoints:  # never as they are: screened first (checkpoint_screen)
+        screened = checkpoint_screen.screen_all(ctx)
+        more, twins = checkpoint_screen.refspecs(screened)
+        specs += more
+        res.screened = [s.to_dict() for s in screened if not s.clean]
+        res.notes = checkpoint_screen.report_lines(screened, name)
+    # twins go in a push of their own: git drops a `sha:ref` spec whose ref a negative one names
+    for batch in (specs, twins):
+        if batch:
+            _send(ctx, name, batch, res)
+    return res
+
+
+def _send(ctx: Context, name: str, specs: list[str], res: ShareResult) -> None:
     r = git_cmd(ctx, "push", "--porcelain", "--no-verify", name, *specs)
     for line in r.stdout.splitlines():
         parts = line.split("\t")
@@ -281,7 +296,6 @@ def push(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) 
     if r.returncode != 0 and not res.rejected and not res.problems:
         raise RemoteError(f"push to {name!r} failed: {r.stderr.strip()}",
                           hint="check the remote with `git remote -v`, or set `git config oxide.remote`")
-    return res
 
 
 def check_pushed(res: ShareResult) -> None:

@@ -1,0 +1,313 @@
+"""What a checkpoint may carry off this machine: the screen every push of checkpoints goes through.
+
+A checkpoint is the worktree as it was, and the worktree holds what never goes into a commit: an
+untracked ``.env``, a token pasted into a file for a quick test. Before a checkpoint is pushed
+(`git oxide push --checkpoints`, the pre-push hook with ``oxide.pushCheckpoints``), every blob its
+tree has that its parent (the HEAD it was taken on, which the push sends anyway) lacks at that path
+is screened with the rules and allowlist that messages are redacted with (``redact``):
+
+- a file that is a secret by its name (``SECRET_FILES`` and ``git config oxide.secretFiles``) is
+  withheld whatever it holds: the twin has the parent's version of it, or none;
+- a text file in which a rule fires gets its redacted text (``[REDACTED:<kind>]``, the rest of its
+  lines as they were, so blame in a teammate's clone still works);
+- a binary file in which a rule fires is withheld as a secret file is.
+
+A checkpoint with nothing to take out is sent as it is. Otherwise what is sent under its ref name
+is a *twin*: the same parent, author, time and message (redacted), its tree with those blobs
+replaced, and trailers that say so: ``Oxide-Checkpoint`` (the real id, which notes and the index
+name it by), ``Oxide-Redacted`` (the paths) and one ``Oxide-Redacted-File`` (JSON) per path. The
+twin is built deterministically, and the real id -> twin map is kept in ``<oxide>/screened`` (with
+the digest of the rules it was screened under), so a repeat push screens only new checkpoints. With
+``git config oxide.checkpointSecrets withhold`` a checkpoint that needs a twin is withheld instead.
+The local checkpoint is never changed: a rewind here restores the real files.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import os
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pygit2
+
+from . import redact, refs
+from .context import Context
+from .snapshots import Entry, apply_changes
+
+SECRET_FILES = (".env*", "*.pem", "*.key", "id_rsa*", ".npmrc", ".pypirc", "credentials*.json")
+TWIN_OF = "Oxide-Checkpoint"  # the real checkpoint a twin stands for
+REDACTED = "Oxide-Redacted"  # the paths a twin redacted or withheld, comma-separated
+REDACTED_FILE = "Oxide-Redacted-File"  # one per path: {"path", "action", "rules"}
+CACHE_FILE = "screened"
+_VERSION = 1  # of the screen: a new one screens every checkpoint again
+_SNIFF = 8000  # bytes git reads to tell a binary file (a NUL among them)
+_SCANNED = (int(pygit2.enums.FileMode.BLOB), int(pygit2.enums.FileMode.BLOB_EXECUTABLE),
+            int(pygit2.enums.FileMode.LINK))
+
+
+@dataclass
+class Screened:
+    """One checkpoint as a push sends it: ``send`` is its own id (clean), a twin's, or None
+    (withheld); ``files``: what was taken out ({"path", "action": redacted|withheld, "rules"})."""
+
+    id: str
+    ref: str
+    send: str | None
+    files: list[dict[str, Any]] = field(default_factory=list)
+    why: str = ""  # why the whole checkpoint is withheld
+    fresh: bool = False  # screened by this push (not from the map)
+
+    @property
+    def clean(self) -> bool:
+        return self.send == self.id
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"checkpoint": self.id, "ref": self.ref,
+                             "sent_as": "withheld" if self.send is None else "twin", "files": self.files}
+        if self.send is not None:
+            d["twin"] = self.send
+        if self.why:
+            d["why"] = self.why
+        return d
+
+
+class SecretNames:
+    """File names that are secrets whatever they hold: ``SECRET_FILES`` plus ``oxide.secretFiles``
+    (glob patterns, several values or one comma-separated; ``!pattern`` exempts). A pattern without
+    ``/`` matches the file's name in any folder, one with ``/`` the path from the top."""
+
+    def __init__(self, extra: Iterable[str] = ()) -> None:
+        words = [w.strip() for v in extra for w in v.replace(",", " ").split() if w.strip()]
+        self.exempt = [w[1:] for w in words if w.startswith("!")]
+        self.patterns = [p for p in (*SECRET_FILES, *(w for w in words if not w.startswith("!")))
+                         if p not in self.exempt]
+
+    @classmethod
+    def of(cls, ctx: Context) -> SecretNames:
+        try:
+            extra = list(ctx.repo.git.config.get_multivar("oxide.secretFiles"))
+        except (KeyError, ValueError, pygit2.GitError):
+            extra = []
+        return cls(extra)
+
+    def match(self, path: str) -> str | None:
+        """The pattern that makes ``path`` a secret file (None: it is not one)."""
+        if any(_glob(path, p) for p in self.exempt):
+            return None
+        return next((p for p in self.patterns if _glob(path, p)), None)
+
+
+def _glob(path: str, pattern: str) -> bool:
+    target = path if "/" in pattern else path.rsplit("/", 1)[-1]
+    return fnmatch.fnmatchcase(target, pattern.lstrip("/"))
+
+
+class Screen:
+    """The screen of one repository as configured now; ``checkpoint(name, oid)`` screens one."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx, self.git = ctx, ctx.repo.git
+        self.redactor = redact.redactor_for(ctx)
+        self.names = SecretNames.of(ctx)
+        self.withhold = (ctx.config("oxide.checkpointSecrets") or "redact").strip().lower() == "withhold"
+        allow = [p.pattern for p in self.redactor.allow] if self.redactor else None
+        self.digest = hashlib.blake2b(json.dumps(
+            [_VERSION, [r.kind for r in redact.RULES], allow, self.names.patterns, self.names.exempt,
+             self.withhold]).encode(), digest_size=12).hexdigest()
+        self._blobs: dict[tuple[str, str], tuple[Entry, dict[str, Any]] | None] = {}
+        self.scanned = 0  # blobs read by this screen (the cost figure)
+
+    # -- one checkpoint ---------------------------------------------------------------------
+
+    def checkpoint(self, name: str, oid: pygit2.Oid) -> Screened:
+        cid = name.rsplit("/", 1)[-1]
+        commit = self.git.get(oid)
+        if not isinstance(commit, pygit2.Commit):
+            return Screened(cid, name, None, why="not a commit")
+        parent = commit.parents[0] if commit.parent_ids else None
+        base = parent.tree if parent is not None else None
+        changes: dict[str, Entry] = {}
+        files: list[dict[str, Any]] = []
+        diff = base.diff_to_tree(commit.tree) if base is not None else commit.tree.diff_to_tree(swap=True)
+        for d in diff.deltas:
+            new = d.new_file
+            if d.status == pygit2.enums.DeltaStatus.DELETED or int(new.mode) not in _SCANNED:
+                continue
+            got = self._blob(new.path, new.id, int(new.mode), base)
+            if got is not None:
+                changes[new.path], what = got
+                files.append({"path": new.path, **what})
+        counts: Counter[str] = Counter()
+        message = self.redactor.text(commit.message, counts) if self.redactor else commit.message
+        if not changes and not counts:
+            return Screened(cid, name, cid)
+        if self.withhold:
+            return Screened(cid, name, None, files, why="oxide.checkpointSecrets is withhold")
+        if counts:
+            files.append({"path": "", "action": "redacted", "rules": dict(sorted(counts.items()))})
+        tree = apply_changes(self.git, commit.tree, changes) or self.git.TreeBuilder().write()
+        twin = self.git.create_commit(None, commit.author, commit.committer,
+                                      _twin_message(message, cid, files), tree, list(commit.parent_ids))
+        return Screened(cid, name, str(twin), files)
+
+    def _blob(self, path: str, oid: pygit2.Oid, mode: int, base: pygit2.Tree | None
+              ) -> tuple[Entry, dict[str, Any]] | None:
+        """What the twin has at ``path`` instead of blob ``oid`` and why (None: the blob as it is)."""
+        key = (path, str(oid))
+        if key in self._blobs:
+            return self._blobs[key]
+        got: tuple[Entry, dict[str, Any]] | None = None
+        pattern = self.names.match(path)
+        if pattern is not None:
+            got = (_at(base, path), {"action": "withheld", "rules": {"secret_file": 1}, "pattern": pattern})
+        elif self.redactor is not None:
+            self.scanned += 1
+            data = self.git[oid].read_raw()
+            if self.redactor.gate.maybe(data):
+                counts: Counter[str] = Counter()
+                text = data.decode("utf-8", "surrogateescape")
+                out = self.redactor.text(text, counts)
+                rules = dict(sorted(counts.items()))
+                if counts and b"\0" in data[:_SNIFF]:
+                    got = (_at(base, path), {"action": "withheld", "rules": rules})
+                elif counts:
+                    new = self.git.create_blob(out.encode("utf-8", "surrogateescape"))
+                    got = ((new, mode), {"action": "redacted", "rules": rules})
+        self._blobs[key] = got
+        return got
+
+
+def _at(tree: pygit2.Tree | None, path: str) -> Entry:
+    """The entry of ``tree`` at ``path`` (None: it has none)."""
+    if tree is None:
+        return None
+    try:
+        e = tree[path]
+    except KeyError:
+        return None
+    return (e.id, int(e.filemode)) if e.type_str == "blob" else None
+
+
+def _twin_message(message: str, cid: str, files: list[dict[str, Any]]) -> str:
+    paths = [f["path"] for f in files if f["path"]]
+    body = message.rstrip("\n") + "\n"
+    trailers = [f"{TWIN_OF}: {cid}"]
+    if paths:
+        trailers.append(f"{REDACTED}: {', '.join(paths)}")
+    trailers += [f"{REDACTED_FILE}: {json.dumps(f, ensure_ascii=False, sort_keys=True)}" for f in files]
+    return body + "".join(t + "\n" for t in trailers)
+
+
+def twin_files(message: str) -> list[dict[str, Any]]:
+    """The ``Oxide-Redacted-File`` records of a twin's message (empty: not a twin)."""
+    out = []
+    for line in message.splitlines():
+        k, sep, v = line.partition(": ")
+        if sep and k == REDACTED_FILE:
+            try:
+                d = json.loads(v)
+            except ValueError:
+                continue
+            if isinstance(d, dict) and isinstance(d.get("path"), str):
+                out.append(d)
+    return out
+
+
+# -- every checkpoint a push sends --------------------------------------------------------------
+
+def screen_all(ctx: Context) -> list[Screened]:
+    """Every local checkpoint as a push would send it; the map in ``<oxide>/screened`` spares the
+    ones screened before under the same rules (a twin missing from the object store is built again,
+    deterministically the same)."""
+    git = ctx.repo.git
+    sc = Screen(ctx)
+    known = _load(ctx, sc.digest)
+    out: list[Screened] = []
+    new: list[Screened] = []
+    for name, oid in refs.iter_refs(git, refs.CHECKPOINTS):
+        cid = str(oid)
+        got = known.get(cid)
+        if got is not None and (got.send is None or got.send == cid or got.send in git):
+            out.append(Screened(cid, name, got.send, got.files, got.why))
+            continue
+        s = sc.checkpoint(name, oid)
+        s.fresh = True
+        out.append(s)
+        new.append(s)
+    if new:
+        _save(ctx, sc.digest, new)
+    return out
+
+
+def refspecs(screened: list[Screened]) -> tuple[list[str], list[str]]:
+    """The push's refspecs for the checkpoints: all of them by one wildcard, except those not sent
+    as they are (a negative refspec each); and, for a push of their own, each twin's id to its
+    ref name (forced: a twin is ours, and a new screen may replace an older one)."""
+    specs: list[str] = []
+    if any(s.clean for s in screened):  # a wildcard that matches nothing fails the push
+        specs = [f"{refs.CHECKPOINTS}*:{refs.CHECKPOINTS}*", *(f"^{s.ref}" for s in screened if not s.clean)]
+    return specs, [f"+{s.send}:{s.ref}" for s in screened if not s.clean and s.send is not None]
+
+
+def report_lines(screened: list[Screened], remote: str) -> list[str]:
+    """What a push says about the checkpoints it took secrets out of (one line each, newly
+    screened ones; a count of the others)."""
+    out = []
+    older = 0
+    for s in screened:
+        if s.clean:
+            continue
+        if not s.fresh:
+            older += 1
+            continue
+        what = "; ".join(_file_line(f) for f in s.files)
+        how = "withheld" if s.send is None else "sent redacted"
+        out.append(f"checkpoint {s.id[:12]} {how}{': ' + what if what else ''}"
+                   + (f" ({s.why})" if s.why else ""))
+    if older:
+        out.append(f"{older} checkpoint(s) screened before are sent redacted or withheld as then "
+                   f"(`git oxide push --checkpoints --json {remote}` lists them)")
+    return out
+
+
+def _file_line(f: dict[str, Any]) -> str:
+    rules = ", ".join(f.get("rules", {}))
+    if f.get("pattern"):
+        rules = f"a secret by its name ({f['pattern']})"
+    return f"{f['action']} {f['path'] or 'its message'} ({rules})"
+
+
+def _load(ctx: Context, digest: str) -> dict[str, Screened]:
+    out: dict[str, Screened] = {}
+    try:
+        text = (ctx.repo.oxide_dir / CACHE_FILE).read_text(encoding="utf-8")
+    except OSError:
+        return out
+    for line in text.splitlines():
+        try:
+            d = json.loads(line)
+            if d.get("digest") == digest:
+                out[d["id"]] = Screened(d["id"], "", d.get("send"), d.get("files", []), d.get("why", ""))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue  # a line cut by a crash: that checkpoint is screened again
+    return out
+
+
+def _save(ctx: Context, digest: str, new: list[Screened]) -> None:
+    """Append the new entries (one line each: concurrent pushes interleave whole lines)."""
+    path = ctx.repo.oxide_dir / CACHE_FILE
+    text = "".join(json.dumps({"digest": digest, "id": s.id, "send": s.send, "files": s.files,
+                               **({"why": s.why} if s.why else {})}, sort_keys=True) + "\n" for s in new)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    except OSError:
+        return  # a read-only store: the next push screens them again
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
