@@ -37,12 +37,9 @@ import pygit2
 
 from . import redact, refs
 from .context import Context
-from .snapshots import Entry, apply_changes
+from .snapshots import REDACTED, REDACTED_FILE, TWIN_OF, Entry, apply_changes, redacted_reason
 
 SECRET_FILES = (".env*", "*.pem", "*.key", "id_rsa*", ".npmrc", ".pypirc", "credentials*.json")
-TWIN_OF = "Oxide-Checkpoint"  # the real checkpoint a twin stands for
-REDACTED = "Oxide-Redacted"  # the paths a twin redacted or withheld, comma-separated
-REDACTED_FILE = "Oxide-Redacted-File"  # one per path: {"path", "action", "rules"}
 CACHE_FILE = "screened"
 _VERSION = 1  # of the screen: a new one screens every checkpoint again
 _SNIFF = 8000  # bytes git reads to tell a binary file (a NUL among them)
@@ -203,19 +200,15 @@ def _twin_message(message: str, cid: str, files: list[dict[str, Any]]) -> str:
     return body + "".join(t + "\n" for t in trailers)
 
 
-def twin_files(message: str) -> list[dict[str, Any]]:
-    """The ``Oxide-Redacted-File`` records of a twin's message (empty: not a twin)."""
-    out = []
-    for line in message.splitlines():
+def twin_of(commit: Any) -> str | None:
+    """The real checkpoint ``commit`` is the redacted twin of (None: it is no twin)."""
+    if not isinstance(commit, pygit2.Commit):
+        return None
+    for line in commit.message.splitlines():
         k, sep, v = line.partition(": ")
-        if sep and k == REDACTED_FILE:
-            try:
-                d = json.loads(v)
-            except ValueError:
-                continue
-            if isinstance(d, dict) and isinstance(d.get("path"), str):
-                out.append(d)
-    return out
+        if sep and k == TWIN_OF:
+            return v.strip()
+    return None
 
 
 # -- every checkpoint a push sends --------------------------------------------------------------
@@ -276,10 +269,7 @@ def report_lines(screened: list[Screened], remote: str) -> list[str]:
 
 
 def _file_line(f: dict[str, Any]) -> str:
-    rules = ", ".join(f.get("rules", {}))
-    if f.get("pattern"):
-        rules = f"a secret by its name ({f['pattern']})"
-    return f"{f['action']} {f['path'] or 'its message'} ({rules})"
+    return f"{f['path'] or 'its message'} " + redacted_reason(f).replace(" when it was pushed", "")
 
 
 def _load(ctx: Context, digest: str) -> dict[str, Screened]:

@@ -112,7 +112,7 @@ def diagnose(ctx: Context, *, fix: bool = False) -> dict[str, Any]:
             index_ok = True
     git = repo.git
     session_refs = {n[len(refs.SESSIONS):]: str(o) for n, o in refs.iter_refs(git, refs.SESSIONS)}
-    checkpoint_refs = {str(o) for _n, o in refs.iter_refs(git, refs.CHECKPOINTS)}
+    checkpoint_refs = {n.rsplit("/", 1)[-1] for n, _o in refs.iter_refs(git, refs.CHECKPOINTS)}  # twins too
     if index_ok:
         try:
             tips = ctx.index.session_tips()

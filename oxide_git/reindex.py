@@ -135,8 +135,9 @@ def _reindex_checkpoints(git: pygit2.Repository, index: Index, res: ReindexResul
     live: set[str] = set()
     new_cps: list[snapshots.Checkpoint] = []
     for name, oid in refs.iter_refs(git, refs.CHECKPOINTS):
-        live.add(str(oid))
-        if str(oid) in known:
+        cid = name.rsplit("/", 1)[-1]  # the commit's id, or the real one a pulled twin stands for
+        live.add(cid)
+        if cid in known:
             continue
         commit = git.get(oid)
         if not isinstance(commit, pygit2.Commit):

@@ -109,9 +109,10 @@ def _is_commit(git: pygit2.Repository, oid: pygit2.Oid) -> None:
 
 
 def _take_checkpoint(ctx: Context, name: str, theirs: pygit2.Oid, res: ShareResult) -> None:
-    """A checkpoint the store lacks: its ref names the commit it points at (its id), a commit."""
+    """A checkpoint the store lacks: its ref names the commit it points at (its id), a commit, or
+    the real checkpoint the commit is the redacted twin of (``checkpoint_screen``)."""
     git = ctx.repo.git
-    if name.rsplit("/", 1)[1] != str(theirs):
+    if name.rsplit("/", 1)[1] not in (str(theirs), checkpoint_screen.twin_of(git[theirs])):
         raise OxideError("not a checkpoint (its name is not the commit it points at)")
     if refs.read(git, name) is None:
         refs.update(git, {name: (None, theirs)}, f"oxide: pull {res.remote}")
