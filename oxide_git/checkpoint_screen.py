@@ -24,7 +24,6 @@ The local checkpoint is never changed: a rewind here restores the real files.
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import json
 import os
@@ -37,9 +36,9 @@ import pygit2
 
 from . import redact, refs
 from .context import Context
+from .secret_files import SecretNames
 from .snapshots import REDACTED, REDACTED_FILE, TWIN_OF, Entry, apply_changes, redacted_reason
 
-SECRET_FILES = (".env*", "*.pem", "*.key", "id_rsa*", ".npmrc", ".pypirc", "credentials*.json")
 CACHE_FILE = "screened"
 _VERSION = 1  # of the screen: a new one screens every checkpoint again
 _SNIFF = 8000  # bytes git reads to tell a binary file (a NUL among them)
@@ -71,37 +70,6 @@ class Screened:
         if self.why:
             d["why"] = self.why
         return d
-
-
-class SecretNames:
-    """File names that are secrets whatever they hold: ``SECRET_FILES`` plus ``oxide.secretFiles``
-    (glob patterns, several values or one comma-separated; ``!pattern`` exempts). A pattern without
-    ``/`` matches the file's name in any folder, one with ``/`` the path from the top."""
-
-    def __init__(self, extra: Iterable[str] = ()) -> None:
-        words = [w.strip() for v in extra for w in v.replace(",", " ").split() if w.strip()]
-        self.exempt = [w[1:] for w in words if w.startswith("!")]
-        self.patterns = [p for p in (*SECRET_FILES, *(w for w in words if not w.startswith("!")))
-                         if p not in self.exempt]
-
-    @classmethod
-    def of(cls, ctx: Context) -> SecretNames:
-        try:
-            extra = list(ctx.repo.git.config.get_multivar("oxide.secretFiles"))
-        except (KeyError, ValueError, pygit2.GitError):
-            extra = []
-        return cls(extra)
-
-    def match(self, path: str) -> str | None:
-        """The pattern that makes ``path`` a secret file (None: it is not one)."""
-        if any(_glob(path, p) for p in self.exempt):
-            return None
-        return next((p for p in self.patterns if _glob(path, p)), None)
-
-
-def _glob(path: str, pattern: str) -> bool:
-    target = path if "/" in pattern else path.rsplit("/", 1)[-1]
-    return fnmatch.fnmatchcase(target, pattern.lstrip("/"))
 
 
 class Screen:
