@@ -65,10 +65,10 @@ def test_the_issue_repro_pushes_no_secret(shared: tuple[Path, Path]) -> None:
     (repo / "src" / "app.py").write_text(f"print('hi')\ntoken = \"{gh}\"\n")
     cp = oxide(repo, "checkpoint", "-m", "x").stdout.strip()
     r = oxide(repo, "push", "--checkpoints", "origin")
-    assert f"checkpoint {cp[:12]} sent redacted: .env withheld: a secret by its name (.env*); " \
-           "src/app.py redacted (github_token)" in r.stderr
     blob = _all_objects(bare)
     assert aws.encode() not in blob and gh.encode() not in blob
+    assert f"checkpoint {cp[:12]} sent redacted: .env withheld: a secret by its name (.env*); " \
+           "src/app.py redacted (github_token)" in r.stderr
     twin = git(bare, "rev-parse", refs.checkpoint_ref("manual", cp)).strip()
     assert twin != cp  # the same ref name, a twin commit
     msg = git(bare, "log", "-1", "--format=%B", twin)
