@@ -28,7 +28,7 @@ import hashlib
 import json
 import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +57,8 @@ class Screened:
     files: list[dict[str, Any]] = field(default_factory=list)
     why: str = ""  # why the whole checkpoint is withheld
     fresh: bool = False  # screened by this push (not from the map)
+    parent: str | None = None  # the commit it was taken on, and its tree: what a later checkpoint
+    tree: str | None = None  # on the same parent needs to screen only what changed since
 
     @property
     def clean(self) -> bool:
@@ -89,7 +91,9 @@ class Screen:
 
     # -- one checkpoint ---------------------------------------------------------------------
 
-    def checkpoint(self, name: str, oid: pygit2.Oid) -> Screened:
+    def checkpoint(self, name: str, oid: pygit2.Oid, prior: Screened | None = None) -> Screened:
+        """Screen one checkpoint. ``prior``: one screened before on the same parent; a file that
+        has not changed since it and that it did not flag is not read again."""
         cid = name.rsplit("/", 1)[-1]
         commit = self.git.get(oid)
         if not isinstance(commit, pygit2.Commit):
@@ -98,10 +102,12 @@ class Screen:
         base = parent.tree if parent is not None else None
         changes: dict[str, Entry] = {}
         files: list[dict[str, Any]] = []
+        seen = self._unchanged_since(prior, commit)
         diff = base.diff_to_tree(commit.tree) if base is not None else commit.tree.diff_to_tree(swap=True)
         for d in diff.deltas:
             new = d.new_file
-            if d.status == pygit2.enums.DeltaStatus.DELETED or int(new.mode) not in _SCANNED:
+            if d.status == pygit2.enums.DeltaStatus.DELETED or int(new.mode) not in _SCANNED \
+                    or seen(new.path):
                 continue
             got = self._blob(new.path, new.id, int(new.mode), base)
             if got is not None:
@@ -109,16 +115,26 @@ class Screen:
                 files.append({"path": new.path, **what})
         counts: Counter[str] = Counter()
         message = self.redactor.text(commit.message, counts) if self.redactor else commit.message
+        at = {"parent": str(parent.id) if parent is not None else None, "tree": str(commit.tree_id)}
         if not changes and not counts:
-            return Screened(cid, name, cid)
+            return Screened(cid, name, cid, **at)
         if self.withhold:
-            return Screened(cid, name, None, files, why="oxide.checkpointSecrets is withhold")
+            return Screened(cid, name, None, files, why="oxide.checkpointSecrets is withhold", **at)
         if counts:
             files.append({"path": "", "action": "redacted", "rules": dict(sorted(counts.items()))})
         tree = apply_changes(self.git, commit.tree, changes) or self.git.TreeBuilder().write()
         twin = self.git.create_commit(None, commit.author, commit.committer,
                                       _twin_message(message, cid, files), tree, list(commit.parent_ids))
-        return Screened(cid, name, str(twin), files)
+        return Screened(cid, name, str(twin), files, **at)
+
+    def _unchanged_since(self, prior: Screened | None, commit: pygit2.Commit) -> Callable[[str], bool]:
+        """Is a path's blob the one ``prior`` held and passed (so clean here too)?"""
+        if prior is None or prior.why or prior.tree is None or prior.tree not in self.git:
+            return lambda _path: False
+        since = self.git[prior.tree].peel(pygit2.Tree).diff_to_tree(commit.tree)
+        redo = {f["path"] for f in prior.files} | {p for d in since.deltas
+                                                   for p in (d.old_file.path, d.new_file.path)}
+        return lambda path: path not in redo
 
     def _blob(self, path: str, oid: pygit2.Oid, mode: int, base: pygit2.Tree | None
               ) -> tuple[Entry, dict[str, Any]] | None:
@@ -132,7 +148,7 @@ class Screen:
             got = (_at(base, path), {"action": "withheld", "rules": {"secret_file": 1}, "pattern": pattern})
         elif self.redactor is not None:
             self.scanned += 1
-            data = self.git[oid].read_raw()
+            data = self.git.odb.read(oid)[1]
             if self.redactor.gate.maybe(data):
                 counts: Counter[str] = Counter()
                 text = data.decode("utf-8", "surrogateescape")
@@ -190,16 +206,25 @@ def screen_all(ctx: Context) -> list[Screened]:
     known = _load(ctx, sc.digest)
     out: list[Screened] = []
     new: list[Screened] = []
+    todo: list[tuple[int, str, pygit2.Oid]] = []
     for name, oid in refs.iter_refs(git, refs.CHECKPOINTS):
         cid = str(oid)
         got = known.get(cid)
         if got is not None and (got.send is None or got.send == cid or got.send in git):
             out.append(Screened(cid, name, got.send, got.files, got.why))
             continue
-        s = sc.checkpoint(name, oid)
+        commit = git.get(oid)
+        todo.append((commit.commit_time if isinstance(commit, pygit2.Commit) else 0, name, oid))
+    last = {s.parent: s for s in known.values() if s.parent}  # the latest screened on each parent
+    for _t, name, oid in sorted(todo):
+        commit = git.get(oid)
+        parents = commit.parent_ids if isinstance(commit, pygit2.Commit) else []
+        s = sc.checkpoint(name, oid, last.get(str(parents[0])) if parents else None)
         s.fresh = True
         out.append(s)
         new.append(s)
+        if s.parent:
+            last[s.parent] = s
     if new:
         _save(ctx, sc.digest, new)
     return out
@@ -250,7 +275,8 @@ def _load(ctx: Context, digest: str) -> dict[str, Screened]:
         try:
             d = json.loads(line)
             if d.get("digest") == digest:
-                out[d["id"]] = Screened(d["id"], "", d.get("send"), d.get("files", []), d.get("why", ""))
+                out[d["id"]] = Screened(d["id"], "", d.get("send"), d.get("files", []), d.get("why", ""),
+                                        parent=d.get("parent"), tree=d.get("tree"))
         except (ValueError, KeyError, TypeError, AttributeError):
             continue  # a line cut by a crash: that checkpoint is screened again
     return out
@@ -260,7 +286,8 @@ def _save(ctx: Context, digest: str, new: list[Screened]) -> None:
     """Append the new entries (one line each: concurrent pushes interleave whole lines)."""
     path = ctx.repo.oxide_dir / CACHE_FILE
     text = "".join(json.dumps({"digest": digest, "id": s.id, "send": s.send, "files": s.files,
-                               **({"why": s.why} if s.why else {})}, sort_keys=True) + "\n" for s in new)
+                               "parent": s.parent, "tree": s.tree, **({"why": s.why} if s.why else {})},
+                              sort_keys=True) + "\n" for s in new)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     except OSError:

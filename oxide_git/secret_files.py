@@ -10,6 +10,7 @@ them (``checkpoint_screen``) and the MCP server does not show their lines (``mcp
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -26,6 +27,7 @@ class SecretNames:
         self.exempt = [w[1:] for w in words if w.startswith("!")]
         self.patterns = [p for p in (*SECRET_FILES, *(w for w in words if not w.startswith("!")))
                          if p not in self.exempt]
+        self._any, self._no = _compile(self.patterns), _compile(self.exempt)  # one match a path
 
     @classmethod
     def of(cls, ctx: Any) -> SecretNames:
@@ -40,11 +42,22 @@ class SecretNames:
 
     def match(self, path: str) -> str | None:
         """The pattern that makes ``path`` a secret file (None: it is not one)."""
-        if any(_glob(path, p) for p in self.exempt):
+        if not _matches(self._any, path) or _matches(self._no, path):
             return None
-        return next((p for p in self.patterns if _glob(path, p)), None)
+        return next(p for p in self.patterns if _matches(_compile([p]), path))
 
 
-def _glob(path: str, pattern: str) -> bool:
-    target = path if "/" in pattern else path.rsplit("/", 1)[-1]
-    return fnmatch.fnmatchcase(target, pattern.lstrip("/"))
+Compiled = tuple["re.Pattern[str] | None", "re.Pattern[str] | None"]
+
+
+def _compile(patterns: list[str]) -> Compiled:
+    """One regex for the patterns matched against a file's name, one for those against its path."""
+    names = [fnmatch.translate(p) for p in patterns if "/" not in p]
+    paths = [fnmatch.translate(p.lstrip("/")) for p in patterns if "/" in p]
+    return (re.compile("|".join(names)) if names else None, re.compile("|".join(paths)) if paths else None)
+
+
+def _matches(rx: Compiled, path: str) -> bool:
+    names, paths = rx
+    return bool((names is not None and names.match(path.rsplit("/", 1)[-1]))
+                or (paths is not None and paths.match(path)))
