@@ -218,7 +218,7 @@ def screen_all(ctx: Context) -> list[Screened]:
     last = {s.parent: s for s in known.values() if s.parent}  # the latest screened on each parent
     for _t, name, oid in sorted(todo):
         commit = git.get(oid)
-        parents = commit.parent_ids if isinstance(commit, pygit2.Commit) else []
+        parents: list[pygit2.Oid] = list(commit.parent_ids) if isinstance(commit, pygit2.Commit) else []
         s = sc.checkpoint(name, oid, last.get(str(parents[0])) if parents else None)
         s.fresh = True
         out.append(s)

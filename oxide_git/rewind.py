@@ -147,7 +147,8 @@ def _rewind(
         leave = agent_files.session_files(ctx.environ)  # the agents' own transcripts stay as they are
         # what a push took out of a pulled twin: the worktree's own copy stays as it is
         redacted = {s["path"] for s in cp.skipped if s.get("redacted")}
-        fp = restore.plan(git, git[current.tree].peel(pygit2.Tree), commit.tree, exclude=redacted, leave=leave)
+        fp = restore.plan(git, git[current.tree].peel(pygit2.Tree), commit.tree, exclude=redacted,
+                          leave=leave)
         touched = set(fp.paths)
         for sid, paths in _others_changes(ctx, cp, cp.session_id).items():
             hit = sorted(touched & paths)

@@ -375,7 +375,8 @@ def parse_commit(commit: pygit2.Commit, ref: str) -> Checkpoint:
         except ValueError:
             continue
         if isinstance(d, dict) and isinstance(d.get("path"), str) and d["path"]:
-            skipped.append({"path": d["path"], "redacted": str(d.get("action")), "reason": redacted_reason(d)})
+            skipped.append({"path": d["path"], "redacted": str(d.get("action")),
+                            "reason": redacted_reason(d)})
     kind = one("Oxide-Kind") or "manual"
     return Checkpoint(
         id=one(TWIN_OF) or str(commit.id), ref=ref, kind=kind, session_id=one("Oxide-Session"),
