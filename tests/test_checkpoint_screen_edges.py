@@ -202,3 +202,22 @@ def test_the_map_file_is_one_json_line_per_checkpoint(shared: tuple[Path, Path])
     lines = (repo / ".git" / "oxide" / checkpoint_screen.CACHE_FILE).read_text().splitlines()
     d = json.loads(lines[0])
     assert len(lines) == 1 and d["id"] == cp and d["send"] != cp and d["parent"] and d["tree"]
+
+
+def test_an_export_shows_a_secret_files_name_not_its_lines(repo: Path) -> None:
+    from oxide_git import export, store
+    from oxide_git.model import Message, Part, Session
+
+    sid = "0" * 12 + "e" * 20
+    ctx = make_ctx(repo)
+    try:
+        store.append(ctx, Session(sid, "claude"), [Message("user", (Part.text("go"),), created_at=1)])
+        (repo / ".env").write_text("DB_HOST=Quokka-internal\n")
+        (repo / "notes.txt").write_text("plain words\n")
+        checkpoint(ctx, session=sid)
+        view = export.load(ctx, sid, patches=True)
+    finally:
+        ctx.close()
+    patch = view.checkpoints[0].patch or ""
+    assert "(a secret file by its name: not exported)" in patch and "+plain words" in patch
+    assert "Quokka" not in patch
