@@ -59,10 +59,11 @@ class Screened:
     fresh: bool = False  # screened by this push (not from the map)
     parent: str | None = None  # the commit it was taken on, and its tree: what a later checkpoint
     tree: str | None = None  # on the same parent needs to screen only what changed since
+    oid: str = ""  # the commit the local ref points at (a pulled twin's own id, not ``id``)
 
     @property
     def clean(self) -> bool:
-        return self.send == self.id
+        return self.send == self.oid
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"checkpoint": self.id, "ref": self.ref,
@@ -97,7 +98,7 @@ class Screen:
         cid = name.rsplit("/", 1)[-1]
         commit = self.git.get(oid)
         if not isinstance(commit, pygit2.Commit):
-            return Screened(cid, name, None, why="not a commit")
+            return Screened(cid, name, None, why="not a commit", oid=str(oid))
         parent = commit.parents[0] if commit.parent_ids else None
         base = parent.tree if parent is not None else None
         changes: dict[str, Entry] = {}
@@ -115,9 +116,10 @@ class Screen:
                 files.append({"path": new.path, **what})
         counts: Counter[str] = Counter()
         message = self.redactor.text(commit.message, counts) if self.redactor else commit.message
-        at = {"parent": str(parent.id) if parent is not None else None, "tree": str(commit.tree_id)}
+        at = {"parent": str(parent.id) if parent is not None else None, "tree": str(commit.tree_id),
+              "oid": str(oid)}
         if not changes and not counts:
-            return Screened(cid, name, cid, **at)
+            return Screened(cid, name, str(oid), **at)
         if self.withhold:
             return Screened(cid, name, None, files, why="oxide.checkpointSecrets is withhold", **at)
         if counts:
@@ -208,10 +210,9 @@ def screen_all(ctx: Context) -> list[Screened]:
     new: list[Screened] = []
     todo: list[tuple[int, str, pygit2.Oid]] = []
     for name, oid in refs.iter_refs(git, refs.CHECKPOINTS):
-        cid = str(oid)
-        got = known.get(cid)
-        if got is not None and (got.send is None or got.send == cid or got.send in git):
-            out.append(Screened(cid, name, got.send, got.files, got.why))
+        got = known.get(str(oid))
+        if got is not None and (got.send is None or got.send == str(oid) or got.send in git):
+            out.append(Screened(name.rsplit("/", 1)[-1], name, got.send, got.files, got.why, oid=str(oid)))
             continue
         commit = git.get(oid)
         todo.append((commit.commit_time if isinstance(commit, pygit2.Commit) else 0, name, oid))
@@ -275,8 +276,9 @@ def _load(ctx: Context, digest: str) -> dict[str, Screened]:
         try:
             d = json.loads(line)
             if d.get("digest") == digest:
-                out[d["id"]] = Screened(d["id"], "", d.get("send"), d.get("files", []), d.get("why", ""),
-                                        parent=d.get("parent"), tree=d.get("tree"))
+                oid = d.get("oid") or d["id"]
+                out[oid] = Screened(d["id"], "", d.get("send"), d.get("files", []), d.get("why", ""),
+                                    parent=d.get("parent"), tree=d.get("tree"), oid=oid)
         except (ValueError, KeyError, TypeError, AttributeError):
             continue  # a line cut by a crash: that checkpoint is screened again
     return out
@@ -286,7 +288,8 @@ def _save(ctx: Context, digest: str, new: list[Screened]) -> None:
     """Append the new entries (one line each: concurrent pushes interleave whole lines)."""
     path = ctx.repo.oxide_dir / CACHE_FILE
     text = "".join(json.dumps({"digest": digest, "id": s.id, "send": s.send, "files": s.files,
-                               "parent": s.parent, "tree": s.tree, **({"why": s.why} if s.why else {})},
+                               "parent": s.parent, "tree": s.tree, "oid": s.oid,
+                               **({"why": s.why} if s.why else {})},
                               sort_keys=True) + "\n" for s in new)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

@@ -215,7 +215,8 @@ def checkpoints(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
                          "prompt": prompts.get(r["message_id"] or "", {}).get("prompt"),
                          "branch": r["branch"], "worktree": r["worktree"], "head": r["head"],
                          "created_at": to_iso(r["created_at"]), "files_changed": r["files_changed"],
-                         "message": r["message"]})
+                         "message": r["message"],  # a pulled twin's: what its push took out
+                         "redacted": [s["path"] for s in r["skipped"] if s.get("redacted")] or None})
         if not page.add(item):
             break
     out: dict[str, Any] = {"checkpoints": page.items, "total": len(rows)}

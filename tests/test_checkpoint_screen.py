@@ -128,11 +128,14 @@ def test_every_rule_every_place_by_push_then_teammate_pulls_blames_and_rewinds(
     assert set(cps) <= set(listed)  # the real ids, which the notes name
     last = max((listed[c] for c in twins), key=lambda c: c["created_at"])
     assert {s["path"] for s in last["skipped"] if s.get("redacted")} == set(real)
+    assert f"checkpoint {last['id'][:7]}" in oxide(b, "checkpoints").stderr
     ctx = make_ctx(b, clock.tick())
     try:
         res = exact_blame(ctx, "app.txt")
+        shown = mcp_tools.call(ctx, "checkpoints", {})["checkpoints"]
     finally:
         ctx.close()
+    assert set(next(c for c in shown if c["id"] == last["id"])["redacted"]) == set(real)
     assert [(ln.text, ln.who, ln.session_id) for ln in res.lines] == [
         ("one", "agent", SID), ("two", "agent", SID), ("three", "human", None)]
     assert {ln.commit for ln in res.lines} == {commit}

@@ -190,6 +190,9 @@ def test_a_teammate_takes_a_twin_under_its_real_id_and_nothing_else(shared: tupl
             {"path": ".env", "redacted": "withheld",
              "reason": "withheld when it was pushed: a secret by its name (.env*)"}]
         assert not [f for f in diagnose(ctx)["findings"] if "index is behind" in f["message"]]
+        back = share.push(ctx, "origin", checkpoints=True)  # the teammate pushes the twin back as it is
+        assert not back.rejected and not back.problems and back.screened == []
+        assert git(bare, "rev-parse", refs.checkpoint_ref("manual", cp)).strip() == twin
     finally:
         ctx.close()
 
