@@ -24,6 +24,7 @@ The local checkpoint is never changed: a rewind here restores the real files.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -205,14 +206,14 @@ def screen_all(ctx: Context) -> list[Screened]:
     deterministically the same)."""
     git = ctx.repo.git
     sc = Screen(ctx)
-    known = _load(ctx, sc.digest)
+    known, lines = _load(ctx, sc.digest)
     out: list[Screened] = []
     new: list[Screened] = []
     todo: list[tuple[int, str, pygit2.Oid]] = []
     for name, oid in refs.iter_refs(git, refs.CHECKPOINTS):
         got = known.get(str(oid))
         if got is not None and (got.send is None or got.send == str(oid) or got.send in git):
-            out.append(Screened(name.rsplit("/", 1)[-1], name, got.send, got.files, got.why, oid=str(oid)))
+            out.append(dataclasses.replace(got, id=name.rsplit("/", 1)[-1], ref=name))
             continue
         commit = git.get(oid)
         todo.append((commit.commit_time if isinstance(commit, pygit2.Commit) else 0, name, oid))
@@ -226,7 +227,9 @@ def screen_all(ctx: Context) -> list[Screened]:
         new.append(s)
         if s.parent:
             last[s.parent] = s
-    if new:
+    if lines + len(new) > 2 * len(out) + 64:  # mostly gone checkpoints or older rules: rewrite it
+        _save(ctx, sc.digest, out, whole=True)
+    elif new:
         _save(ctx, sc.digest, new)
     return out
 
@@ -266,13 +269,15 @@ def _file_line(f: dict[str, Any]) -> str:
     return f"{f['path'] or 'its message'} " + redacted_reason(f).replace(" when it was pushed", "")
 
 
-def _load(ctx: Context, digest: str) -> dict[str, Screened]:
+def _load(ctx: Context, digest: str) -> tuple[dict[str, Screened], int]:
+    """The map's entries made under ``digest``, by the commit screened; and its count of lines."""
     out: dict[str, Screened] = {}
     try:
         text = (ctx.repo.oxide_dir / CACHE_FILE).read_text(encoding="utf-8")
     except OSError:
-        return out
-    for line in text.splitlines():
+        return out, 0
+    lines = text.splitlines()
+    for line in lines:
         try:
             d = json.loads(line)
             if d.get("digest") == digest:
@@ -281,16 +286,25 @@ def _load(ctx: Context, digest: str) -> dict[str, Screened]:
                                     parent=d.get("parent"), tree=d.get("tree"), oid=oid)
         except (ValueError, KeyError, TypeError, AttributeError):
             continue  # a line cut by a crash: that checkpoint is screened again
-    return out
+    return out, len(lines)
 
 
-def _save(ctx: Context, digest: str, new: list[Screened]) -> None:
-    """Append the new entries (one line each: concurrent pushes interleave whole lines)."""
+def _save(ctx: Context, digest: str, new: list[Screened], *, whole: bool = False) -> None:
+    """Append the new entries (one line each: concurrent pushes interleave whole lines), or
+    (``whole``) replace the map by them."""
     path = ctx.repo.oxide_dir / CACHE_FILE
     text = "".join(json.dumps({"digest": digest, "id": s.id, "send": s.send, "files": s.files,
                                "parent": s.parent, "tree": s.tree, "oid": s.oid,
                                **({"why": s.why} if s.why else {})},
                               sort_keys=True) + "\n" for s in new)
+    if whole:
+        tmp = path.with_name(f"{CACHE_FILE}.{os.getpid()}.tmp")
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError:
+            tmp.unlink(missing_ok=True)
+        return
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     except OSError:

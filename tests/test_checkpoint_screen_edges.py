@@ -155,7 +155,7 @@ def test_the_map_spares_a_second_screen_and_a_lost_twin_is_built_again_the_same(
         (repo / "f3.txt").write_text("changed\n")
         second = take(repo)
         sc = checkpoint_screen.Screen(ctx)
-        prior = next(s for s in checkpoint_screen._load(ctx, sc.digest).values())
+        prior = next(s for s in checkpoint_screen._load(ctx, sc.digest)[0].values())
         got = sc.checkpoint(refs.checkpoint_ref("manual", second), pygit2.Oid(hex=second), prior)
         assert sc.scanned == 2 and [f["path"] for f in got.files] == ["notes.txt"]  # f3.txt and notes.txt
         # the map lost a line and the twin its object: built again, the same commit
@@ -224,3 +224,17 @@ def test_an_export_shows_a_secret_files_name_not_its_lines(repo: Path) -> None:
     patch = view.checkpoints[0].patch or ""
     assert "(a secret file by its name: not exported)" in patch and "+plain words" in patch
     assert "Quokka" not in patch
+
+
+def test_the_map_is_rewritten_when_it_holds_mostly_what_is_gone(shared: tuple[Path, Path]) -> None:
+    repo, _bare = shared
+    path = repo / ".git" / "oxide" / checkpoint_screen.CACHE_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps({"digest": "old", "id": f"{i:040x}"}) + "\n" for i in range(100)))
+    cp = take(repo)
+    ctx = make_ctx(repo)
+    try:
+        assert [s.id for s in checkpoint_screen.screen_all(ctx)] == [cp]
+    finally:
+        ctx.close()
+    assert [json.loads(ln)["id"] for ln in path.read_text().splitlines()] == [cp]
