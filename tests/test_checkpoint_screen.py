@@ -96,6 +96,7 @@ def test_every_rule_every_place_by_push_then_teammate_pulls_blames_and_rewinds(
     store.set_current_session(ctx, SID)
     ctx.close()
     real = plant(repo)
+    (repo / "plan.md").write_text("the plan, nothing secret\n")  # untracked and clean: sent as it is
     a.prompt("write the app")
     a.write("app.txt", "one\ntwo\n")
     a.say("done")
@@ -146,6 +147,9 @@ def test_every_rule_every_place_by_push_then_teammate_pulls_blames_and_rewinds(
     assert (b / ".env").read_text() == "MINE=1\n"  # the teammate's own file, untouched
     assert (b / "src" / "app.py").read_bytes() == app_before
     assert not (b / "notes.txt").exists() and (b / "app.txt").read_text() == "one\ntwo\nthree\n"
+    assert (b / "plan.md").read_text() == "the plan, nothing secret\n"  # the rest is restored
+    oxide(b, "undo", "--yes")
+    assert not (b / "plan.md").exists() and (b / ".env").read_text() == "MINE=1\n"
 
     # here, the real checkpoint: a rewind restores every secret byte for byte
     for rel in real:
