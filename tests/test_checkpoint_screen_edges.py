@@ -238,3 +238,14 @@ def test_the_map_is_rewritten_when_it_holds_mostly_what_is_gone(shared: tuple[Pa
     finally:
         ctx.close()
     assert [json.loads(ln)["id"] for ln in path.read_text().splitlines()] == [cp]
+
+
+def test_a_pulled_note_on_a_commit_not_fetched_here_links_nothing(repo: Path) -> None:
+    """A teammate pulls the notes before the code: `checkpoints` lists, no error."""
+    from oxide_git import retention
+
+    g = make_ctx(repo).repo.git
+    sig = pygit2.Signature("x", "x@x", 0, 0)
+    g.create_note(json.dumps({"oxide": 1, "sessions": [], "checkpoints": ["a" * 40]}), sig, sig, "b" * 40,
+                  refs.NOTES, True)
+    assert retention.linked_ids(g) == set()
