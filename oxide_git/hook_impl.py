@@ -242,27 +242,19 @@ def push(worktree: str, remote: str) -> None:
     specs = ["refs/oxide/sessions/*:refs/oxide/sessions/*"]
     if _notes_exist(repo.common_dir, repo.oxide_dir):
         specs.append(f"{NOTES_REF}:{NOTES_REF}")
-    twins: list[str] = []
     if ctx.config_bool("oxide.pushCheckpoints", False):  # never as they are: screened first
         from . import checkpoint_screen
 
         screened = checkpoint_screen.screen_all(ctx)
-        more, twins = checkpoint_screen.refspecs(screened)
-        specs += more
+        specs += checkpoint_screen.outgoing(ctx, screened)
         for line in checkpoint_screen.report_lines([s for s in screened if s.fresh], remote):
             log(repo.oxide_dir, f"background push to {remote}: {line}")
     budget = float(ctx.config("oxide.pushTimeout", "60") or 60)
     err_file = repo.oxide_dir / "push-error"
-    error = ""
-    start = time.monotonic()
     try:
-        # twins in a push of their own: git drops a `sha:ref` spec whose ref a negative one names
-        for batch in (specs, twins):
-            if batch and not error:
-                r = subprocess.run(["git", "push", "--no-verify", "--quiet", remote, *batch], cwd=worktree,
-                                   capture_output=True, text=True, env=clean_git_env(),
-                                   timeout=max(budget - (time.monotonic() - start), 0.01))
-                error = r.stderr.strip() if r.returncode else ""
+        r = subprocess.run(["git", "push", "--no-verify", "--quiet", remote, *specs], cwd=worktree,
+                           capture_output=True, text=True, timeout=budget, env=clean_git_env())
+        error = r.stderr.strip() if r.returncode else ""
     except subprocess.TimeoutExpired:
         error = f"git push {remote} took longer than {budget:g} s (oxide.pushTimeout)"
     if error:

@@ -51,9 +51,9 @@ def remote_name(ctx: Context, remote: str | None) -> str:
     return remote or ctx.config("oxide.remote") or "origin"
 
 
-def _kinds(checkpoints: bool) -> list[str]:
-    kinds = [refs.SESSIONS + "*", refs.MEMORY, refs.NOTES]
-    return [*kinds, refs.CHECKPOINTS + "*"] if checkpoints else kinds
+def _kinds() -> list[str]:
+    """What a push sends as it is (checkpoints go screened: ``checkpoint_screen``)."""
+    return [refs.SESSIONS + "*", refs.MEMORY, refs.NOTES]
 
 
 def pull(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) -> ShareResult:
@@ -261,27 +261,19 @@ def push(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) 
     res = ShareResult(name)
     git = ctx.repo.git
     specs = []
-    for kind in _kinds(False):
+    for kind in _kinds():
         if kind.endswith("*"):
             if any(True for _ in refs.iter_refs(git, kind[:-1])):
                 specs.append(f"{kind}:{kind}")
         elif refs.read(git, kind) is not None:
             specs.append(f"{kind}:{kind}")
-    twins: list[str] = []
     if checkpoints:  # never as they are: screened first (checkpoint_screen)
         screened = checkpoint_screen.screen_all(ctx)
-        more, twins = checkpoint_screen.refspecs(screened)
-        specs += more
+        specs += checkpoint_screen.outgoing(ctx, screened)
         res.screened = [s.to_dict() for s in screened if not s.clean]
         res.notes = checkpoint_screen.report_lines(screened, name)
-    # twins go in a push of their own: git drops a `sha:ref` spec whose ref a negative one names
-    for batch in (specs, twins):
-        if batch:
-            _send(ctx, name, batch, res)
-    return res
-
-
-def _send(ctx: Context, name: str, specs: list[str], res: ShareResult) -> None:
+    if not specs:
+        return res
     r = git_cmd(ctx, "push", "--porcelain", "--no-verify", name, *specs)
     for line in r.stdout.splitlines():
         parts = line.split("\t")
@@ -297,6 +289,7 @@ def _send(ctx: Context, name: str, specs: list[str], res: ShareResult) -> None:
     if r.returncode != 0 and not res.rejected and not res.problems:
         raise RemoteError(f"push to {name!r} failed: {r.stderr.strip()}",
                           hint="check the remote with `git remote -v`, or set `git config oxide.remote`")
+    return res
 
 
 def check_pushed(res: ShareResult) -> None:

@@ -249,3 +249,21 @@ def test_a_pulled_note_on_a_commit_not_fetched_here_links_nothing(repo: Path) ->
     g.create_note(json.dumps({"oxide": 1, "sessions": [], "checkpoints": ["a" * 40]}), sig, sig, "b" * 40,
                   refs.NOTES, True)
     assert retention.linked_ids(g) == set()
+
+
+def test_outgoing_refs_follow_the_checkpoints(shared: tuple[Path, Path]) -> None:
+    """What a push sends is one wildcard over refs/oxide/outgoing/checkpoints/: each checkpoint's
+    twin or itself, none for a withheld one, and none once the checkpoint is gone."""
+    repo, bare = shared
+    clean = take(repo, "clean")
+    (repo / ".env").write_text("A=1\n")
+    dirty = take(repo)
+    res = push(repo)
+    twin = res.screened[0]["twin"]
+    out = checkpoint_screen.OUTGOING + "manual/"
+    listed = git(repo, "for-each-ref", "--format=%(refname) %(objectname)", out).splitlines()
+    assert dict(ln.split() for ln in listed) == {out + clean: clean, out + dirty: twin}
+    git(repo, "update-ref", "-d", refs.checkpoint_ref("manual", clean))  # as gc removes it
+    push(repo)
+    assert git(repo, "for-each-ref", "--format=%(refname)", out).split() == [out + dirty]
+    assert git(bare, "for-each-ref", "--format=%(refname)", refs.OUTGOING).strip() == ""  # never sent as such
