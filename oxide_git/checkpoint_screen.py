@@ -15,11 +15,13 @@ is screened with the rules and allowlist that messages are redacted with (``reda
 A checkpoint with nothing to take out is sent as it is. Otherwise what is sent under its ref name
 is a *twin*: the same parent, author, time and message (redacted), its tree with those blobs
 replaced, and trailers that say so: ``Oxide-Checkpoint`` (the real id, which notes and the index
-name it by), ``Oxide-Redacted`` (the paths) and one ``Oxide-Redacted-File`` (JSON) per path. The
-twin is built deterministically, and the real id -> twin map is kept in ``<oxide>/screened`` (with
-the digest of the rules it was screened under), so a repeat push screens only new checkpoints. With
+name it by), ``Oxide-Redacted`` (the paths) and one ``Oxide-Redacted-File`` (JSON) per path. With
 ``git config oxide.checkpointSecrets withhold`` a checkpoint that needs a twin is withheld instead.
-The local checkpoint is never changed: a rewind here restores the real files.
+
+What a push sends under each checkpoint's name is ``refs/oxide/outgoing/checkpoints/<name>`` (one
+wildcard refspec sends them all). The verdicts are kept in ``<oxide>/screened`` with the digest of
+the rules they were made under, and twins are built deterministically, so a repeat push screens
+only new checkpoints. The local checkpoint is never changed: a rewind here restores the real files.
 """
 
 from __future__ import annotations
