@@ -155,6 +155,8 @@ class Screen:
         elif self.redactor is not None:
             self.scanned += 1
             data = self.git.odb.read(oid)[1]
+            # the gate reads a file's bytes as it reads a message's msgpack: its text is UTF-8 there
+            # too, and an assignment after a hint word is what it looks for (tests: every rule fires)
             if self.redactor.gate.maybe(data):
                 counts: Counter[str] = Counter()
                 text = data.decode("utf-8", "surrogateescape")
