@@ -4,18 +4,24 @@ what it keeps, the settings, the real id -> twin map, and what a pull accepts.""
 from __future__ import annotations
 
 import json
+import os
+from collections import Counter
 from pathlib import Path
 
 import pygit2
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from oxide_git import checkpoint_screen, refs, share
 from oxide_git.checkpoint import checkpoint
 from oxide_git.doctor import diagnose
+from oxide_git.redact import Redactor
 from oxide_git.secret_files import SecretNames
 from tests.conftest import git, make_ctx, new_repo
 from tests.planted import PLANTED
 from tests.test_redact import _all_objects
+from tests.test_secretgate import _FRAGMENTS
 
 GH = PLANTED["github_token"][1]
 
@@ -267,3 +273,13 @@ def test_outgoing_refs_follow_the_checkpoints(shared: tuple[Path, Path]) -> None
     push(repo)
     assert git(repo, "for-each-ref", "--format=%(refname)", out).split() == [out + dirty]
     assert git(bare, "for-each-ref", "--format=%(refname)", refs.OUTGOING).strip() == ""  # never sent as such
+
+
+@settings(max_examples=int(os.environ.get("OXIDE_GATE_EXAMPLES", "300")), deadline=None)
+@given(text=st.lists(st.sampled_from([*_FRAGMENTS, "\n", "=", '"token": "', "password: "]), max_size=12)
+       .map("".join))
+def test_the_gate_never_clears_a_file_the_rules_would_change(text: str) -> None:
+    """The screen asks the message gate about a file's raw bytes before it reads the text."""
+    r = Redactor()
+    if r.text(text, Counter()) != text:
+        assert r.gate.maybe(text.encode("utf-8"))
