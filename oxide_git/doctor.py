@@ -112,7 +112,8 @@ def diagnose(ctx: Context, *, fix: bool = False) -> dict[str, Any]:
             index_ok = True
     git = repo.git
     session_refs = {n[len(refs.SESSIONS):]: str(o) for n, o in refs.iter_refs(git, refs.SESSIONS)}
-    checkpoint_refs = {str(o) for _n, o in refs.iter_refs(git, refs.CHECKPOINTS)}
+    # a checkpoint's id is its commit's, or (a pulled twin) the one its ref's name says
+    checkpoint_refs = [{str(o), n.rsplit("/", 1)[-1]} for n, o in refs.iter_refs(git, refs.CHECKPOINTS)]
     if index_ok:
         try:
             tips = ctx.index.session_tips()
@@ -121,7 +122,9 @@ def diagnose(ctx: Context, *, fix: bool = False) -> dict[str, Any]:
             tips, cps = {}, set()
             findings.append(_finding("error", e.message, e.hint))
         stale = {s for s in set(tips) | set(session_refs) if tips.get(s) != session_refs.get(s)}
-        stale_cps = cps ^ checkpoint_refs
+        either = set().union(*checkpoint_refs)
+        stale_cps = {c for c in cps if c not in either} | {min(ids) for ids in checkpoint_refs
+                                                           if ids.isdisjoint(cps)}
         if stale or stale_cps:
             f = _finding("warning", f"the index is behind git: {len(stale)} session(s), "
                          f"{len(stale_cps)} checkpoint(s) differ", "run `git oxide reindex`")

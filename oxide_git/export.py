@@ -23,6 +23,7 @@ from .errors import NotFound, OxideError
 from .model import Message, PartType, Session, to_iso
 from .notes import parse_note
 from .repo import clean_git_env
+from .secret_files import SecretNames
 
 FORMAT, VERSION = "git-oxide-export", 1
 FORMATS = ("markdown", "html", "json", "jsonl")
@@ -175,11 +176,14 @@ def checkpoints_of(ctx: Context, sid: str, *, patches: bool, r: redact.Redactor 
         if isinstance(commit, pygit2.Commit):
             cps.append((snapshots.parse_commit(commit, name), commit))
     cps.sort(key=lambda t: (t[0].created_at, t[0].id))
-    return [_checkpoint_view(git, cp, c, patches, r) for cp, c in cps]
+    names = SecretNames.of(ctx) if patches else None
+    return [_checkpoint_view(git, cp, c, names, r) for cp, c in cps]
 
 
 def _checkpoint_view(git: pygit2.Repository, cp: snapshots.Checkpoint, commit: pygit2.Commit,
-                     patches: bool, r: redact.Redactor | None) -> CheckpointView:
+                     names: SecretNames | None, r: redact.Redactor | None) -> CheckpointView:
+    """``names``: the secret file names when patches are shown (None: no patches)."""
+    patches = names is not None
     if commit.parents:
         diff = commit.parents[0].tree.diff_to_tree(commit.tree)
     else:
@@ -195,8 +199,10 @@ def _checkpoint_view(git: pygit2.Repository, cp: snapshots.Checkpoint, commit: p
             files.append({"path": delta.new_file.path or delta.old_file.path,
                           "status": delta.status_char(), "additions": a, "deletions": d,
                           "binary": bool(delta.is_binary)})
-        if patches and not cut:
-            t = patch.text or ""
+        if names is not None and not cut:
+            path = delta.new_file.path or delta.old_file.path
+            t = f"diff --git a/{path} b/{path}\n(a secret file by its name: not exported)\n" \
+                if names.match(path) else patch.text or ""
             if size + len(t) > MAX_PATCH:
                 cut = True
             else:

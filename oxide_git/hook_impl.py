@@ -242,8 +242,13 @@ def push(worktree: str, remote: str) -> None:
     specs = ["refs/oxide/sessions/*:refs/oxide/sessions/*"]
     if _notes_exist(repo.common_dir, repo.oxide_dir):
         specs.append(f"{NOTES_REF}:{NOTES_REF}")
-    if ctx.config_bool("oxide.pushCheckpoints", False):
-        specs.append("refs/oxide/checkpoints/*:refs/oxide/checkpoints/*")
+    if ctx.config_bool("oxide.pushCheckpoints", False):  # never as they are: screened first
+        from . import checkpoint_screen
+
+        screened = checkpoint_screen.screen_all(ctx)
+        specs += checkpoint_screen.outgoing(ctx, screened)
+        for line in checkpoint_screen.report_lines([s for s in screened if s.fresh], remote):
+            log(repo.oxide_dir, f"background push to {remote}: {line}")
     budget = float(ctx.config("oxide.pushTimeout", "60") or 60)
     err_file = repo.oxide_dir / "push-error"
     try:

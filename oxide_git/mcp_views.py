@@ -215,7 +215,8 @@ def checkpoints(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
                          "prompt": prompts.get(r["message_id"] or "", {}).get("prompt"),
                          "branch": r["branch"], "worktree": r["worktree"], "head": r["head"],
                          "created_at": to_iso(r["created_at"]), "files_changed": r["files_changed"],
-                         "message": r["message"]})
+                         "message": r["message"],  # a pulled twin's: what its push took out
+                         "redacted": [s["path"] for s in r["skipped"] if s.get("redacted")] or None})
         if not page.add(item):
             break
     out: dict[str, Any] = {"checkpoints": page.items, "total": len(rows)}
@@ -256,6 +257,7 @@ def _changing(ctx: Context, rows: list[dict[str, Any]], path: str) -> list[dict[
 
 def blame(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
     from .blame import blame_file
+    from .secret_files import WITHHELD, SecretNames
 
     if not args.get("path") and not args.get("cursor"):
         raise OxideError("blame needs a path", hint="a file of this repository, e.g. src/app.py")
@@ -264,7 +266,8 @@ def blame(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
         "path": repo_path(ctx, str(args["path"])), "rev": args.get("rev"),
         "start": int(args.get("start_line") or 1), "end": args.get("end_line"),
         "limit": limit_of(args, 200, 500)}
-    total = _line_count(ctx, state["path"], state["rev"])
+    data = _file_bytes(ctx, state["path"], state["rev"])
+    total = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
     start, end = state["start"], min(int(state["end"] or total), total)
     if start > max(total, 1) or end < start:
         raise OxideError(f"{state['path']} has {total} line(s): lines {start}-{state['end'] or 'end'} "
@@ -272,6 +275,11 @@ def blame(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
     last = min(end, start + state["limit"] - 1)
     res = blame_file(ctx, state["path"], rev=state["rev"], lines=(start, last)) if total else None
     rows = res.to_json()["lines"] if res else []
+    if SecretNames.of(ctx).match(state["path"]):  # a secret by its name: its lines stay here
+        rows = [{**ln, "text": WITHHELD} for ln in rows]
+    else:  # a secret over several lines (a private key) is found in the whole file, not line by line
+        masked = _masked_lines(ctx, data)
+        rows = [{**ln, "text": masked[ln["number"]]} if ln["number"] in masked else ln for ln in rows]
     page = Page(state["limit"])
     for ln in rows:
         if not page.add(_compact({k: ln.get(k) for k in ("number", "text", "who", "session_id", "message_id",
@@ -287,8 +295,30 @@ def blame(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
     return _compact(out)
 
 
-def _line_count(ctx: Context, rel: str, rev: str | None) -> int:
-    """Lines of the file as git counts them (the last one may lack its newline)."""
+def _masked_lines(ctx: Context, data: bytes) -> dict[int, str]:
+    """{line number: its text as the redaction of the whole file has it} for the lines that
+    redaction changes; the lines of a hit that spans several are each a ``[REDACTED]`` mark."""
+    import difflib
+    from collections import Counter
+
+    from .redact import redactor_for
+
+    r = redactor_for(ctx)
+    text = data.decode("utf-8", "replace")
+    red = r.text(text, Counter()) if r is not None else text
+    if red == text:
+        return {}
+    was, now = text.split("\n"), red.split("\n")
+    out: dict[int, str] = {}
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, was, now, autojunk=False).get_opcodes():
+        if tag != "equal":
+            same = i2 - i1 == j2 - j1
+            out.update({i + 1: now[j1 + i - i1] if same else "[REDACTED]" for i in range(i1, i2)})
+    return out
+
+
+def _file_bytes(ctx: Context, rel: str, rev: str | None) -> bytes:
+    """The blamed file's bytes (the worktree's, or at ``rev``)."""
     import subprocess
 
     from .blame import BadRevision
@@ -304,7 +334,7 @@ def _line_count(ctx: Context, rel: str, rev: str | None) -> int:
                               + r.stderr.decode("utf-8", "replace").strip().removeprefix("fatal: "),
                               hint="check the path and the revision (`git log -- PATH`)")
         data = r.stdout
-    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    return data
 
 
 def memory_read(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:

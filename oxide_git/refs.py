@@ -24,6 +24,7 @@ CHECKPOINTS = "refs/oxide/checkpoints/"
 OPLOG = "refs/oxide/oplog/"
 MEMORY = "refs/oxide/memory"
 TRASH = "refs/oxide/trash/"
+OUTGOING = "refs/oxide/outgoing/"  # checkpoints as a push sends them (checkpoint_screen), never fetched
 NOTES = "refs/notes/oxide"
 
 LOCK_BUDGET_S = 10.0

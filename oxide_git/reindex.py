@@ -135,8 +135,10 @@ def _reindex_checkpoints(git: pygit2.Repository, index: Index, res: ReindexResul
     live: set[str] = set()
     new_cps: list[snapshots.Checkpoint] = []
     for name, oid in refs.iter_refs(git, refs.CHECKPOINTS):
-        live.add(str(oid))
-        if str(oid) in known:
+        # its id is the commit's, or the one its name says when it is a pulled twin of it
+        ids = {str(oid), name.rsplit("/", 1)[-1]}
+        live |= ids
+        if not ids.isdisjoint(known):
             continue
         commit = git.get(oid)
         if not isinstance(commit, pygit2.Commit):

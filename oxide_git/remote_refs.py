@@ -54,7 +54,7 @@ def _ours(name: str, checkpoints: bool) -> str | None:
         owner, _, cid = name[len(refs.CHECKPOINTS):].partition("/")
         ok = (owner == "manual" or _SAFE_ID.match(owner)) and _HEX.match(cid)
         return None if ok else "not a checkpoint name git oxide writes, left alone"
-    if name.startswith((refs.TRASH, refs.OPLOG, REMOTES)):
+    if name.startswith((refs.TRASH, refs.OPLOG, refs.OUTGOING, REMOTES)):
         return ""
     return "not a ref git oxide shares, left alone"
 

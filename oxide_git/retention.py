@@ -91,8 +91,8 @@ def linked_ids(git: pygit2.Repository) -> set[str]:
         if not cps:
             continue
         target = note.annotated_id
-        if any(t == target or git.descendant_of(t, target) for t in tips):
-            out.update(str(c) for c in cps)
+        if target in git and any(t == target or git.descendant_of(t, target) for t in tips):
+            out.update(str(c) for c in cps)  # (a pulled note may name a commit not fetched here)
     return out
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pygit2
 
-from . import agent_files, journal, restore, sessionlog, snapshots, store
+from . import agent_files, journal, refs, restore, sessionlog, snapshots, store
 from . import memory as memory_mod
 from .context import Context
 from .errors import NotFound, OxideError, Refused
@@ -49,8 +49,8 @@ def load_checkpoint(ctx: Context, ref: str) -> tuple[snapshots.Checkpoint, pygit
         raise NotFound(f"checkpoint {ref} expired: `git oxide gc` removed it on {to_iso(gone[1])}",
                        hint="its code can no longer be restored; `git oxide pin` keeps checkpoints") from None
     row = ctx.index.query("SELECT ref, created_at FROM checkpoints WHERE id=?", (cid,))[0]
-    try:
-        commit = ctx.repo.git[cid]
+    try:  # by its ref: a pulled checkpoint may be a redacted twin, whose id is the real one's
+        commit = ctx.repo.git[refs.read(ctx.repo.git, row["ref"]) or cid]
     except (KeyError, ValueError):
         commit = None
     if not isinstance(commit, pygit2.Commit):
@@ -145,7 +145,10 @@ def _rewind(
     skipped: list[str] = []
     if code:
         leave = agent_files.session_files(ctx.environ)  # the agents' own transcripts stay as they are
-        fp = restore.plan(git, git[current.tree].peel(pygit2.Tree), commit.tree, leave=leave)
+        # what a push took out of a pulled twin: the worktree's own copy stays as it is
+        redacted = {s["path"] for s in cp.skipped if s.get("redacted")}
+        fp = restore.plan(git, git[current.tree].peel(pygit2.Tree), commit.tree, exclude=redacted,
+                          leave=leave)
         touched = set(fp.paths)
         for sid, paths in _others_changes(ctx, cp, cp.session_id).items():
             hit = sorted(touched & paths)
@@ -159,8 +162,8 @@ def _rewind(
                     f"checkpoint; rewinding would overwrite its work",
                     hint="add --only-mine to restore only the other paths, or --force to overwrite")
             skipped = sorted({p for ps in conflicts.values() for p in ps})
-            fp = restore.plan(git, git[current.tree].peel(pygit2.Tree), commit.tree, exclude=set(skipped),
-                              leave=leave)
+            fp = restore.plan(git, git[current.tree].peel(pygit2.Tree), commit.tree,
+                              exclude=set(skipped) | redacted, leave=leave)
     dropped = (cut[0].count - cut[1]) if cut else 0
     result = RewindResult(cp.to_dict(), fp.to_dict(), max(dropped, 0), cp.session_id, None,
                           dry_run, skipped=skipped, conflicts=conflicts)
@@ -171,7 +174,7 @@ def _rewind(
     result.before_checkpoint = current.id
     entry = journal.Entry("rewind", ctx.now_ms, f"rewind to {cp.id[:12]}",
                           files_before=current.id if code else None,
-                          files_after=cp.id if code else None)
+                          files_after=str(commit.id) if code else None)  # a pulled twin: its own id
     if cut and dropped > 0:
         log, at = cut
         oid, _ = store.save(ctx, log.session, {}, summary=f"rewind to {cp.id[:12]}", truncate_at=at)

@@ -15,7 +15,7 @@ from typing import Any
 
 import pygit2
 
-from . import incoming, journal, logwrite, refs, sessionlog
+from . import checkpoint_screen, incoming, journal, logwrite, refs, sessionlog
 from .context import Context
 from .errors import OxideError, Refused
 from .model import new_session_id
@@ -31,10 +31,12 @@ class ShareResult:
     forks: list[dict[str, str]] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    screened: list[dict[str, Any]] = field(default_factory=list)  # checkpoints redacted or withheld
     moved: dict[str, list[str | None]] = field(default_factory=dict, repr=False)  # ref -> [before, after]
+    notes: list[str] = field(default_factory=list, repr=False)  # what the push says of ``screened``
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "moved"}
+        return {k: v for k, v in self.__dict__.items() if k not in ("moved", "notes")}
 
     def move(self, name: str, before: pygit2.Oid | None, after: pygit2.Oid) -> None:
         """Note a local ref this pull moved (the first before, the last after) for the journal."""
@@ -49,9 +51,9 @@ def remote_name(ctx: Context, remote: str | None) -> str:
     return remote or ctx.config("oxide.remote") or "origin"
 
 
-def _kinds(checkpoints: bool) -> list[str]:
-    kinds = [refs.SESSIONS + "*", refs.MEMORY, refs.NOTES]
-    return [*kinds, refs.CHECKPOINTS + "*"] if checkpoints else kinds
+def _kinds() -> list[str]:
+    """What a push sends as it is (checkpoints go screened: ``checkpoint_screen``)."""
+    return [refs.SESSIONS + "*", refs.MEMORY, refs.NOTES]
 
 
 def pull(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) -> ShareResult:
@@ -107,9 +109,10 @@ def _is_commit(git: pygit2.Repository, oid: pygit2.Oid) -> None:
 
 
 def _take_checkpoint(ctx: Context, name: str, theirs: pygit2.Oid, res: ShareResult) -> None:
-    """A checkpoint the store lacks: its ref names the commit it points at (its id), a commit."""
+    """A checkpoint the store lacks: its ref names the commit it points at (its id), a commit, or
+    the real checkpoint the commit is the redacted twin of (``checkpoint_screen``)."""
     git = ctx.repo.git
-    if name.rsplit("/", 1)[1] != str(theirs):
+    if name.rsplit("/", 1)[1] not in (str(theirs), checkpoint_screen.twin_of(git[theirs])):
         raise OxideError("not a checkpoint (its name is not the commit it points at)")
     if refs.read(git, name) is None:
         refs.update(git, {name: (None, theirs)}, f"oxide: pull {res.remote}")
@@ -258,12 +261,17 @@ def push(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) 
     res = ShareResult(name)
     git = ctx.repo.git
     specs = []
-    for kind in _kinds(checkpoints):
+    for kind in _kinds():
         if kind.endswith("*"):
             if any(True for _ in refs.iter_refs(git, kind[:-1])):
                 specs.append(f"{kind}:{kind}")
         elif refs.read(git, kind) is not None:
             specs.append(f"{kind}:{kind}")
+    if checkpoints:  # never as they are: screened first (checkpoint_screen)
+        screened = checkpoint_screen.screen_all(ctx)
+        specs += checkpoint_screen.outgoing(ctx, screened)
+        res.screened = [s.to_dict() for s in screened if not s.clean]
+        res.notes = checkpoint_screen.report_lines(screened, name)
     if not specs:
         return res
     r = git_cmd(ctx, "push", "--porcelain", "--no-verify", name, *specs)

@@ -38,6 +38,11 @@ _LINK = pygit2.enums.FileMode.LINK
 _RACY_NS = 2_000_000_000
 
 Entry = tuple[pygit2.Oid, int] | None  # (blob, filemode) or None: absent
+# A checkpoint's twin as a push sends it (``checkpoint_screen``): the real checkpoint's id, the
+# paths it redacted or withheld, one JSON record of each.
+TWIN_OF = "Oxide-Checkpoint"
+REDACTED = "Oxide-Redacted"
+REDACTED_FILE = "Oxide-Redacted-File"
 
 
 @dataclass(frozen=True)
@@ -364,9 +369,17 @@ def parse_commit(commit: pygit2.Commit, ref: str) -> Checkpoint:
             skipped.append(json.loads(s))
         except ValueError:
             skipped.append({"path": s, "reason": "unknown"})
+    for s in fields.get(REDACTED_FILE, []):  # a twin: what its push took out is not here
+        try:
+            d = json.loads(s)
+        except ValueError:
+            continue
+        if isinstance(d, dict) and isinstance(d.get("path"), str) and d["path"]:
+            skipped.append({"path": d["path"], "redacted": str(d.get("action")),
+                            "reason": redacted_reason(d)})
     kind = one("Oxide-Kind") or "manual"
     return Checkpoint(
-        id=str(commit.id), ref=ref, kind=kind, session_id=one("Oxide-Session"),
+        id=one(TWIN_OF) or str(commit.id), ref=ref, kind=kind, session_id=one("Oxide-Session"),
         message_id=one("Oxide-Message"), worktree=one("Oxide-Worktree") or "main",
         worktree_path=one("Oxide-Worktree-Path") or "", branch=one("Oxide-Branch") or "",
         head=str(commit.parent_ids[0]) if commit.parent_ids else None,
@@ -374,3 +387,11 @@ def parse_commit(commit: pygit2.Commit, ref: str) -> Checkpoint:
         created_at=int(one("Oxide-Time") or commit.commit_time * 1000),
         text="" if title == f"{kind} checkpoint" else title, skipped=skipped,
     )
+
+
+def redacted_reason(d: Mapping[str, Any]) -> str:
+    """Why a push took a file out of a checkpoint, from its ``Oxide-Redacted-File`` record."""
+    if d.get("pattern"):
+        return f"withheld when it was pushed: a secret by its name ({d['pattern']})"
+    rules = ", ".join(map(str, d.get("rules") or {})) or "a secret"
+    return f"{d.get('action', 'redacted')} when it was pushed ({rules})"

@@ -118,6 +118,11 @@ def checkpoints(session: str | None, as_json: bool) -> None:
             r["worktree"], r["branch"],
             short(r["head"], 8), r["files_changed"], ago(r["created_at"], ctx.now_ms),
             r.get("expiry", ""), clip(r["message"], 40)] for r in rows])
+    for r in rows:  # pulled redacted (checkpoint_screen): which files the twin lacks
+        paths = [s["path"] for s in r["skipped"] if s.get("redacted")]
+        if paths:
+            status(f"checkpoint {cid(r['id'])} was pushed without {', '.join(paths)}: "
+                   "a rewind to it leaves them alone")
 
 
 @main.command()

@@ -237,7 +237,10 @@ def rewind(checkpoint: str, mode: str, dry_run: bool, yes: bool, only_mine: bool
     for p in res.skipped:
         status(f"left alone (changed by another session): {p}")
     for s in res.checkpoint.get("skipped", []):
-        status(f"note: the checkpoint left out {s['path']} ({s['reason']}); it is not restored")
+        if s.get("redacted"):  # a pulled twin (checkpoint_screen): the file here is not touched
+            status(f"left alone: {s['path']} ({s['reason']}); your copy is as it was")
+        else:
+            status(f"note: the checkpoint left out {s['path']} ({s['reason']}); it is not restored")
     for w in res.memory_writes:
         status(f"memory write after the checkpoint: {w['id'][:12]} {w['summary']}")
     if res.memory_reverted:

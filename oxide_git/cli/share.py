@@ -19,13 +19,16 @@ def _report(res: ShareResult, verb: str) -> None:
     for f in res.forks:
         status(f"session {sid(f['session'])} changed on both sides: the other side's messages "
                f"are in fork {sid(f['fork'])}")
+    for line in res.notes:  # checkpoints a push redacted or withheld (checkpoint_screen)
+        status(line)
     for p in res.problems:
         status(f"warning: {p}")
 
 
 @main.command()
 @click.argument("remote", required=False)
-@click.option("--checkpoints", is_flag=True, help="Also push checkpoint snapshots.")
+@click.option("--checkpoints", is_flag=True,
+              help="Also push checkpoint snapshots, secrets taken out (docs/redaction.md).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def push(remote: str | None, checkpoints: bool, as_json: bool) -> None:
     """Push sessions, memory and notes to REMOTE (default: oxide.remote, else origin).
