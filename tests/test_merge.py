@@ -1,0 +1,200 @@
+"""`git oxide merge`: a fork's conversation and code back into the session it left, undoable."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from oxide_git import journal, refs, sessionlog, store
+from oxide_git.checkpoint import checkpoint
+from oxide_git.cli import main
+from oxide_git.errors import Refused
+from oxide_git.fork import fork
+from oxide_git.merge import MARKER, merge
+from oxide_git.model import Message, Part, Session
+from oxide_git.undo import undo
+
+from .conftest import NOW_MS, fsck_clean, git, make_ctx
+
+PARENT = "0" * 12 + "a" * 20
+
+
+def _cli(repo: Path, monkeypatch: pytest.MonkeyPatch, *args: str, code: int = 0) -> Any:
+    monkeypatch.chdir(repo)
+    r = CliRunner().invoke(main, list(args))
+    assert r.exit_code == code, (r.output, r.exception)
+    return r
+
+
+def _fork_turns(ctx: Any, fork_id: str, path: str = "feature.py", body: str = "def feature():\n    return 1\n") -> None:
+    s = sessionlog.load_required(ctx.repo.git, fork_id).session
+    store.append(ctx, s, [
+        Message("user", (Part.text("add a feature module"),), created_at=NOW_MS + 10),
+        Message("assistant", (Part.text("Writing it."), Part.tool_call("call-1", "Write", {"file_path": path})),
+                created_at=NOW_MS + 11),
+        Message("user", (Part.tool_result("call-1", f"wrote {path}"),), created_at=NOW_MS + 12),
+        Message("assistant", (Part.text("Done: the feature is in."),), created_at=NOW_MS + 13),
+    ])
+
+
+def _scenario(repo: Path, *, path: str = "feature.py", body: str = "def feature():\n    return 1\n") -> tuple[str, str]:
+    """A session (two turns, a checkpoint, two more turns) and a fork of it after its first two
+    messages that wrote ``path`` and checkpointed; the worktree is back as the parent left it."""
+    ctx = make_ctx(repo)
+    parent = Session(id=PARENT, agent="claude", native_id="nat-parent", title="parent work",
+                     cwd=str(repo), worktree=ctx.repo.worktree_id)
+    store.append(ctx, parent, [Message("user", (Part.text("hello"),), created_at=NOW_MS),
+                               Message("assistant", (Part.text("hi"),), created_at=NOW_MS + 1)])
+    store.set_current_session(ctx, PARENT)
+    checkpoint(ctx, session=PARENT, text="after the first turn")
+    f = fork(make_ctx(repo, NOW_MS + 5), PARENT, at="2", title="feature idea")
+    store.append(ctx, sessionlog.load_required(ctx.repo.git, PARENT).session,
+                 [Message("user", (Part.text("the parent goes on"),), created_at=NOW_MS + 20),
+                  Message("assistant", (Part.text("on it"),), created_at=NOW_MS + 21)])
+    _fork_turns(ctx, f.id, path, body)
+    target = repo / path
+    old = target.read_bytes() if target.exists() else None
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(body)
+    checkpoint(make_ctx(repo, NOW_MS + 30), session=f.id, text="the fork's work")
+    if old is None:
+        target.unlink()
+    else:
+        target.write_bytes(old)
+    return PARENT, f.id
+
+
+def _texts(repo: Path, sid: str) -> list[str]:
+    log = sessionlog.load_required(make_ctx(repo).repo.git, sid)
+    return [m.text() for _q, m in sessionlog.iter_messages(make_ctx(repo).repo.git, log.commit.tree)]
+
+
+def test_merge_brings_files_and_turns_and_undo_reverts_both(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    parent, fork_id = _scenario(repo)
+    head, index = git(repo, "rev-parse", "HEAD"), git(repo, "ls-files", "-s")
+    tip_before = refs.read(make_ctx(repo).repo.git, refs.session_ref(parent))
+    res = merge(make_ctx(repo, NOW_MS + 100), fork_id[:10])
+    assert res.target["id"] == parent and res.fork_point == 1
+    assert res.files["added"] == ["feature.py"] and not res.conflicts
+    assert (repo / "feature.py").read_text() == "def feature():\n    return 1\n"
+    assert res.messages_added == 5  # the marker, then the fork's four messages
+    texts = _texts(repo, parent)
+    assert texts[:4] == ["hello", "hi", "the parent goes on", "on it"]
+    assert texts[4].startswith(MARKER) and fork_id in texts[4] and "feature idea" in texts[4]
+    assert texts[5:] == ["add a feature module", "Writing it.", "", "Done: the feature is in."]
+    log = sessionlog.load_required(make_ctx(repo).repo.git, parent)
+    msgs = dict(sessionlog.iter_messages(make_ctx(repo).repo.git, log.commit.tree))
+    assert msgs[6].parts[1].get("call_id") == "call-1" and msgs[7].parts[0].get("output") == "wrote feature.py"
+    assert msgs[6].extra["merged_from"] == {"session": fork_id, "seq": 3}
+    assert git(repo, "rev-parse", "HEAD") == head and git(repo, "ls-files", "-s") == index
+    # the merged turns are the target's own: its model context carries them, search finds them
+    doc = json.loads(_cli(repo, monkeypatch, "resume", parent[:10], "--format", "json").stdout)
+    dumped = json.dumps(doc)
+    assert "add a feature module" in dumped and "wrote feature.py" in dumped and "Done: the feature is in." in dumped
+    assert "parent work" in _cli(repo, monkeypatch, "search", "feature").stdout
+    shown = _cli(repo, monkeypatch, "show", parent[:10], "--no-pager").stdout
+    assert MARKER in shown and "merged from" in shown
+    tree = _cli(repo, monkeypatch, "list", "--tree").stdout
+    assert "merged into" in tree
+    entry = journal.last(make_ctx(repo))
+    assert entry.op == "merge" and entry.files_before and entry.files_after
+    undo(make_ctx(repo, NOW_MS + 200))
+    assert not (repo / "feature.py").exists()
+    assert refs.read(make_ctx(repo).repo.git, refs.session_ref(parent)) == tip_before
+    assert _texts(repo, parent) == ["hello", "hi", "the parent goes on", "on it"]
+    fsck_clean(repo)
+
+
+def test_merging_twice_adds_nothing_and_a_grown_fork_adds_only_its_new_turns(repo: Path) -> None:
+    parent, fork_id = _scenario(repo)
+    first = merge(make_ctx(repo, NOW_MS + 100), fork_id)
+    assert first.messages_added == 5
+    entries = len(journal.entries(make_ctx(repo)))
+    again = merge(make_ctx(repo, NOW_MS + 101), fork_id)
+    assert again.messages_added == 0 and again.already_merged == 4 and again.written == 0
+    assert len(journal.entries(make_ctx(repo))) == entries  # nothing changed: nothing journaled
+    ctx = make_ctx(repo, NOW_MS + 102)
+    store.append(ctx, sessionlog.load_required(ctx.repo.git, fork_id).session,
+                 [Message("user", (Part.text("one more thing"),), created_at=NOW_MS + 102)])
+    grown = merge(make_ctx(repo, NOW_MS + 103), fork_id, conversation=True, code=False)
+    assert grown.messages_added == 2 and grown.already_merged == 4
+    assert _texts(repo, parent)[-1] == "one more thing"
+
+
+def test_a_conflict_is_written_with_git_markers_listed_and_exits_1(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    parent, fork_id = _scenario(repo, path="README.md", body="hello from the fork\n")
+    (repo / "README.md").write_text("hello from the parent\n")
+    git(repo, "commit", "-qam", "the parent's change")
+    r = _cli(repo, monkeypatch, "merge", fork_id[:10], "--yes", code=1)
+    text = (repo / "README.md").read_text()
+    assert "<<<<<<< worktree" in text and ">>>>>>> fork " in text and "=======" in text
+    assert "hello from the parent" in text and "hello from the fork" in text
+    assert "CONFLICT (both changed): README.md" in r.output
+    assert sessionlog.load_required(make_ctx(repo).repo.git, parent).count == 9
+
+
+def test_uncommitted_changes_are_merged_as_a_side_never_overwritten(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _parent, fork_id = _scenario(repo, path="src/app.py", body="print('hi')\nprint('fork')\n")
+    (repo / "src" / "app.py").write_text("print('user')\nprint('hi')\n")  # uncommitted, another line
+    (repo / "notes.txt").write_text("the user's own file\n")
+    r = _cli(repo, monkeypatch, "merge", fork_id[:10], "--code", "--yes")
+    assert (repo / "src" / "app.py").read_text() == "print('user')\nprint('hi')\nprint('fork')\n"
+    assert (repo / "notes.txt").read_text() == "the user's own file\n"
+    assert "uncommitted change(s) as its side" in r.output
+    undo(make_ctx(repo, NOW_MS + 300))
+    assert (repo / "src" / "app.py").read_text() == "print('user')\nprint('hi')\n"
+
+
+def test_digest_keeps_prompts_answers_and_files(repo: Path) -> None:
+    parent, fork_id = _scenario(repo)
+    res = merge(make_ctx(repo, NOW_MS + 100), fork_id, digest_only=True, code=False)
+    assert res.messages_added == 3
+    texts = _texts(repo, parent)[4:]
+    assert texts[0].startswith(MARKER) and "Files it changed: feature.py" in texts[0]
+    assert texts[1:] == ["add a feature module", "Done: the feature is in."]
+    assert not (repo / "feature.py").exists()
+
+
+def _objects(repo: Path) -> str:
+    return git(repo, "count-objects", "-v")
+
+
+def test_dry_run_writes_nothing(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _parent, fork_id = _scenario(repo)
+    (repo / "README.md").write_text("dirty\n")
+    before = (git(repo, "for-each-ref"), _objects(repo), git(repo, "status", "--porcelain"),
+              len(journal.entries(make_ctx(repo))))
+    r = _cli(repo, monkeypatch, "merge", fork_id[:10], "--dry-run")
+    assert "add    feature.py" in r.output and "append 5 message(s)" in r.output
+    assert "Dry run: nothing was written" in r.output
+    after = (git(repo, "for-each-ref"), _objects(repo), git(repo, "status", "--porcelain"),
+             len(journal.entries(make_ctx(repo))))
+    assert after == before and not (repo / "feature.py").exists()
+    j = json.loads(_cli(repo, monkeypatch, "merge", fork_id[:10], "--dry-run", "--json").stdout)
+    assert j["messages_added"] == 5 and j["files"]["added"] == ["feature.py"] and j["dry_run"]
+
+
+def test_a_fork_of_a_fork_merges_into_either_ancestor(repo: Path) -> None:
+    parent, fork_id = _scenario(repo)
+    ctx = make_ctx(repo, NOW_MS + 50)
+    grand = fork(ctx, fork_id, at="5", title="deeper")  # after the fork's prompt and first answer
+    store.append(ctx, sessionlog.load_required(ctx.repo.git, grand.id).session,
+                 [Message("user", (Part.text("go deeper"),), created_at=NOW_MS + 51)])
+    into_fork = merge(make_ctx(repo, NOW_MS + 60), grand.id, conversation=True, code=False)
+    assert into_fork.target["id"] == fork_id and into_fork.messages_added == 2  # marker + its one turn
+    into_parent = merge(make_ctx(repo, NOW_MS + 61), grand.id, into=parent, code=False)
+    # the fork's first three turns it shares, then its own: after the marker
+    assert into_parent.messages_added == 5
+    assert _texts(repo, parent)[-4:] == ["add a feature module", "Writing it.", "", "go deeper"]
+
+
+def test_refusals(repo: Path) -> None:
+    parent, _fork_id = _scenario(repo)
+    with pytest.raises(Refused, match="not a fork"):
+        merge(make_ctx(repo), parent)
+    with pytest.raises(Refused, match="into itself"):
+        merge(make_ctx(repo), parent, into=parent)
