@@ -27,7 +27,6 @@ from .merge_marks import FROM_KEY, MARKER, MARKER_KEY
 from .model import Message, Part, PartType, Role, to_iso
 
 
-
 @dataclass
 class MergeResult:
     fork: dict[str, Any]
@@ -95,7 +94,8 @@ def _messages(ctx: Context, segments: list[merge_lineage.Segment]) -> list[Messa
     for seg in segments:
         for seq, m in sessionlog.iter_messages(ctx.repo.git, seg.log.commit.tree, seg.start, seg.stop):
             out.append(dataclasses.replace(
-                m, id="", native_id=None, extra={**m.extra, FROM_KEY: {"session": seg.session_id, "seq": seq}}))
+                m, id="", native_id=None,
+                extra={**m.extra, FROM_KEY: {"session": seg.session_id, "seq": seq}}))
     return out
 
 
@@ -152,7 +152,8 @@ def _changed(git: pygit2.Repository, a: pygit2.Tree | None, b: pygit2.Tree | Non
     return [] if a is None or b is None else [p for p, _o, _n in restore.diff_trees(git, a, b)]
 
 
-def _base(ctx: Context, lin: merge_lineage.Lineage, theirs: pygit2.Commit, ours_head: str | None) -> str | None:
+def _base(ctx: Context, lin: merge_lineage.Lineage, theirs: pygit2.Commit,
+          ours_head: str | None) -> str | None:
     """The divergence checkpoint, or (unrelated sessions, or none recorded) the merge base of the
     commits the two checkpoints were made on."""
     if lin.base and _tree(ctx.repo.git, lin.base) is not None:
@@ -203,7 +204,7 @@ def _merge(ctx: Context, repo: Any, lin: merge_lineage.Lineage, *, code: bool, c
                 raise OxideError(f"no common state of the code of {fork_id[:12]} and this worktree",
                                  hint="merge the conversation alone with --conversation")
             ours_tree = git[current.tree].peel(pygit2.Tree)
-            labels = ("worktree", f"base {base_id[:12]}", f"fork {fork_id[:12]}")
+            labels = ("worktree", f"base {str(base_id)[:12]}", f"fork {fork_id[:12]}")
             merged = merge_code.merge(git, base_tree, ours_tree, theirs.peel(pygit2.Tree), labels)
             fp = restore.plan(git, ours_tree, git[merged.tree].peel(pygit2.Tree),
                               leave=agent_files.session_files(ctx.environ))

@@ -35,7 +35,7 @@ def _merge_file(git: pygit2.Repository, base: Any, ours: Any, theirs: Any, label
             path = os.path.join(tmp, name)
             with open(path, "wb") as f:
                 if entry is not None:
-                    f.write(git[entry.id].data)
+                    f.write(git.odb.read(entry.id)[1])
             names.append(path)
         try:
             run = subprocess.run(
@@ -71,5 +71,6 @@ def merge(git: pygit2.Repository, base: pygit2.Tree, ours: pygit2.Tree, theirs: 
                 conflicts.append({"path": path, "kind": "deleted by the fork: the worktree's copy was kept"})
             elif their is not None:  # the worktree deleted what the fork changed: the fork's copy
                 index.add(pygit2.IndexEntry(path, their.id, their.mode))
-                conflicts.append({"path": path, "kind": "deleted in the worktree: the fork's copy was written"})
+                conflicts.append({"path": path,
+                                  "kind": "deleted in the worktree: the fork's copy was written"})
     return CodeMerge(index.write_tree(git), sorted(conflicts, key=lambda c: c["path"]))

@@ -37,7 +37,8 @@ def _plan_lines(res: object) -> str:
 @click.option("-n", "--dry-run", is_flag=True, help="Show what would change; write nothing.")
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def merge(fork: str, into: str | None, mode: str, digest: bool, dry_run: bool, yes: bool, as_json: bool) -> None:
+def merge(fork: str, into: str | None, mode: str, digest: bool, dry_run: bool, yes: bool,
+          as_json: bool) -> None:
     """Merge FORK's turns (after the point it left) and code back (undo with `git oxide undo`).
 
     The code is merged three-way into this worktree: the fork's latest checkpoint against the
@@ -72,7 +73,8 @@ def merge(fork: str, into: str | None, mode: str, digest: bool, dry_run: bool, y
         status(f"{res.already_merged} message(s) of the fork were merged before: not added again")
     if res.uncommitted and changes:
         status(f"{'Would merge' if dry_run else 'Merged'} with the worktree's {len(res.uncommitted)} "
-               "uncommitted change(s) as its side: none " + ("would be" if dry_run else "was") + " overwritten")
+               "uncommitted change(s) as its side: none "
+               + ("would be" if dry_run else "was") + " overwritten")
     for c in res.conflicts:
         status(f"CONFLICT ({c['kind']}): {c['path']}")
     if dry_run:
