@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -198,3 +199,98 @@ def test_refusals(repo: Path) -> None:
         merge(make_ctx(repo), parent)
     with pytest.raises(Refused, match="into itself"):
         merge(make_ctx(repo), parent, into=parent)
+
+
+def test_delete_and_binary_conflicts_keep_a_side_and_are_listed(repo: Path) -> None:
+    (repo / "blob.bin").write_bytes(b"\x00base\x00")
+    (repo / "gone.txt").write_text("base\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "files")
+    _parent, fork_id = _scenario(repo)
+    # the fork's checkpoint, then: it deleted README.md, changed gone.txt and blob.bin
+    ctx = make_ctx(repo, NOW_MS + 40)
+    saved = {p: (repo / p).read_bytes() for p in ("README.md", "gone.txt", "blob.bin")}
+    (repo / "README.md").unlink()
+    (repo / "gone.txt").write_text("fork\n")
+    (repo / "blob.bin").write_bytes(b"\x00fork\x00")
+    checkpoint(ctx, session=fork_id, text="more fork work")
+    for p, data in saved.items():
+        (repo / p).write_bytes(data)
+    # the worktree: changed README.md and blob.bin, deleted gone.txt
+    (repo / "README.md").write_text("hello, edited\n")
+    (repo / "blob.bin").write_bytes(b"\x00mine\x00")
+    (repo / "gone.txt").unlink()
+    res = merge(make_ctx(repo, NOW_MS + 100), fork_id, conversation=False)
+    kinds = {c["path"]: c["kind"] for c in res.conflicts}
+    assert kinds["README.md"].startswith("deleted by the fork") and kinds["blob.bin"].startswith("binary")
+    assert kinds["gone.txt"].startswith("deleted in the worktree")
+    assert (repo / "README.md").read_text() == "hello, edited\n"
+    assert (repo / "blob.bin").read_bytes() == b"\x00mine\x00" and (repo / "gone.txt").read_text() == "fork\n"
+    assert res.messages_added == 0
+
+
+def test_an_unrelated_session_merges_whole_into_a_named_one(repo: Path) -> None:
+    parent, _fork_id = _scenario(repo)
+    ctx = make_ctx(repo, NOW_MS + 50)
+    other = Session(id="0" * 12 + "b" * 20, agent="codex", native_id="nat-other", title="elsewhere",
+                    cwd=str(repo), worktree=ctx.repo.worktree_id)
+    store.append(ctx, other, [Message("user", (Part.text("write other.txt"),), created_at=NOW_MS + 50),
+                              Message("assistant", (Part.text("written"),), created_at=NOW_MS + 51)])
+    (repo / "other.txt").write_text("other\n")
+    checkpoint(ctx, session=other.id, text="other's work")
+    (repo / "other.txt").unlink()
+    res = merge(make_ctx(repo, NOW_MS + 100), other.id, into=parent[:14])
+    assert res.ancestor is None and res.fork_point is None and res.messages_added == 3
+    assert res.files["added"] == ["other.txt"] and (repo / "other.txt").read_text() == "other\n"
+    assert _texts(repo, parent)[-2:] == ["write other.txt", "written"]
+
+
+def test_a_continuation_merges_into_the_session_its_fork_left(repo: Path) -> None:
+    """A fork handed to an agent (`resume --into`) and continued there: the continuation holds the
+    export (the fork's history), then its own turns; it merges into the fork's parent."""
+    parent, fork_id = _scenario(repo)
+    ctx = make_ctx(repo, NOW_MS + 60)
+    f = sessionlog.load_required(ctx.repo.git, fork_id)
+    exported = [m for _q, m in sessionlog.iter_messages(ctx.repo.git, f.commit.tree)]
+    store.save(ctx, dataclasses.replace(f.session, source={"exports": {
+        "claude": {"native_id": "nat-cont", "messages": len(exported)}}}), {},
+        summary="exported to claude as nat-cont")
+    cont = Session(id="0" * 12 + "d" * 20, agent="claude", native_id="nat-cont", title="feature idea",
+                   cwd=str(repo), worktree=ctx.repo.worktree_id, parent_id=fork_id,
+                   source={"continues": fork_id})
+    store.append(ctx, cont, [dataclasses.replace(m, id="") for m in exported]
+                 + [Message("user", (Part.text("continued in the agent"),), created_at=NOW_MS + 61)])
+    res = merge(make_ctx(repo, NOW_MS + 100), cont.id, code=False)
+    assert res.target["id"] == parent and res.messages_added == 6  # marker, the fork's 4, the new turn
+    texts = _texts(repo, parent)
+    assert texts[-6].startswith(MARKER)
+    assert texts[-5:] == ["add a feature module", "Writing it.", "", "Done: the feature is in.",
+                          "continued in the agent"]
+
+
+def test_a_fork_linked_by_its_fork_message_merges_after_it(repo: Path) -> None:
+    """A fork an import linked to its parent by the last message they share (no fork_seq)."""
+    parent, _fork_id = _scenario(repo)
+    ctx = make_ctx(repo, NOW_MS + 70)
+    shared = ctx.index.query("SELECT id FROM messages WHERE session_id=? AND seq=1", (parent,))[0][0]
+    linked = Session(id="0" * 12 + "e" * 20, agent="claude", native_id="nat-linked", title="linked",
+                     cwd=str(repo), worktree=ctx.repo.worktree_id, parent_id=parent, fork_message_id=shared)
+    store.append(ctx, linked, [Message("user", (Part.text("hello"),), created_at=NOW_MS),
+                               Message("assistant", (Part.text("hi"),), created_at=NOW_MS + 1),
+                               Message("user", (Part.text("a linked turn"),), created_at=NOW_MS + 71)])
+    res = merge(make_ctx(repo, NOW_MS + 100), linked.id, code=False)
+    assert res.fork_point == 1 and res.messages_added == 2
+    assert _texts(repo, parent)[-1] == "a linked turn"
+
+
+def test_without_a_checkpoint_only_the_conversation_merges(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    parent, _fork_id = _scenario(repo)
+    bare = fork(make_ctx(repo, NOW_MS + 80), parent, at="2", title="talk only")
+    ctx = make_ctx(repo, NOW_MS + 81)
+    store.append(ctx, sessionlog.load_required(ctx.repo.git, bare.id).session,
+                 [Message("user", (Part.text("just talk"),), created_at=NOW_MS + 81)])
+    r = _cli(repo, monkeypatch, "merge", bare.id, "--yes")
+    assert "no checkpoint" in r.output and "1 message(s)" not in r.output
+    assert _texts(repo, parent)[-1] == "just talk"
+    r = _cli(repo, monkeypatch, "merge", bare.id, "--yes")
+    assert "Already merged" in r.output
