@@ -220,6 +220,12 @@ def _merge(ctx: Context, repo: Any, lin: merge_lineage.Lineage, *, code: bool, c
         if msgs:
             added = [_marker(ctx, lin, segments, len(msgs), fork_files if digest_only else None), *msgs]
     res.messages_added = len(added)
+    t = lin.target.session
+    if added and t.native_id:  # the agent's own file of it: an import of its later turns takes these seqs
+        res.notes.append(
+            f"{t.agent}'s own copy of {t.id[:8]} does not hold the merged turns: continue it with "
+            f"`git oxide resume {t.id[:8]} --into {t.agent}` (an import of turns added to {t.agent}'s "
+            "file would write over them)")
     if dry_run or (not added and (fp is None or not fp.paths)):
         return res
     assert current is None or current.id
@@ -232,7 +238,7 @@ def _merge(ctx: Context, repo: Any, lin: merge_lineage.Lineage, *, code: bool, c
     if added:
         name = refs.session_ref(target_id)
         before = refs.read(ctx.repo.git, name)
-        store.append(ctx, lin.target.session, added)
+        store.append(ctx, dataclasses.replace(lin.target.session, updated_at=ctx.now_ms), added)
         after = refs.read(ctx.repo.git, name)
         entry.refs[name] = [str(before) if before else None, str(after) if after else None]
     journal.record(ctx, entry)

@@ -83,6 +83,7 @@ def test_merge_brings_files_and_turns_and_undo_reverts_both(repo: Path, monkeypa
     assert res.files["added"] == ["feature.py"] and not res.conflicts
     assert (repo / "feature.py").read_text() == "def feature():\n    return 1\n"
     assert res.messages_added == 5  # the marker, then the fork's four messages
+    assert any("resume 00000000 --into claude" in n for n in res.notes)  # its own file lacks them
     texts = _texts(repo, parent)
     assert texts[:4] == ["hello", "hi", "the parent goes on", "on it"]
     assert texts[4].startswith(MARKER) and fork_id in texts[4] and "feature idea" in texts[4]
