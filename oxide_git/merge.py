@@ -164,6 +164,24 @@ def _base(ctx: Context, lin: merge_lineage.Lineage, theirs: pygit2.Commit,
     return None
 
 
+def _work_after(ctx: Context, lin: merge_lineage.Lineage) -> list[str]:
+    """A note when the fork made tool calls after its latest checkpoint: the files they wrote are
+    not in it (a checkpoint is taken at each prompt), and the merge cannot bring them."""
+    rows = ctx.index.query(
+        "SELECT c.session_id, c.worktree_path, m.seq FROM checkpoints c LEFT JOIN messages m "
+        "ON m.session_id = c.session_id AND m.id = c.message_id WHERE c.id=?", (lin.theirs,))
+    if not rows or rows[0][2] is None:
+        return []
+    sid, where, seq = rows[0]
+    calls = ctx.index.query("SELECT count(*) FROM parts WHERE session_id=? AND seq>? AND type='tool_call'",
+                            (sid, seq))[0][0]
+    if not calls:
+        return []
+    return [f"the fork made {calls} tool call(s) after its latest checkpoint ({str(lin.theirs)[:7]}): "
+            f"what they wrote is not merged; `git oxide checkpoint` in {where or 'its worktree'} first "
+            "brings it"]
+
+
 def merge(ctx: Context, fork_ref: str, *, into: str | None = None, code: bool = True,
           conversation: bool = True, digest_only: bool = False, dry_run: bool = False) -> MergeResult:
     lin = merge_lineage.find(ctx, fork_ref, into)
@@ -187,6 +205,8 @@ def _merge(ctx: Context, repo: Any, lin: merge_lineage.Lineage, *, code: bool, c
                       lin.at - 1 if lin.ancestor else None, None, lin.theirs, restore.FilePlan().to_dict(),
                       [], 0, already, digest_only, dry_run)
     theirs = git.get(lin.theirs) if lin.theirs else None
+    if code and isinstance(theirs, pygit2.Commit):
+        res.notes += _work_after(ctx, lin)
     base_id = _base(ctx, lin, theirs, None) if isinstance(theirs, pygit2.Commit) else lin.base
     res.base = base_id
     fork_files = _changed(git, _tree(git, base_id), _tree(git, lin.theirs))

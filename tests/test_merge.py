@@ -295,3 +295,12 @@ def test_without_a_checkpoint_only_the_conversation_merges(repo: Path, monkeypat
     assert _texts(repo, parent)[-1] == "just talk"
     r = _cli(repo, monkeypatch, "merge", bare.id, "--yes")
     assert "Already merged" in r.output
+
+
+def test_tool_calls_after_the_forks_checkpoint_are_named(repo: Path) -> None:
+    _parent, fork_id = _scenario(repo)
+    ctx = make_ctx(repo, NOW_MS + 90)
+    store.append(ctx, sessionlog.load_required(ctx.repo.git, fork_id).session, [
+        Message("assistant", (Part.tool_call("call-2", "Edit", {"file_path": "late.py"}),), created_at=NOW_MS + 90)])
+    res = merge(make_ctx(repo, NOW_MS + 100), fork_id, dry_run=True)
+    assert any("1 tool call(s) after its latest checkpoint" in n and str(repo) in n for n in res.notes)
