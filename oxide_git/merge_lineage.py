@@ -146,7 +146,7 @@ def find(ctx: Context, fork_ref: str, into: str | None) -> Lineage:
         segments, root_has = _walk(ctx, mine, len(mine) - 1)
         segments.insert(0, Segment(mine[-1], 0, root_has))
         segments = [s for s in segments if s.stop > s.start]
-        return Lineage(fork, target, None, 0, segments, None, _latest_checkpoint(ctx, segments))
+        return Lineage(fork, target, None, 0, segments, None, _latest_checkpoint(ctx, fid, segments))
     segments, fork_has = _walk(ctx, mine, common)
     _theirs_segments, target_has = _walk(ctx, theirs, their_ids.index(mine[common].session.id))
     ancestor = mine[common]
@@ -155,15 +155,15 @@ def find(ctx: Context, fork_ref: str, into: str | None) -> Lineage:
         segments.insert(0, Segment(ancestor, at, fork_has))
     segments = [s for s in segments if s.stop > s.start]
     base = nearest_checkpoint(ctx, ancestor.session.id, at) or fork.session.fork_checkpoint
-    return Lineage(fork, target, ancestor.session.id, at, segments, base, _latest_checkpoint(ctx, segments))
+    return Lineage(fork, target, ancestor.session.id, at, segments, base, _latest_checkpoint(ctx, fid, segments))
 
 
-def _latest_checkpoint(ctx: Context, segments: list[Segment]) -> str | None:
-    """The newest checkpoint of the sessions whose turns the fork brings (its code as it left it)."""
-    ids = sorted({s.session_id for s in segments})
-    if not ids:
-        return None
+def _latest_checkpoint(ctx: Context, fork_id: str, segments: list[Segment]) -> str | None:
+    """The fork's newest checkpoint (its code as it left it); without one, the newest of the
+    sessions whose turns it brings (the fork it continues, the forks it was forked from)."""
+    ids = sorted({s.session_id for s in segments} | {fork_id})
     rows = ctx.index.query(
         f"SELECT id FROM checkpoints WHERE session_id IN ({','.join('?' * len(ids))}) "
-        "AND kind != 'before-rewind' ORDER BY created_at DESC, rowid DESC LIMIT 1", tuple(ids))
+        "AND kind != 'before-rewind' ORDER BY session_id = ? DESC, created_at DESC, rowid DESC LIMIT 1",
+        (*ids, fork_id))
     return str(rows[0][0]) if rows else None
