@@ -155,7 +155,8 @@ def find(ctx: Context, fork_ref: str, into: str | None) -> Lineage:
         segments.insert(0, Segment(ancestor, at, fork_has))
     segments = [s for s in segments if s.stop > s.start]
     base = nearest_checkpoint(ctx, ancestor.session.id, at) or fork.session.fork_checkpoint
-    return Lineage(fork, target, ancestor.session.id, at, segments, base, _latest_checkpoint(ctx, fid, segments))
+    return Lineage(fork, target, ancestor.session.id, at, segments, base,
+                   _latest_checkpoint(ctx, fid, segments))
 
 
 def _latest_checkpoint(ctx: Context, fork_id: str, segments: list[Segment]) -> str | None:
