@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -164,6 +165,20 @@ def _base(ctx: Context, lin: merge_lineage.Lineage, theirs: pygit2.Commit,
     return None
 
 
+def code_merged(ctx: Context, fork_id: str) -> str | None:
+    """The fork's checkpoint whose code a merge brought into this worktree, if no undo took it back
+    (the journal's summaries: ``merge F into T, code of C``; an undo's is ``undo `` and that)."""
+    merged = None
+    for e in journal.entries(ctx):
+        what, undone = e.summary, 0
+        while what.startswith("undo "):
+            what, undone = what[5:], undone + 1
+        hit = re.fullmatch(rf"merge {fork_id[:12]} into \S+, code of ([0-9a-f]+)", what)
+        if hit:
+            merged = None if undone % 2 else hit.group(1)
+    return merged
+
+
 def _work_after(ctx: Context, lin: merge_lineage.Lineage) -> list[str]:
     """A note when the fork made tool calls after its latest checkpoint: the files they wrote are
     not in it (a checkpoint is taken at each prompt), and the merge cannot bring them."""
@@ -211,10 +226,17 @@ def _merge(ctx: Context, repo: Any, lin: merge_lineage.Lineage, *, code: bool, c
     res.base = base_id
     fork_files = _changed(git, _tree(git, base_id), _tree(git, lin.theirs))
     current = fp = merged = None
+    prior = code_merged(ctx, fork_id) if code else None
     if code:
         if not isinstance(theirs, pygit2.Commit):
             res.notes.append("the fork has no checkpoint: there is no code of it to merge")
+        elif prior == str(theirs.id):
+            res.notes.append(f"its code (checkpoint {prior[:7]}) was merged into this worktree already")
         else:
+            if prior and _tree(git, prior) is not None:  # merged before: what the fork changed since
+                base_id = prior
+                res.notes.append(f"its code was merged here before (checkpoint {prior[:7]}): only what it "
+                                 "changed since comes in")
             current = snapshots.take(repo, kind="before-rewind", now_ms=ctx.now_ms, session_id=target_id,
                                      text=f"before merge of {fork_id[:12]}", keep=not dry_run)
             base_id = base_id or _base(ctx, lin, theirs, current.head)
@@ -251,6 +273,7 @@ def _merge(ctx: Context, repo: Any, lin: merge_lineage.Lineage, *, code: bool, c
     assert current is None or current.id
     entry = journal.Entry("merge", ctx.now_ms, f"merge {fork_id[:12]} into {target_id[:12]}")
     if current is not None and fp is not None and merged is not None and fp.paths:
+        entry.summary += f", code of {lin.theirs}"
         store.record_checkpoint(ctx, current)
         res.before_checkpoint = current.id
         res.after_checkpoint = _after_checkpoint(ctx, current, merged.tree, fork_id)

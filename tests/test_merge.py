@@ -304,3 +304,31 @@ def test_tool_calls_after_the_forks_checkpoint_are_named(repo: Path) -> None:
         Message("assistant", (Part.tool_call("call-2", "Edit", {"file_path": "late.py"}),), created_at=NOW_MS + 90)])
     res = merge(make_ctx(repo, NOW_MS + 100), fork_id, dry_run=True)
     assert any("1 tool call(s) after its latest checkpoint" in n and str(repo) in n for n in res.notes)
+
+
+def test_a_conflicted_merge_run_again_adds_nothing_and_after_undo_merges_again(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _parent, fork_id = _scenario(repo, path="README.md", body="hello from the fork\n")
+    (repo / "README.md").write_text("hello from the parent\n")  # uncommitted: the worktree's side
+    merge(make_ctx(repo, NOW_MS + 100), fork_id)
+    conflicted = (repo / "README.md").read_text()
+    assert conflicted.count("<<<<<<<") == 1
+    again = merge(make_ctx(repo, NOW_MS + 101), fork_id)
+    assert not again.conflicts and again.written == 0 and again.messages_added == 0
+    assert any("merged into this worktree already" in n for n in again.notes)
+    assert (repo / "README.md").read_text() == conflicted  # no markers inside markers
+    undo(make_ctx(repo, NOW_MS + 102))
+    assert (repo / "README.md").read_text() == "hello from the parent\n"
+    redo = merge(make_ctx(repo, NOW_MS + 103), fork_id, conversation=False)
+    assert [c["path"] for c in redo.conflicts] == ["README.md"]
+    # the fork goes on: only what it changed since the merge comes in
+    (repo / "README.md").write_text("resolved\n")
+    ctx = make_ctx(repo, NOW_MS + 104)
+    (repo / "extra.txt").write_text("more\n")
+    checkpoint(ctx, session=fork_id, text="the fork goes on")
+    (repo / "extra.txt").unlink()
+    (repo / "README.md").write_text("resolved\n")
+    later = merge(make_ctx(repo, NOW_MS + 105), fork_id, conversation=False)
+    assert later.files["added"] == ["extra.txt"] and not later.conflicts
+    assert (repo / "README.md").read_text() == "resolved\n"
+    assert any("only what it changed since" in n for n in later.notes)
