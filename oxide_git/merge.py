@@ -176,7 +176,10 @@ def code_merged(ctx: Context, fork_id: str) -> str | None:
         hit = re.fullmatch(rf"merge {fork_id[:12]} into \S+, code of ([0-9a-f]+)", what)
         if hit:
             merged = None if undone % 2 else hit.group(1)
-    return merged
+    try:  # the summary names it by its first 12 digits
+        return None if merged is None else str(ctx.repo.git.revparse_single(merged).id)
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
 
 
 def _work_after(ctx: Context, lin: merge_lineage.Lineage) -> list[str]:
@@ -273,7 +276,7 @@ def _merge(ctx: Context, repo: Any, lin: merge_lineage.Lineage, *, code: bool, c
     assert current is None or current.id
     entry = journal.Entry("merge", ctx.now_ms, f"merge {fork_id[:12]} into {target_id[:12]}")
     if current is not None and fp is not None and merged is not None and fp.paths:
-        entry.summary += f", code of {lin.theirs}"
+        entry.summary += f", code of {str(lin.theirs)[:12]}"
         store.record_checkpoint(ctx, current)
         res.before_checkpoint = current.id
         res.after_checkpoint = _after_checkpoint(ctx, current, merged.tree, fork_id)

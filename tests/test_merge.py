@@ -332,3 +332,10 @@ def test_a_conflicted_merge_run_again_adds_nothing_and_after_undo_merges_again(
     assert later.files["added"] == ["extra.txt"] and not later.conflicts
     assert (repo / "README.md").read_text() == "resolved\n"
     assert any("only what it changed since" in n for n in later.notes)
+
+
+def test_without_yes_off_a_terminal_it_refuses_and_changes_nothing(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    parent, fork_id = _scenario(repo)
+    r = _cli(repo, monkeypatch, "merge", fork_id[:10], code=1)
+    assert "refusing to merge without confirmation" in r.output and "--yes" in r.output
+    assert not (repo / "feature.py").exists() and len(_texts(repo, parent)) == 4
