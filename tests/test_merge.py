@@ -146,7 +146,7 @@ def test_uncommitted_changes_are_merged_as_a_side_never_overwritten(repo: Path, 
     r = _cli(repo, monkeypatch, "merge", fork_id[:10], "--code", "--yes")
     assert (repo / "src" / "app.py").read_text() == "print('user')\nprint('hi')\nprint('fork')\n"
     assert (repo / "notes.txt").read_text() == "the user's own file\n"
-    assert "uncommitted change(s) as its side" in r.output
+    assert "uncommitted changes (2 file(s)) as its side: none was overwritten" in r.output
     undo(make_ctx(repo, NOW_MS + 300))
     assert (repo / "src" / "app.py").read_text() == "print('user')\nprint('hi')\n"
 

@@ -72,9 +72,11 @@ def merge(fork: str, into: str | None, mode: str, digest: bool, dry_run: bool, y
     if res.already_merged:
         status(f"{res.already_merged} message(s) of the fork were merged before: not added again")
     if res.uncommitted and changes:
-        status(f"{'Would merge' if dry_run else 'Merged'} with the worktree's {len(res.uncommitted)} "
-               "uncommitted change(s) as its side: none "
-               + ("would be" if dry_run else "was") + " overwritten")
+        both = sorted({c["path"] for c in res.conflicts} & set(res.uncommitted))
+        status(f"{'Would merge' if dry_run else 'Merged'} with the worktree's uncommitted changes "
+               f"({len(res.uncommitted)} file(s)) as its side: none " + ("would be" if dry_run else "was")
+               + " overwritten" + (f"; both sides of {', '.join(both)} are in its conflict markers" if both
+                                   else ""))
     for c in res.conflicts:
         status(f"CONFLICT ({c['kind']}): {c['path']}")
     if dry_run:
