@@ -339,3 +339,10 @@ def test_without_yes_off_a_terminal_it_refuses_and_changes_nothing(repo: Path, m
     r = _cli(repo, monkeypatch, "merge", fork_id[:10], code=1)
     assert "refusing to merge without confirmation" in r.output and "--yes" in r.output
     assert not (repo / "feature.py").exists() and len(_texts(repo, parent)) == 4
+
+
+def test_the_parent_merges_into_its_fork_too(repo: Path) -> None:
+    parent, fork_id = _scenario(repo)
+    res = merge(make_ctx(repo, NOW_MS + 100), parent, into=fork_id, code=False)
+    assert res.ancestor == parent and res.fork_point == 1 and res.messages_added == 3
+    assert _texts(repo, fork_id)[-2:] == ["the parent goes on", "on it"]
