@@ -251,9 +251,16 @@ def _merge(ctx: Context, repo: Any, lin: merge_lineage.Lineage, *, code: bool, c
             ours_tree = git[current.tree].peel(pygit2.Tree)
             labels = ("worktree", f"base {str(base_id)[:12]}", f"fork {fork_id[:12]}")
             merged = merge_code.merge(git, base_tree, ours_tree, theirs.peel(pygit2.Tree), labels)
-            fp = restore.plan(git, ours_tree, git[merged.tree].peel(pygit2.Tree),
+            # what the fork's checkpoint does not hold as it was (too large, unreadable, or taken
+            # out when it was pushed) stays as it is here
+            held_out = {str(s["path"]).rstrip("/"): str(s.get("reason") or "")
+                        for s in snapshots.parse_commit(theirs, "").skipped if s.get("path")}
+            fp = restore.plan(git, ours_tree, git[merged.tree].peel(pygit2.Tree), exclude=set(held_out),
                               leave=agent_files.session_files(ctx.environ))
-            res.files, res.conflicts = fp.to_dict(), merged.conflicts
+            res.files = fp.to_dict()
+            res.conflicts = [c for c in merged.conflicts if c["path"] not in held_out]
+            res.notes += [f"left {p} as it is: the fork's checkpoint does not hold it ({why})"
+                          for p, why in sorted(held_out.items())]
             head = git.get(current.head) if current.head else None
             dirty = _changed(git, head.peel(pygit2.Tree) if head is not None else None, ours_tree)
             res.uncommitted = sorted(dirty)

@@ -346,3 +346,16 @@ def test_the_parent_merges_into_its_fork_too(repo: Path) -> None:
     res = merge(make_ctx(repo, NOW_MS + 100), parent, into=fork_id, code=False)
     assert res.ancestor == parent and res.fork_point == 1 and res.messages_added == 3
     assert _texts(repo, fork_id)[-2:] == ["the parent goes on", "on it"]
+
+
+def test_what_the_forks_checkpoint_left_out_is_left_alone(repo: Path) -> None:
+    """A file the fork's checkpoint skipped (grown too large there) is not deleted by the merge."""
+    (repo / "big.dat").write_text("small\n")  # untracked, in the checkpoint the two diverged at
+    _parent, fork_id = _scenario(repo)
+    git(repo, "config", "oxide.maxFileSize", "10")
+    (repo / "big.dat").write_text("x" * 100)  # the fork made it too large to be checkpointed
+    checkpoint(make_ctx(repo, NOW_MS + 40), session=fork_id, text="with a big file")
+    (repo / "big.dat").write_text("small\n")
+    res = merge(make_ctx(repo, NOW_MS + 100), fork_id, conversation=False)
+    assert "big.dat" not in res.files["deleted"] and (repo / "big.dat").read_text() == "small\n"
+    assert any("left big.dat as it is" in n for n in res.notes)
