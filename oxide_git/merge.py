@@ -255,8 +255,9 @@ def _merge(ctx: Context, repo: Any, lin: merge_lineage.Lineage, *, code: bool, c
             # out when it was pushed) stays as it is here
             held_out = {str(s["path"]).rstrip("/"): str(s.get("reason") or "")
                         for s in snapshots.parse_commit(theirs, "").skipped if s.get("path")}
-            fp = restore.plan(git, ours_tree, git[merged.tree].peel(pygit2.Tree), exclude=set(held_out),
-                              leave=agent_files.session_files(ctx.environ))
+            mine_out = {str(s["path"]).rstrip("/") for s in current.skipped if s.get("path")}
+            fp = restore.plan(git, ours_tree, git[merged.tree].peel(pygit2.Tree),
+                              exclude=set(held_out) | mine_out, leave=agent_files.session_files(ctx.environ))
             res.files = fp.to_dict()
             res.conflicts = [c for c in merged.conflicts if c["path"] not in held_out]
             res.notes += [f"left {p} as it is: the fork's checkpoint does not hold it ({why})"
