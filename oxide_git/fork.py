@@ -29,7 +29,7 @@ class ForkResult:
         return dict(self.__dict__)
 
 
-def _nearest_checkpoint(ctx: Context, session_id: str, seq: int) -> str | None:
+def nearest_checkpoint(ctx: Context, session_id: str, seq: int) -> str | None:
     """The checkpoint that holds the files as they were when message ``seq`` was about to happen."""
     rows = ctx.index.query(
         "SELECT c.id, c.kind, m.seq FROM checkpoints c JOIN messages m "
@@ -53,7 +53,7 @@ def fork(ctx: Context, ref: str, *, at: str | None = None, title: str | None = N
     n_children = len(ctx.index.query("SELECT 1 FROM sessions WHERE parent_id=?", (sid,)))
     entropy = hashlib.sha1(f"{sid}:{seq}:{n_children}:{ctx.now_ms}".encode()).digest()
     new_id = new_session_id(ctx.now_ms, entropy)
-    checkpoint = _nearest_checkpoint(ctx, sid, seq)
+    checkpoint = nearest_checkpoint(ctx, sid, seq)
     src = log.session
     new = replace(
         src, id=new_id, native_id=None, parent_id=sid,

@@ -126,6 +126,14 @@ def message_lines(seq: int, m: Message, names: dict[str, str], *, full: bool = F
     return out
 
 
+def merge_label(m: Message) -> str:
+    """`show`'s mark on a merged block (`git oxide merge`): its marker, and each message it brought."""
+    if isinstance(m.extra.get("oxide_merge"), dict):
+        return f"merge of fork {str(m.extra['oxide_merge'].get('fork') or '')[:8]}"
+    came = m.extra.get("merged_from")
+    return f"merged from {str(came.get('session') or '')[:8]}" if isinstance(came, dict) else ""
+
+
 def conversation(messages: Iterable[tuple[int, Message]], *, full: bool = False,
                  hidden: dict[str, int] | None = None, names: dict[str, str] | None = None
                  ) -> Iterator[str]:
@@ -138,8 +146,9 @@ def conversation(messages: Iterable[tuple[int, Message]], *, full: bool = False,
                 kind = str(m.parts[0].get("kind") or "record").split("/")[0] if m.parts else EMPTY
                 hidden[kind] = hidden.get(kind, 0) + 1
             continue
-        label = "harness context" if m.is_harness() or m.extra.get("isMeta") else ""
-        if label and not full:  # what the agent's harness injected, on one line
+        harness = m.is_harness() or m.extra.get("isMeta")
+        label = "harness context" if harness else merge_label(m)
+        if harness and not full:  # what the agent's harness injected, on one line
             text = m.text().strip()
             n = len(text.splitlines())
             yield ""

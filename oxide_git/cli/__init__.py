@@ -59,7 +59,7 @@ def main(no_pager: bool) -> None:
     """Keep every AI coding-agent session of this repository in its own git.
 
     \b
-    Sessions:   import, list, show, search, status, switch, resume, fork, rm
+    Sessions:   import, list, show, search, status, switch, resume, fork, merge, rm
     Code:       checkpoint, checkpoints, rewind, undo, blame
     Capture:    hooks, hook, watch
     Share:      push, pull, export
@@ -93,6 +93,7 @@ COMMANDS = {
     **dict.fromkeys(("status", "switch"), "current"),
     "import": "imports",
     **dict.fromkeys(("resume", "fork", "rewind", "undo"), "history"),
+    "merge": "merge",
     **dict.fromkeys(("hooks", "watch", "hook", "hook-impl", "agent-hook"), "capture"),
     **dict.fromkeys(("push", "pull"), "share"),
     "export": "export",

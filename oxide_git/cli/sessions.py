@@ -59,12 +59,18 @@ def list_(all_: bool, agent: str | None, tree: bool, as_json: bool) -> None:
         return
     ordered = session_tree(rows) if tree else [(0, r) for r in rows]
     real = ctx.index.real_message_counts([r["id"] for r in rows]) if rows else {}
+    merged: dict[str, list[str]] = {}
+    if tree and rows:
+        from ..merge_marks import merged_into
+
+        merged = merged_into(ctx, [r["id"] for r in rows])
     if rows:
         table(["ID", "AGENT", "MSGS", "WORKTREE", "BRANCH", "UPDATED", "TITLE"],
               [[sid(r["id"]), r["agent"], real.get(r["id"], 0), r["worktree"] or "-",
                 r["branch"] or "-", ago(r["updated_at"], ctx.now_ms),
                 ("  " * depth + ("└ " if depth else ""))
-                + display(r["title"], r["first_prompt"], r["id"], 60)]
+                + display(r["title"], r["first_prompt"], r["id"], 60)
+                + "".join(f" (merged into {sid(t)})" for t in merged.get(r["id"], []))]
                for depth, r in ordered])
     if not all_:
         hidden = ctx.index.session_count(agent=agent) - len(rows)
