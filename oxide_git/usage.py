@@ -1,0 +1,216 @@
+"""What the sessions cost: tokens and USD per session, agent, model or day (`git oxide usage`).
+
+Each session's responses (``usage_read.spent``) are summed per day and model once, when its log
+is first asked about, and kept in the index (``usage_spent``, with the log commit they are of in
+``usage_seen``): a session whose log moved since is read again from git, the others are not, so
+a store of thousands of sessions answers from a few thousand small rows. Like the rest of the
+index it is a cache (``reindex`` drops it; it is made again here).
+
+Costs are worked out at each query, not kept: the price table can change (``prices``). A
+response whose agent recorded its cost in USD counts that figure; the others are priced from
+the table, and a row with tokens of a model the table does not know has no cost (None).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from . import prices
+from .errors import OxideError
+from .usage_read import spent
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from .context import Context
+
+BY = ("session", "agent", "model", "day")
+TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS usage_seen (session_id TEXT PRIMARY KEY, log_commit TEXT)",
+    # per session, day and model: all tokens; the cost the agent recorded; the tokens of the
+    # responses it recorded none for (priced at each query); the number of responses
+    "CREATE TABLE IF NOT EXISTS usage_spent (session_id TEXT, day TEXT, model TEXT, input INTEGER, "
+    "output INTEGER, cache_read INTEGER, cache_write INTEGER, own_cost REAL, p_input INTEGER, "
+    "p_output INTEGER, p_cache_read INTEGER, p_cache_write INTEGER, responses INTEGER, "
+    "PRIMARY KEY (session_id, day, model))",
+)
+
+
+def _day(ms: int | None) -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime((ms or 0) // 1000))
+
+
+def session_rows(agent: str, messages: Iterable[tuple[int, Mapping[str, Any]]], *, model: str | None = None,
+                 created_at: int | None = None, skip_before: int = 0) -> list[tuple[Any, ...]]:
+    """A session's ``usage_spent`` rows (without its id) from its messages as plain dicts;
+    ``skip_before``: a fork's copied messages, which its parent spent."""
+    sums: dict[tuple[str, str], list[Any]] = {}
+    for s in spent(agent, ((q, m) for q, m in messages if q >= skip_before), model):
+        row = sums.setdefault((_day(s.at if s.at is not None else created_at), s.model or ""),
+                              [0, 0, 0, 0, None, 0, 0, 0, 0, 0])
+        tokens = (s.input, s.output, s.cache_read, s.cache_write)
+        for i, n in enumerate(tokens):
+            row[i] += n
+        if s.cost is not None:
+            row[4] = (row[4] or 0.0) + s.cost
+        else:
+            for i, n in enumerate(tokens):
+                row[5 + i] += n
+        row[9] += 1
+    return [(day, model_, *row) for (day, model_), row in sums.items()]
+
+
+def _ensure(ctx: Context, ids: Iterable[str] | None = None) -> None:
+    """Bring ``usage_spent`` up to the sessions' logs (those of ``ids``, or all)."""
+    from . import codec, sessionlog
+
+    db = ctx.index
+    for sql in _SCHEMA:
+        db.db.execute(sql)
+    sql = ("SELECT s.id, s.log_commit FROM sessions s LEFT JOIN usage_seen u ON u.session_id=s.id "
+           "WHERE u.log_commit IS NOT s.log_commit")
+    stale = [(r[0], r[1]) for r in db.query(sql)]
+    if ids is not None:
+        wanted = set(ids)
+        stale = [r for r in stale if r[0] in wanted]
+    if not stale:
+        return
+    import pygit2
+
+    git = ctx.repo.git
+    fresh: list[tuple[str, str | None, list[tuple[Any, ...]]]] = []
+    for sid, tip in stale:
+        if not tip:
+            fresh.append((sid, tip, []))
+            continue
+        try:
+            log = sessionlog.load_commit(git, pygit2.Oid(hex=tip))
+        except (OxideError, ValueError):
+            continue  # a log git no longer has: left out, as `list` would show it
+        s = log.session
+        fork = s.extra.get("fork_seq") if s.parent_id else None
+        dicts = ((q, codec.decode_message_dict(b)) for q, b in sessionlog.iter_blobs(git, log.commit.tree))
+        fresh.append((sid, tip, session_rows(s.agent, dicts, model=s.model, created_at=s.created_at,
+                                             skip_before=fork if isinstance(fork, int) else 0)))
+    with db.write() as conn:
+        for sid, tip, rows in fresh:
+            _put(conn, sid, tip, rows)
+
+
+def _put(conn: sqlite3.Connection, sid: str, tip: str | None, rows: list[tuple[Any, ...]]) -> None:
+    conn.execute("DELETE FROM usage_spent WHERE session_id=?", (sid,))
+    conn.executemany(f"INSERT INTO usage_spent VALUES (?{',?' * 12})", [(sid, *r) for r in rows])
+    conn.execute("INSERT OR REPLACE INTO usage_seen VALUES (?, ?)", (sid, tip))
+
+
+def _cost(table: Mapping[str, prices.Price], model: str, own: float | None,
+          priced: tuple[int, ...]) -> float | None:
+    if not any(priced):
+        return own if own is not None else 0.0
+    c = prices.cost(prices.find(table, model), (priced[0], priced[1], priced[2], priced[3]))
+    return None if c is None else c + (own or 0.0)
+
+
+def _joined(values: set[str]) -> str | None:
+    vals = sorted(v for v in values if v)
+    return ",".join(vals) if vals else None
+
+
+def report(ctx: Context, by: str = "session", since: str | None = None,
+           ids: Iterable[str] | None = None) -> list[dict[str, Any]]:
+    """One row per ``by`` key, in its order (day: oldest first; the others: most tokens first),
+    with ``session``, ``agent``, ``model``, the four token counts, ``cost_usd``, ``responses``,
+    ``sessions`` and the key; ``since``: from that day (YYYY-MM-DD, UTC) on."""
+    if by not in BY:
+        raise OxideError(f"cannot count usage by {by!r}", hint=f"--by takes one of {', '.join(BY)}")
+    id_list = list(ids) if ids is not None else None
+    _ensure(ctx, id_list)
+    table = prices.for_context(ctx)
+    sql = ("SELECT u.*, s.agent, s.updated_at FROM usage_spent u JOIN sessions s ON s.id=u.session_id "
+           "JOIN usage_seen v ON v.session_id=s.id AND v.log_commit IS s.log_commit WHERE 1=1")
+    args: list[Any] = []
+    if since:
+        sql += " AND u.day>=?"
+        args.append(since)
+    if id_list is not None:
+        sql += f" AND u.session_id IN ({','.join('?' * len(id_list))})"
+        args += id_list
+    groups: dict[str, dict[str, Any]] = {}
+    for r in ctx.index.query(sql, args):
+        key = {"session": r["session_id"], "agent": r["agent"], "model": r["model"] or "",
+               "day": r["day"]}[by]
+        g = groups.setdefault(key, {"session": r["session_id"] if by == "session" else None,
+                                    "agents": set(), "models": set(), "sessions": set(),
+                                    **dict.fromkeys(TOKENS, 0), "cost_usd": 0.0, "responses": 0,
+                                    "updated_at": r["updated_at"]})
+        g["agents"].add(r["agent"])
+        g["models"].add(r["model"] or "")
+        g["sessions"].add(r["session_id"])
+        for k, col in zip(TOKENS, ("input", "output", "cache_read", "cache_write"), strict=True):
+            g[k] += r[col]
+        g["responses"] += r["responses"]
+        c = _cost(table, r["model"] or "", r["own_cost"],
+                  (r["p_input"], r["p_output"], r["p_cache_read"], r["p_cache_write"]))
+        g["cost_usd"] = None if c is None or g["cost_usd"] is None else g["cost_usd"] + c
+    out = []
+    for key, g in groups.items():
+        row = {"session": g["session"], "agent": _joined(g["agents"]), "model": _joined(g["models"]),
+               **{k: g[k] for k in TOKENS},
+               "cost_usd": None if g["cost_usd"] is None else round(g["cost_usd"], 6),
+               "responses": g["responses"], "sessions": len(g["sessions"])}
+        if by != "session":
+            row[by] = key or None
+        out.append((g["updated_at"] or 0, row))
+    if by == "day":
+        out.sort(key=lambda x: x[1]["day"] or "")
+    elif by == "session":
+        out.sort(key=lambda x: -x[0])  # as `list`: the most recently updated first
+    else:
+        out.sort(key=lambda x: -sum(x[1][k] for k in TOKENS))
+    return [row for _, row in out]
+
+
+def total(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The sum of some rows (``cost_usd`` None when any of theirs is)."""
+    rows = list(rows)
+    out: dict[str, Any] = {k: sum(r[k] for r in rows) for k in (*TOKENS, "responses", "sessions")}
+    costs = [r["cost_usd"] for r in rows]
+    out["cost_usd"] = None if any(c is None for c in costs) else round(sum(costs), 6)
+    return out
+
+
+def session_total(ctx: Context, session_id: str) -> dict[str, Any] | None:
+    """A session's totals (``report``'s fields), or None when its agent recorded no usage."""
+    rows = report(ctx, "session", ids=[session_id])
+    return rows[0] if rows else None
+
+
+def since_day(text: str, now_ms: int) -> str:
+    """``--since``'s day: YYYY-MM-DD, an ISO time (its UTC day), or N days ago (``7d``)."""
+    from .model import from_iso
+
+    t = text.strip()
+    if t[:-1].isdigit() and t[-1:] in ("d", "w"):
+        return _day(now_ms - int(t[:-1]) * (7 if t[-1] == "w" else 1) * 86_400_000)
+    ms = from_iso(t)
+    if ms is None:
+        raise OxideError(f"cannot read the date {text!r}", hint="give a day (2026-12-01), an ISO time, "
+                                                               "or a number of days or weeks ago (7d, 2w)")
+    return _day(ms)
+
+
+def cost_text(c: float | None) -> str:
+    """USD as people read it: cents, or four decimals under a dollar; ``-`` for no price."""
+    if c is None:
+        return "-"
+    return f"${c:,.2f}" if c >= 1 or c == 0 else f"${c:.4f}"
+
+
+def line(t: Mapping[str, Any]) -> str:
+    """A session's totals on one line (`show`'s header, the HTML export, the picker's preview)."""
+    return (f"{t['input_tokens']:,} in, {t['output_tokens']:,} out, {t['cache_read_tokens']:,} cache read, "
+            f"{t['cache_write_tokens']:,} cache write tokens; cost {cost_text(t['cost_usd'])}"
+            + ("" if t["cost_usd"] is not None else " (a model without a price)"))
