@@ -126,6 +126,9 @@ def _print_shown(ctx: Any, shown: Any, as_json: bool, full: bool) -> None:
     cps += " …" if len(shown.checkpoints) > 5 else ""
     click.echo(f"messages: {counted(real, shown.count)}"
                + f"  checkpoints: {len(shown.checkpoints)}" + (f" ({cps})" if cps else ""))
+    spent = _usage_line(ctx, s.id)
+    if spent:
+        click.echo(f"usage:    {spent}")
     hidden: dict[str, int] = {}
     for line in conversation(shown.messages, full=full, hidden=hidden):
         click.echo(line)
@@ -133,6 +136,13 @@ def _print_shown(ctx: Any, shown: Any, as_json: bool, full: bool) -> None:
         kinds = ", ".join(f"{k} {n}" for k, n in sorted(hidden.items(), key=lambda kv: -kv[1]))
         click.echo(f"\n({sum(hidden.values())} of the {shown.count} records are not shown: {kinds}; "
                    f"`git oxide show {sid(s.id)} --full` shows them)")
+
+
+def _usage_line(ctx: Any, session_id: str) -> str | None:
+    from ..usage import line, session_total
+
+    t = session_total(ctx, session_id)
+    return line(t) if t else None
 
 
 @main.command()
