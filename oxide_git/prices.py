@@ -70,13 +70,6 @@ def find(table: Mapping[str, Price], model: str | None) -> Price | None:
     return None
 
 
-def cost(price: Price | None, tokens: tuple[int, int, int, int]) -> float | None:
-    """USD for (input, output, cache read, cache write) tokens; None for an unknown price."""
-    if price is None:
-        return None
-    return sum(p * n for p, n in zip(price, tokens, strict=True)) / 1_000_000
-
-
 def for_context(ctx: Context) -> dict[str, Price]:
     """The table a command uses: OXIDE_PRICES's file, else ``git config oxide.prices``'s, over the
     package's."""

@@ -65,8 +65,6 @@ def session_rows(agent: str, messages: Iterable[tuple[int, Mapping[str, Any]]], 
 
 def _ensure(ctx: Context, ids: Iterable[str] | None = None) -> None:
     """Bring ``usage_spent`` up to the sessions' logs (those of ``ids``, or all)."""
-    from . import codec, sessionlog
-
     db = ctx.index
     for sql in _SCHEMA:
         db.db.execute(sql)
@@ -78,7 +76,9 @@ def _ensure(ctx: Context, ids: Iterable[str] | None = None) -> None:
         stale = [r for r in stale if r[0] in wanted]
     if not stale:
         return
-    import pygit2
+    import pygit2  # only now: a command that finds nothing to read does not load it
+
+    from . import codec, sessionlog
 
     git = ctx.repo.git
     fresh: list[tuple[str, str | None, list[tuple[Any, ...]]]] = []
@@ -106,70 +106,72 @@ def _put(conn: sqlite3.Connection, sid: str, tip: str | None, rows: list[tuple[A
     conn.execute("INSERT OR REPLACE INTO usage_seen VALUES (?, ?)", (sid, tip))
 
 
-def _cost(table: Mapping[str, prices.Price], model: str, own: float | None,
-          priced: tuple[int, ...]) -> float | None:
-    if not any(priced):
-        return own if own is not None else 0.0
-    c = prices.cost(prices.find(table, model), (priced[0], priced[1], priced[2], priced[3]))
-    return None if c is None else c + (own or 0.0)
+# A row's cost: the agent's own figure, plus its other tokens at the model's price (per million);
+# a row with such tokens and no price for its model makes its group's cost unknown.
+_COST = ("sum(coalesce(u.own_cost, 0) + coalesce((u.p_input * p.input + u.p_output * p.output + "
+         "u.p_cache_read * p.cache_read + u.p_cache_write * p.cache_write) / 1e6, 0))")
+_UNPRICED = "p.model IS NULL AND u.p_input + u.p_output + u.p_cache_read + u.p_cache_write > 0"
 
 
-def _joined(values: set[str]) -> str | None:
-    vals = sorted(v for v in values if v)
+def _prices_table(ctx: Context) -> None:
+    """The price of each model the rows name, in a temporary table the query joins."""
+    table = prices.for_context(ctx)
+    db = ctx.index.db
+    db.execute("CREATE TEMP TABLE IF NOT EXISTS usage_price (model TEXT PRIMARY KEY, input REAL, "
+               "output REAL, cache_read REAL, cache_write REAL)")
+    db.execute("DELETE FROM temp.usage_price")
+    models = [r[0] for r in ctx.index.query("SELECT DISTINCT model FROM usage_spent")]
+    db.executemany("INSERT INTO temp.usage_price VALUES (?, ?, ?, ?, ?)",
+                   [(m, *p) for m in models if (p := prices.find(table, m)) is not None])
+
+
+def _joined(values: str | None) -> str | None:
+    """SQLite's ``group_concat`` of names, sorted (None when there is none)."""
+    vals = sorted({v for v in (values or "").split(",") if v})
     return ",".join(vals) if vals else None
 
 
 def report(ctx: Context, by: str = "session", since: str | None = None,
            ids: Iterable[str] | None = None) -> list[dict[str, Any]]:
-    """One row per ``by`` key, in its order (day: oldest first; the others: most tokens first),
-    with ``session``, ``agent``, ``model``, the four token counts, ``cost_usd``, ``responses``,
-    ``sessions`` and the key; ``since``: from that day (YYYY-MM-DD, UTC) on."""
+    """One row per ``by`` key, in its order (day: oldest first; session: as `list`, the most
+    recently updated first; agent and model: most tokens first), with ``session``, ``agent``,
+    ``model``, the four token counts, ``cost_usd``, ``responses``, ``sessions`` and the key;
+    ``since``: from that day (YYYY-MM-DD, UTC) on."""
     if by not in BY:
         raise OxideError(f"cannot count usage by {by!r}", hint=f"--by takes one of {', '.join(BY)}")
     id_list = list(ids) if ids is not None else None
     _ensure(ctx, id_list)
-    table = prices.for_context(ctx)
-    sql = ("SELECT u.*, s.agent, s.updated_at FROM usage_spent u JOIN sessions s ON s.id=u.session_id "
-           "JOIN usage_seen v ON v.session_id=s.id AND v.log_commit IS s.log_commit WHERE 1=1")
+    key = {"session": "u.session_id", "agent": "s.agent", "model": "u.model", "day": "u.day"}[by]
+    where = ("FROM usage_spent u JOIN sessions s ON s.id=u.session_id JOIN usage_seen v ON "
+             "v.session_id=u.session_id AND v.log_commit IS s.log_commit LEFT JOIN temp.usage_price p "
+             "ON p.model=u.model WHERE 1=1")
     args: list[Any] = []
     if since:
-        sql += " AND u.day>=?"
+        where += " AND u.day>=?"
         args.append(since)
     if id_list is not None:
-        sql += f" AND u.session_id IN ({','.join('?' * len(id_list))})"
+        where += f" AND u.session_id IN ({','.join('?' * len(id_list))})"
         args += id_list
-    groups: dict[str, dict[str, Any]] = {}
-    for r in ctx.index.query(sql, args):
-        key = {"session": r["session_id"], "agent": r["agent"], "model": r["model"] or "",
-               "day": r["day"]}[by]
-        g = groups.setdefault(key, {"session": r["session_id"] if by == "session" else None,
-                                    "agents": set(), "models": set(), "sessions": set(),
-                                    **dict.fromkeys(TOKENS, 0), "cost_usd": 0.0, "responses": 0,
-                                    "updated_at": r["updated_at"]})
-        g["agents"].add(r["agent"])
-        g["models"].add(r["model"] or "")
-        g["sessions"].add(r["session_id"])
-        for k, col in zip(TOKENS, ("input", "output", "cache_read", "cache_write"), strict=True):
-            g[k] += r[col]
-        g["responses"] += r["responses"]
-        c = _cost(table, r["model"] or "", r["own_cost"],
-                  (r["p_input"], r["p_output"], r["p_cache_read"], r["p_cache_write"]))
-        g["cost_usd"] = None if c is None or g["cost_usd"] is None else g["cost_usd"] + c
+    _prices_table(ctx)
     out = []
-    for key, g in groups.items():
-        row = {"session": g["session"], "agent": _joined(g["agents"]), "model": _joined(g["models"]),
-               **{k: g[k] for k in TOKENS},
-               "cost_usd": None if g["cost_usd"] is None else round(g["cost_usd"], 6),
-               "responses": g["responses"], "sessions": len(g["sessions"])}
+    for k, *n, cost, unknown, agents, models, sessions, updated in ctx.index.query(
+            f"SELECT {key}, sum(u.input), sum(u.output), sum(u.cache_read), sum(u.cache_write), "
+            f"sum(u.responses), {_COST}, max({_UNPRICED}), group_concat(DISTINCT s.agent), "
+            f"group_concat(DISTINCT u.model), count(DISTINCT u.session_id), max(s.updated_at) {where} "
+            "GROUP BY 1", args):
+        row = {"session": k if by == "session" else None, "agent": _joined(agents),
+               "model": _joined(models), **dict(zip(TOKENS, n[:4], strict=True)),
+               "cost_usd": None if unknown else round(cost or 0.0, 6), "responses": n[4],
+               "sessions": sessions}
         if by != "session":
-            row[by] = key or None
-        out.append((g["updated_at"] or 0, row))
+            row[by] = k or None
+        out.append((updated or 0, row))
     if by == "day":
         out.sort(key=lambda x: x[1]["day"] or "")
     elif by == "session":
-        out.sort(key=lambda x: -x[0])  # as `list`: the most recently updated first
+        out.sort(key=lambda x: -x[0])
     else:
-        out.sort(key=lambda x: -sum(x[1][k] for k in TOKENS))
+        out.sort(key=lambda x: -sum(x[1][t] for t in TOKENS))
     return [row for _, row in out]
 
 
