@@ -334,3 +334,21 @@ def test_aider_keeps_the_tokens_of_a_request_that_failed(repo: Path, monkeypatch
     shown = json.loads(_cli(repo, monkeypatch, "show", s["id"], "--json").output)
     [failed] = [m for m in shown["messages"] if m["role"] == "tool" and m["parts"][0]["is_error"]]
     assert failed["usage"]["input_tokens"] == 1 and failed["usage"]["output_tokens"] == 2
+
+
+def test_html_export_and_picker_preview_show_the_totals(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from oxide_git import store
+    from oxide_git.cli.picker import Model
+    from oxide_git.model import Message, Part, Session
+
+    ctx = make_ctx(repo)
+    s = Session(id="0" * 11 + "1" + "a" * 20, agent="claude", title="priced", worktree="main", updated_at=2000)
+    store.append(ctx, s, [Message("user", (Part.text("hi"),)),
+                          Message("assistant", (Part.text("hello"),), model="claude-sonnet-4-5",
+                                  usage={"input_tokens": 1000, "output_tokens": 2000,
+                                         "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0})])
+    want = "1,000 in, 2,000 out, 0 cache read, 0 cache write tokens; cost $0.0330"  # $3 + $15 a million
+    assert any(want in line for line in Model(ctx, True).preview())
+    ctx.close()
+    html = _cli(repo, monkeypatch, "export", s.id, "--format", "html").output
+    assert f"<dt>Usage</dt><dd>{want}</dd>" in html

@@ -126,7 +126,7 @@ def _print_shown(ctx: Any, shown: Any, as_json: bool, full: bool) -> None:
     cps += " …" if len(shown.checkpoints) > 5 else ""
     click.echo(f"messages: {counted(real, shown.count)}"
                + f"  checkpoints: {len(shown.checkpoints)}" + (f" ({cps})" if cps else ""))
-    spent = _usage_line(ctx, s.id)
+    spent = usage_line(ctx, s.id)
     if spent:
         click.echo(f"usage:    {spent}")
     hidden: dict[str, int] = {}
@@ -138,10 +138,16 @@ def _print_shown(ctx: Any, shown: Any, as_json: bool, full: bool) -> None:
                    f"`git oxide show {sid(s.id)} --full` shows them)")
 
 
-def _usage_line(ctx: Any, session_id: str) -> str | None:
+def usage_line(ctx: Any, session_id: str) -> str | None:
+    """A session's tokens and cost on a line (`show`, the picker), None when none was recorded
+    or the index cannot keep them (a header line is not worth failing the command for)."""
+    from ..errors import OxideError
     from ..usage import line, session_total
 
-    t = session_total(ctx, session_id)
+    try:
+        t = session_total(ctx, session_id)
+    except OxideError:
+        return None
     return line(t) if t else None
 
 
