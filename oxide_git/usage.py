@@ -14,7 +14,7 @@ the table, and a row with tokens of a model the table does not know has no cost 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import prices
@@ -25,11 +25,13 @@ if TYPE_CHECKING:
     import sqlite3
 
     from .context import Context
+    from .model import Session
 
 BY = ("session", "agent", "model", "day")
 TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 _SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS usage_seen (session_id TEXT PRIMARY KEY, log_commit TEXT)",
+    "CREATE TABLE IF NOT EXISTS usage_seen (session_id TEXT PRIMARY KEY, log_commit TEXT, "
+    "parent_commit TEXT)",
     # per session, day and model: all tokens; the cost the agent recorded; the tokens of the
     # responses it recorded none for (priced at each query); the number of responses
     "CREATE TABLE IF NOT EXISTS usage_spent (session_id TEXT, day TEXT, model TEXT, input INTEGER, "
@@ -44,11 +46,17 @@ def _day(ms: int | None) -> str:
 
 
 def session_rows(agent: str, messages: Iterable[tuple[int, Mapping[str, Any]]], *, model: str | None = None,
-                 created_at: int | None = None, skip_before: int = 0) -> list[tuple[Any, ...]]:
+                 created_at: int | None = None, copied: Callable[[int, Mapping[str, Any]], bool] | None = None
+                 ) -> list[tuple[Any, ...]]:
     """A session's ``usage_spent`` rows (without its id) from its messages as plain dicts;
-    ``skip_before``: a fork's copied messages, which its parent spent."""
+    ``copied``: whether a message is a copy of its parent's (a fork's), which the parent spent
+    (all are read, then those left out: Codex's running totals need the copies)."""
+    msgs = list(messages)
+    skip = {q for q, m in msgs if copied(q, m)} if copied is not None else set()
     sums: dict[tuple[str, str], list[Any]] = {}
-    for s in spent(agent, ((q, m) for q, m in messages if q >= skip_before), model):
+    for s in spent(agent, msgs, model):
+        if s.seq in skip:
+            continue
         row = sums.setdefault((_day(s.at if s.at is not None else created_at), s.model or ""),
                               [0, 0, 0, 0, None, 0, 0, 0, 0, 0])
         tokens = (s.input, s.output, s.cache_read, s.cache_write)
@@ -68,9 +76,11 @@ def _ensure(ctx: Context, ids: Iterable[str] | None = None) -> None:
     db = ctx.index
     for sql in _SCHEMA:
         db.db.execute(sql)
-    sql = ("SELECT s.id, s.log_commit FROM sessions s LEFT JOIN usage_seen u ON u.session_id=s.id "
-           "WHERE u.log_commit IS NOT s.log_commit")
-    stale = [(r[0], r[1]) for r in db.query(sql)]
+    # a fork's rows depend on its parent's messages (what it copied): read again when either moves
+    sql = ("SELECT s.id, s.log_commit, p.log_commit FROM sessions s LEFT JOIN sessions p ON p.id=s.parent_id "
+           "LEFT JOIN usage_seen u ON u.session_id=s.id "
+           "WHERE u.log_commit IS NOT s.log_commit OR u.parent_commit IS NOT p.log_commit")
+    stale = [(r[0], r[1], r[2]) for r in db.query(sql)]
     if ids is not None:
         wanted = set(ids)
         stale = [r for r in stale if r[0] in wanted]
@@ -81,29 +91,51 @@ def _ensure(ctx: Context, ids: Iterable[str] | None = None) -> None:
     from . import codec, sessionlog
 
     git = ctx.repo.git
-    fresh: list[tuple[str, str | None, list[tuple[Any, ...]]]] = []
-    for sid, tip in stale:
+    fresh: list[tuple[str, str | None, str | None, list[tuple[Any, ...]]]] = []
+    for sid, tip, parent_tip in stale:
         if not tip:
-            fresh.append((sid, tip, []))
+            fresh.append((sid, tip, parent_tip, []))
             continue
         try:
             log = sessionlog.load_commit(git, pygit2.Oid(hex=tip))
         except (OxideError, ValueError):
             continue  # a log git no longer has: left out, as `list` would show it
         s = log.session
-        fork = s.extra.get("fork_seq") if s.parent_id else None
         dicts = ((q, codec.decode_message_dict(b)) for q, b in sessionlog.iter_blobs(git, log.commit.tree))
-        fresh.append((sid, tip, session_rows(s.agent, dicts, model=s.model, created_at=s.created_at,
-                                             skip_before=fork if isinstance(fork, int) else 0)))
+        rows = session_rows(s.agent, dicts, model=s.model, created_at=s.created_at,
+                            copied=_copied(ctx, s) if s.parent_id else None)
+        fresh.append((sid, tip, parent_tip, rows))
     with db.write() as conn:
-        for sid, tip, rows in fresh:
-            _put(conn, sid, tip, rows)
+        for sid, tip, parent_tip, rows in fresh:
+            _put(conn, sid, tip, parent_tip, rows)
 
 
-def _put(conn: sqlite3.Connection, sid: str, tip: str | None, rows: list[tuple[Any, ...]]) -> None:
+def _copied(ctx: Context, s: Session) -> Callable[[int, Mapping[str, Any]], bool]:
+    """Which messages of the fork ``s`` are its parent's: before the point `fork` copied up to,
+    and the first ones that are its parent's (the same native id and time: an agent's own fork
+    or branch repeats them) up to the first that is not."""
+    fork = s.extra.get("fork_seq")
+    before = fork if isinstance(fork, int) else 0
+    theirs = {(r[0], r[1]) for r in ctx.index.query(
+        "SELECT native_id, created_at FROM messages WHERE session_id=? AND native_id IS NOT NULL",
+        (s.parent_id,))}
+    diverged = [False]
+
+    def copied(q: int, m: Mapping[str, Any]) -> bool:
+        if q < before:
+            return True
+        if not diverged[0] and (m.get("native_id"), m.get("created_at")) not in theirs:
+            diverged[0] = True
+        return not diverged[0]
+
+    return copied
+
+
+def _put(conn: sqlite3.Connection, sid: str, tip: str | None, parent_tip: str | None,
+         rows: list[tuple[Any, ...]]) -> None:
     conn.execute("DELETE FROM usage_spent WHERE session_id=?", (sid,))
     conn.executemany(f"INSERT INTO usage_spent VALUES (?{',?' * 12})", [(sid, *r) for r in rows])
-    conn.execute("INSERT OR REPLACE INTO usage_seen VALUES (?, ?)", (sid, tip))
+    conn.execute("INSERT OR REPLACE INTO usage_seen VALUES (?, ?, ?)", (sid, tip, parent_tip))
 
 
 # A row's cost: the agent's own figure, plus its other tokens at the model's price (per million);

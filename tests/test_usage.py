@@ -117,12 +117,17 @@ def raw_qwen(folder: Path) -> Tokens:
     return out
 
 
-def raw_copilot(events: Path) -> Tokens:
+def raw_copilot(folder: Path) -> Tokens:
+    seen: dict[str, Tokens] = {}  # a session resumed or forked writes its events again: by their id
+    for f in [folder] if folder.is_file() else folder.rglob("events.jsonl"):
+        for o in _lines(f):
+            if o.get("type") == "session.usage_record":
+                u = o["data"]["usage"]
+                seen[o["id"]] = (u["inputTokens"], u["outputTokens"], u.get("cacheReadTokens", 0),
+                                 u.get("cacheWriteTokens", 0))
     out: Tokens = (0, 0, 0, 0)
-    for o in _lines(events):
-        if o.get("type") == "session.usage_record":
-            u = o["data"]["usage"]
-            out = _add(out, (u["inputTokens"], u["outputTokens"], u["cacheReadTokens"], u["cacheWriteTokens"]))
+    for t in seen.values():
+        out = _add(out, t)
     return out
 
 
@@ -181,10 +186,14 @@ CASES = [
     ("gemini", [FIXTURES / "gemini" / "project"], raw_gemini),
     ("gemini", [FIXTURES / "gemini" / "subagent"], raw_gemini),
     ("qwen", [FIXTURES / "qwen" / "projects"], raw_qwen),
-    ("copilot", [FIXTURES / "copilot" / "81c03215-76d1-48c4-bea3-4d764f350eaa"],
-     lambda p: raw_copilot(p / "events.jsonl")),
+    ("copilot", [FIXTURES / "copilot" / "81c03215-76d1-48c4-bea3-4d764f350eaa"], raw_copilot),
+    ("copilot", [FIXTURES / "copilot"], raw_copilot),  # forks and sub-agents among them
+    ("copilot", [FIXTURES / "copilot" / "edge_cases.jsonl"], raw_copilot),
     ("pi", [FIXTURES / "pi" / "basic.jsonl"], raw_pi),
     ("pi", [FIXTURES / "pi" / "responses.jsonl"], raw_pi),
+    ("pi", [FIXTURES / "pi" / "tree.jsonl"], raw_pi),  # branches: the shared entries count once
+    ("gemini", [FIXTURES / "gemini" / "rewind"], raw_gemini),
+    ("qwen", [FIXTURES / "qwen" / "rewind"], raw_qwen),
 ]
 
 
@@ -352,3 +361,13 @@ def test_html_export_and_picker_preview_show_the_totals(repo: Path, monkeypatch:
     ctx.close()
     html = _cli(repo, monkeypatch, "export", s.id, "--format", "html").output
     assert f"<dt>Usage</dt><dd>{want}</dd>" in html
+
+
+def test_copilot_cost_is_premium_requests_not_dollars(
+        repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"models": {"gpt-5.4": {"input": 1.0, "output": 1.0}}}))
+    monkeypatch.setenv("OXIDE_PRICES", str(prices))
+    [row] = _usage(repo, monkeypatch, "copilot", FIXTURES / "copilot" / "edge_cases.jsonl")
+    assert row["model"] == "gpt-5.4"
+    assert row["cost_usd"] == pytest.approx(15 / 1e6)  # its record says "cost": 1e21
