@@ -371,3 +371,31 @@ def test_copilot_cost_is_premium_requests_not_dollars(
     [row] = _usage(repo, monkeypatch, "copilot", FIXTURES / "copilot" / "edge_cases.jsonl")
     assert row["model"] == "gpt-5.4"
     assert row["cost_usd"] == pytest.approx(15 / 1e6)  # its record says "cost": 1e21
+
+
+def test_since_forms_prices_errors_and_an_empty_store(
+        repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from oxide_git import prices
+    from oxide_git.errors import OxideError
+    from oxide_git.usage import report, since_day
+
+    now = 1_796_083_200_000  # 2026-12-01T00:00:00Z
+    assert since_day("7d", now) == "2026-11-24" and since_day("2w", now) == "2026-11-17"
+    assert since_day("2026-11-30T23:59:00+02:00", now) == "2026-11-30"
+    assert "No usage recorded" in _cli(repo, monkeypatch, "usage").output
+    ctx = make_ctx(repo)
+    with pytest.raises(OxideError, match="cannot count usage by 'week'"):
+        report(ctx, "week")
+    ctx.close()
+    with pytest.raises(OxideError, match="cannot read the price table"):
+        prices.load(str(tmp_path / "missing.json"))
+    bad = tmp_path / "bad.json"
+    for doc in ({"models": {"m": {"input": 1}}}, {"models": []}):
+        bad.write_text(json.dumps(doc))
+        with pytest.raises(OxideError, match="cannot read the price table"):
+            prices.load(str(bad))
+    bad.write_text(json.dumps({"m": {"input": 1, "output": 2}}))  # the models alone: read as well
+    table = prices.load(str(bad))
+    assert prices.find(table, "M") == (1.0, 2.0, 1.0, 1.0)
+    assert prices.find(table, "anthropic/claude-sonnet-4-5-20250929") == (3.0, 15.0, 0.3, 3.75)
+    assert prices.find(table, None) is None and prices.find(table, "fake-model") is None
