@@ -46,5 +46,9 @@ def usage(by: str, since: str | None, as_json: bool) -> None:
 
     t = total(rows)
     pad = [""] * (len(_HEAD[by]) - 1)
-    table([*_HEAD[by], "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "COST"],
-          [[*key(r), *nums(r)] for r in rows] + [["total", *pad, *nums(t)]])
+    heads = ["INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "COST"]
+    cells = [nums(r) for r in rows] + [nums(t)]
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(heads)]
+    cells = [[v.rjust(w) for v, w in zip(c, widths, strict=True)] for c in cells]  # numbers right-aligned
+    table([*_HEAD[by], *(h.rjust(w) for h, w in zip(heads, widths, strict=True))],
+          [[*key(r), *c] for r, c in zip(rows, cells, strict=False)] + [["total", *pad, *cells[-1]]])
