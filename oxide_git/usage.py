@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 BY = ("session", "agent", "model", "day")
 TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+_VERSION_KEY, _VERSION = "usage_tables", "1"  # another shape of the tables below: another version
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS usage_seen (session_id TEXT PRIMARY KEY, log_commit TEXT, "
     "parent_commit TEXT)",
@@ -74,8 +75,13 @@ def session_rows(agent: str, messages: Iterable[tuple[int, Mapping[str, Any]]], 
 def _ensure(ctx: Context, ids: Iterable[str] | None = None) -> None:
     """Bring ``usage_spent`` up to the sessions' logs (those of ``ids``, or all)."""
     db = ctx.index
-    for sql in _SCHEMA:
-        db.db.execute(sql)
+    if db.meta(_VERSION_KEY) != _VERSION:  # made by another build (or none yet): made again
+        with db.write() as conn:
+            conn.execute("DROP TABLE IF EXISTS usage_seen")
+            conn.execute("DROP TABLE IF EXISTS usage_spent")
+            for sql in _SCHEMA:
+                conn.execute(sql)
+            db.put_meta(conn, _VERSION_KEY, _VERSION)
     # a fork's rows depend on its parent's messages (what it copied): read again when either moves
     sql = ("SELECT s.id, s.log_commit, p.log_commit FROM sessions s LEFT JOIN sessions p ON p.id=s.parent_id "
            "LEFT JOIN usage_seen u ON u.session_id=s.id "

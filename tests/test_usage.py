@@ -399,3 +399,14 @@ def test_since_forms_prices_errors_and_an_empty_store(
     assert prices.find(table, "M") == (1.0, 2.0, 1.0, 1.0)
     assert prices.find(table, "anthropic/claude-sonnet-4-5-20250929") == (3.0, 15.0, 0.3, 3.75)
     assert prices.find(table, None) is None and prices.find(table, "fake-model") is None
+
+
+def test_tables_of_another_build_are_made_again(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _cli(repo, monkeypatch, "import", "--agent", "pi", str(FIXTURES / "pi" / "basic.jsonl"))
+    db = repo / ".git" / "oxide" / "index.db"
+    with sqlite3.connect(db) as conn:  # an older shape, as another build left it
+        conn.execute("DROP TABLE IF EXISTS usage_seen")
+        conn.execute("CREATE TABLE usage_seen (session_id TEXT PRIMARY KEY, log_commit TEXT)")
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('usage_tables', '0')")
+    [row] = json.loads(_cli(repo, monkeypatch, "usage", "--json").output)
+    assert _tokens(row) == raw_pi(FIXTURES / "pi" / "basic.jsonl")
