@@ -87,6 +87,15 @@ def raw_opencode(storage: Path) -> tuple[Tokens, float]:
     return out, cost
 
 
+def raw_opencode_export(path: Path) -> Tokens:
+    out: Tokens = (0, 0, 0, 0)
+    for m in json.loads(path.read_text())["messages"]:
+        t = m["info"].get("tokens")
+        if m["info"]["role"] == "assistant" and t:
+            out = _add(out, (t["input"], t["output"] + t.get("reasoning", 0), t["cache"]["read"], t["cache"]["write"]))
+    return out
+
+
 def raw_gemini(folder: Path) -> Tokens:
     seen: dict[str, Tokens] = {}
     for f in folder.rglob("*.json*"):
@@ -183,6 +192,8 @@ CASES = [
     ("claude", [FIXTURES / "claude" / "compaction.jsonl"], raw_claude),
     ("codex", [FIXTURES / "codex" / "turns.jsonl"], raw_codex),
     ("codex", [next((FIXTURES / "codex").glob("rollout-2026-*.jsonl"))], raw_codex),
+    ("opencode", [FIXTURES / "opencode" / "db-1.18.33" / "export.json"], raw_opencode_export),  # a real run
+    ("opencode", list((FIXTURES / "opencode" / "export").glob("*.json")), raw_opencode_export),
     ("gemini", [FIXTURES / "gemini" / "project"], raw_gemini),
     ("gemini", [FIXTURES / "gemini" / "subagent"], raw_gemini),
     ("qwen", [FIXTURES / "qwen" / "projects"], raw_qwen),
