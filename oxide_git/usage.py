@@ -72,8 +72,13 @@ def session_rows(agent: str, messages: Iterable[tuple[int, Mapping[str, Any]]], 
     return [(day, model_, *row) for (day, model_), row in sums.items()]
 
 
-def _ensure(ctx: Context, ids: Iterable[str] | None = None) -> None:
-    """Bring ``usage_spent`` up to the sessions' logs (those of ``ids``, or all)."""
+# a fork's rows depend on its parent's messages (what it copied): read again when either moves
+_STALE = ("SELECT s.id, s.log_commit, p.log_commit, s.message_count FROM sessions s "
+          "LEFT JOIN sessions p ON p.id=s.parent_id LEFT JOIN usage_seen u ON u.session_id=s.id "
+          "WHERE (u.log_commit IS NOT s.log_commit OR u.parent_commit IS NOT p.log_commit)")
+
+
+def _tables(ctx: Context) -> None:
     db = ctx.index
     if db.meta(_VERSION_KEY) != _VERSION:  # made by another build (or none yet): made again
         with db.write() as conn:
@@ -82,11 +87,20 @@ def _ensure(ctx: Context, ids: Iterable[str] | None = None) -> None:
             for sql in _SCHEMA:
                 conn.execute(sql)
             db.put_meta(conn, _VERSION_KEY, _VERSION)
-    # a fork's rows depend on its parent's messages (what it copied): read again when either moves
-    sql = ("SELECT s.id, s.log_commit, p.log_commit FROM sessions s LEFT JOIN sessions p ON p.id=s.parent_id "
-           "LEFT JOIN usage_seen u ON u.session_id=s.id "
-           "WHERE u.log_commit IS NOT s.log_commit OR u.parent_commit IS NOT p.log_commit")
-    stale = [(r[0], r[1], r[2]) for r in db.query(sql)]
+
+
+def to_read(ctx: Context, session_id: str) -> int:
+    """How many messages ``session_total`` would first read from git (0: its sums are kept)."""
+    _tables(ctx)
+    rows = ctx.index.query(_STALE + " AND s.id=?", (session_id,))
+    return int(rows[0][3] or 0) if rows else 0
+
+
+def _ensure(ctx: Context, ids: Iterable[str] | None = None) -> None:
+    """Bring ``usage_spent`` up to the sessions' logs (those of ``ids``, or all)."""
+    db = ctx.index
+    _tables(ctx)
+    stale = [(r[0], r[1], r[2]) for r in db.query(_STALE)]
     if ids is not None:
         wanted = set(ids)
         stale = [r for r in stale if r[0] in wanted]

@@ -421,3 +421,16 @@ def test_tables_of_another_build_are_made_again(repo: Path, monkeypatch: pytest.
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('usage_tables', '0')")
     [row] = json.loads(_cli(repo, monkeypatch, "usage", "--json").output)
     assert _tokens(row) == raw_pi(FIXTURES / "pi" / "basic.jsonl")
+
+
+def test_show_does_not_wait_to_read_a_long_session(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A header's line reads at most USAGE_READ_LIMIT messages from git; past it `usage` counts them."""
+    from oxide_git.cli import sessions
+
+    monkeypatch.setattr(sessions, "USAGE_READ_LIMIT", 3)
+    _cli(repo, monkeypatch, "import", "--agent", "claude", str(FIXTURES / "claude" / "split_response.jsonl"))
+    [s] = json.loads(_cli(repo, monkeypatch, "list", "--json").output)
+    head = _cli(repo, monkeypatch, "show", s["id"], "--no-pager").output
+    assert "usage:    not counted yet in this long session; `git oxide usage` counts it" in head
+    _cli(repo, monkeypatch, "usage")
+    assert "usage:    8 in, 132 out" in _cli(repo, monkeypatch, "show", s["id"], "--no-pager").output

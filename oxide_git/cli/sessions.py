@@ -138,13 +138,18 @@ def _print_shown(ctx: Any, shown: Any, as_json: bool, full: bool) -> None:
                    f"`git oxide show {sid(s.id)} --full` shows them)")
 
 
+USAGE_READ_LIMIT = 5000  # messages read from git for a header's usage line (~0.2 s); past it, not now
+
+
 def usage_line(ctx: Any, session_id: str) -> str | None:
     """A session's tokens and cost on a line (`show`, the picker), None when none was recorded
     or the index cannot keep them (a header line is not worth failing the command for)."""
     from ..errors import OxideError
-    from ..usage import line, session_total
+    from ..usage import line, session_total, to_read
 
     try:
+        if to_read(ctx, session_id) > USAGE_READ_LIMIT:  # the first line would wait for it
+            return "not counted yet in this long session; `git oxide usage` counts it"
         t = session_total(ctx, session_id)
     except OxideError:
         return None
