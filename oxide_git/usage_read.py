@@ -56,13 +56,16 @@ def counts(agent: str, u: Mapping[str, Any]) -> tuple[int, int, int, int]:
     if agent == "opencode" or isinstance(u.get("cache"), Mapping):
         return (_n(u, "input"), _n(u, "output") + _n(u, "reasoning"), _n(u, "cache", "read"),
                 _n(u, "cache", "write"))
-    if "promptTokenCount" in u:  # Qwen Code (Gemini's API usageMetadata): the prompt holds the cached
+    # Gemini's API (usageMetadata, Qwen Code's record; Gemini CLI's ``tokens`` the same in short
+    # names): the prompt holds the cached tokens; tool-use prompts are input, thoughts output.
+    if "promptTokenCount" in u:
         cached = _n(u, "cachedContentTokenCount")
-        return (max(0, _n(u, "promptTokenCount") - cached),
+        return (max(0, _n(u, "promptTokenCount") - cached) + _n(u, "toolUsePromptTokenCount"),
                 _n(u, "candidatesTokenCount") + _n(u, "thoughtsTokenCount"), cached, 0)
-    if "cached" in u or "thoughts" in u:  # Gemini CLI's tokens: input holds the cached
+    if "cached" in u or "thoughts" in u:
         cached = _n(u, "cached")
-        return max(0, _n(u, "input") - cached), _n(u, "output") + _n(u, "thoughts"), cached, 0
+        return (max(0, _n(u, "input") - cached) + _n(u, "tool"), _n(u, "output") + _n(u, "thoughts"),
+                cached, 0)
     if "inputTokens" in u:  # Copilot CLI, Cline
         return (_n(u, "inputTokens"), _n(u, "outputTokens"), _n(u, "cacheReadTokens"),
                 _n(u, "cacheWriteTokens"))

@@ -103,8 +103,8 @@ def raw_gemini(folder: Path) -> Tokens:
             for r in o.get("messages", [o]):
                 t = r.get("tokens")
                 if r.get("type") == "gemini" and isinstance(t, dict):
-                    seen[r["id"]] = (t["input"] - t.get("cached", 0), t["output"] + t.get("thoughts", 0),
-                                     t.get("cached", 0), 0)
+                    seen[r["id"]] = (t["input"] - t.get("cached", 0) + t.get("tool", 0),
+                                     t["output"] + t.get("thoughts", 0), t.get("cached", 0), 0)
     out: Tokens = (0, 0, 0, 0)
     for t in seen.values():
         out = _add(out, t)
@@ -118,7 +118,7 @@ def raw_qwen(folder: Path) -> Tokens:
             u = o.get("usageMetadata")
             if o.get("type") == "assistant" and isinstance(u, dict):
                 cached = u.get("cachedContentTokenCount", 0)
-                seen[o["uuid"]] = (u["promptTokenCount"] - cached,
+                seen[o["uuid"]] = (u["promptTokenCount"] - cached + u.get("toolUsePromptTokenCount", 0),
                                    u["candidatesTokenCount"] + u.get("thoughtsTokenCount", 0), cached, 0)
     out: Tokens = (0, 0, 0, 0)
     for t in seen.values():
