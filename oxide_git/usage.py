@@ -105,6 +105,10 @@ def _ensure(ctx: Context, ids: Iterable[str] | None = None) -> None:
         wanted = set(ids)
         stale = [r for r in stale if r[0] in wanted]
     if not stale:
+        if db.query("SELECT 1 FROM usage_seen u LEFT JOIN sessions s ON s.id=u.session_id "
+                    "WHERE s.id IS NULL LIMIT 1"):
+            with db.write() as conn:
+                _forget_removed(conn)
         return
     import pygit2  # only now: a command that finds nothing to read does not load it
 
@@ -128,6 +132,12 @@ def _ensure(ctx: Context, ids: Iterable[str] | None = None) -> None:
     with db.write() as conn:
         for sid, tip, parent_tip, rows in fresh:
             _put(conn, sid, tip, parent_tip, rows)
+        _forget_removed(conn)
+
+
+def _forget_removed(conn: sqlite3.Connection) -> None:
+    for table in ("usage_spent", "usage_seen"):  # the rows of sessions removed since
+        conn.execute(f"DELETE FROM {table} WHERE session_id NOT IN (SELECT id FROM sessions)")
 
 
 def _copied(ctx: Context, s: Session) -> Callable[[int, Mapping[str, Any]], bool]:

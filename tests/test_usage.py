@@ -333,6 +333,11 @@ def test_cache_follows_the_log_and_reindex(repo: Path, monkeypatch: pytest.Monke
     _cli(repo, monkeypatch, "reindex")
     rows = json.loads(_cli(repo, monkeypatch, "usage", "--by", "agent", "--json").output)
     assert _tokens(rows[0]) == (8, 132, 17000, 0)
+    _cli(repo, monkeypatch, "rm", row["session"], "--recursive", "--yes")
+    assert json.loads(_cli(repo, monkeypatch, "usage", "--json").output) == []
+    with sqlite3.connect(db) as conn:  # the removed sessions' rows go too
+        assert conn.execute("SELECT count(*) FROM usage_seen").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM usage_spent").fetchone()[0] == 0
 
 
 def test_session_total_in_process(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -17,9 +17,10 @@ _HEAD = {"session": ["ID", "AGENT", "MODEL"], "agent": ["AGENT"], "model": ["MOD
               help="Only what was spent from that day on: 2026-12-01, an ISO time, or 7d / 2w ago.")
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
 def usage(by: str, since: str | None, as_json: bool) -> None:
-    """Tokens (input, output, cache read, cache write) and cost, from what the agents recorded.
+    """Tokens (input, output, cache read, cache write) and cost of every session of the store.
 
-    Each response is counted once, however its agent split it over records. The cost is
+    From what the agents recorded, each response once, however its agent split it over records
+    (every worktree's sessions; a fork's copies count in its parent). The cost is
     the agent's own figure where it recorded one in USD, else the tokens priced from the
     table in the package (`git config oxide.prices FILE` or OXIDE_PRICES=FILE override it);
     `-` (null in JSON) where a model has no price.
