@@ -142,19 +142,17 @@ def _forget_removed(conn: sqlite3.Connection) -> None:
 
 def _copied(ctx: Context, s: Session) -> Callable[[int, Mapping[str, Any]], bool]:
     """Which messages of the fork ``s`` are its parent's: before the point `fork` copied up to,
-    and the first ones that are its parent's (the same native id and time: an agent's own fork
-    or branch repeats them) up to the first that is not."""
+    and the first ones that are its parent's, message for message (an agent's resume-by-copy,
+    fork or branch repeats them: what ``importing`` links as a fork), up to the first that is not."""
     fork = s.extra.get("fork_seq")
-    before = fork if isinstance(fork, int) else 0
-    theirs = {(r[0], r[1]) for r in ctx.index.query(
-        "SELECT native_id, created_at FROM messages WHERE session_id=? AND native_id IS NOT NULL",
-        (s.parent_id,))}
-    diverged = [False]
+    if isinstance(fork, int):  # `fork`'s (or `pull`'s): it says how many it copied
+        return lambda q, m: q < fork
+    theirs = [r[0] for r in ctx.index.query(
+        "SELECT native_id FROM messages WHERE session_id=? ORDER BY seq", (s.parent_id,))]
+    diverged = [not s.fork_message_id]  # an agent's copy is linked with the last message it shares
 
     def copied(q: int, m: Mapping[str, Any]) -> bool:
-        if q < before:
-            return True
-        if not diverged[0] and (m.get("native_id"), m.get("created_at")) not in theirs:
+        if not diverged[0] and (q >= len(theirs) or m.get("native_id") != theirs[q]):
             diverged[0] = True
         return not diverged[0]
 
