@@ -4,7 +4,7 @@ Each session's responses (``usage_read.spent``) are summed per day and model onc
 is first asked about, and kept in the index (``usage_spent``, with the log commit they are of in
 ``usage_seen``): a session whose log moved since is read again from git, the others are not, so
 a store of thousands of sessions answers from a few thousand small rows. Like the rest of the
-index it is a cache (``reindex`` drops it; it is made again here).
+index it is a cache: deleting it loses nothing, the sums are made again from git.
 
 Costs are worked out at each query, not kept: the price table can change (``prices``). A
 response whose agent recorded its cost in USD counts that figure; the others are priced from
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 BY = ("session", "agent", "model", "day")
 TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+_BATCH = 500  # sessions read from git between two writes of their sums
 _VERSION_KEY, _VERSION = "usage_tables", "1"  # another shape of the tables below: another version
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS usage_seen (session_id TEXT PRIMARY KEY, log_commit TEXT, "
@@ -117,21 +118,28 @@ def _ensure(ctx: Context, ids: Iterable[str] | None = None) -> None:
     git = ctx.repo.git
     fresh: list[tuple[str, str | None, str | None, list[tuple[Any, ...]]]] = []
     for sid, tip, parent_tip in stale:
-        if not tip:
-            fresh.append((sid, tip, parent_tip, []))
-            continue
-        try:
-            log = sessionlog.load_commit(git, pygit2.Oid(hex=tip))
-        except (OxideError, ValueError):
-            continue  # a log git no longer has: left out, as `list` would show it
-        s = log.session
-        dicts = ((q, codec.decode_message_dict(b)) for q, b in sessionlog.iter_blobs(git, log.commit.tree))
-        rows = session_rows(s.agent, dicts, model=s.model, created_at=s.created_at,
-                            copied=_copied(ctx, s) if s.parent_id else None)
+        rows: list[tuple[Any, ...]] = []
+        if tip:
+            try:
+                log = sessionlog.load_commit(git, pygit2.Oid(hex=tip))
+                s = log.session
+                dicts = ((q, codec.decode_message_dict(b))
+                         for q, b in sessionlog.iter_blobs(git, log.commit.tree))
+                rows = session_rows(s.agent, dicts, model=s.model, created_at=s.created_at,
+                                    copied=_copied(ctx, s) if s.parent_id else None)
+            except (OxideError, ValueError):
+                continue  # a log git no longer has whole: left out (`doctor` names it)
         fresh.append((sid, tip, parent_tip, rows))
-    with db.write() as conn:
-        for sid, tip, parent_tip, rows in fresh:
-            _put(conn, sid, tip, parent_tip, rows)
+        if len(fresh) >= _BATCH:  # kept as it goes: ^C keeps what was read
+            _write(ctx, fresh)
+            fresh = []
+    _write(ctx, fresh)
+
+
+def _write(ctx: Context, fresh: list[tuple[str, str | None, str | None, list[tuple[Any, ...]]]]) -> None:
+    with ctx.index.write() as conn:
+        for row in fresh:
+            _put(conn, *row)
         _forget_removed(conn)
 
 

@@ -439,3 +439,13 @@ def test_show_does_not_wait_to_read_a_long_session(repo: Path, monkeypatch: pyte
     assert "usage:    not counted yet in this long session; `git oxide usage` counts it" in head
     _cli(repo, monkeypatch, "usage")
     assert "usage:    8 in, 132 out" in _cli(repo, monkeypatch, "show", s["id"], "--no-pager").output
+
+
+def test_a_log_git_lacks_is_left_out(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _cli(repo, monkeypatch, "import", "--agent", "pi", str(FIXTURES / "pi" / "basic.jsonl"))
+    _cli(repo, monkeypatch, "import", "--agent", "claude", str(FIXTURES / "claude" / "split_response.jsonl"))
+    db = repo / ".git" / "oxide" / "index.db"
+    with sqlite3.connect(db) as conn:  # the index names a log commit git does not have
+        conn.execute("UPDATE sessions SET log_commit=? WHERE agent='pi'", ("1" * 40,))
+    rows = json.loads(_cli(repo, monkeypatch, "usage", "--by", "agent", "--json").output)
+    assert [r["agent"] for r in rows] == ["claude"]
