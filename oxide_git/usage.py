@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 BY = ("session", "agent", "model", "day")
 TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+_MERGED = "merged_from"  # a message `merge` copied from a fork names where it came from
 _BATCH = 500  # sessions read from git between two writes of their sums
 _VERSION_KEY, _VERSION = "usage_tables", "1"  # another shape of the tables below: another version
 _SCHEMA = (
@@ -52,8 +53,11 @@ def session_rows(agent: str, messages: Iterable[tuple[int, Mapping[str, Any]]], 
                  ) -> list[tuple[Any, ...]]:
     """A session's ``usage_spent`` rows (without its id) from its messages as plain dicts;
     ``copied``: whether a message is a copy of its parent's (a fork's), which the parent spent
-    (all are read, then those left out: Codex's running totals need the copies)."""
-    msgs = list(messages)
+    (all are read, then those left out: Codex's running totals need the copies); the messages a
+    merge brought in from a fork are not read at all."""
+    # what `merge` brought in from a fork (``merge_marks.FROM_KEY``) was spent in the fork
+    msgs = [(q, m) for q, m in messages
+            if not (isinstance(m.get("extra"), Mapping) and m["extra"].get(_MERGED))]
     skip = {q for q, m in msgs if copied(q, m)} if copied is not None else set()
     sums: dict[tuple[str, str], list[Any]] = {}
     for s in spent(agent, msgs, model):

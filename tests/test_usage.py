@@ -449,3 +449,14 @@ def test_a_log_git_lacks_is_left_out(repo: Path, monkeypatch: pytest.MonkeyPatch
         conn.execute("UPDATE sessions SET log_commit=? WHERE agent='pi'", ("1" * 40,))
     rows = json.loads(_cli(repo, monkeypatch, "usage", "--by", "agent", "--json").output)
     assert [r["agent"] for r in rows] == ["claude"]
+
+
+def test_what_a_merge_brought_in_counts_in_the_fork() -> None:
+    """`merge` copies a fork's turns into its parent, each naming where it came from."""
+    from oxide_git.usage import session_rows
+
+    answer = {"role": "assistant", "created_at": 0, "model": "m", "extra": {},
+              "usage": {"input_tokens": 10, "output_tokens": 1}}
+    merged = {**answer, "extra": {"merged_from": {"session": "f" * 32, "seq": 1}}}
+    [row] = session_rows("claude", [(0, answer), (1, merged)])
+    assert row[2:4] == (10, 1) and row[-1] == 1
