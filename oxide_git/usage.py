@@ -262,6 +262,22 @@ def session_total(ctx: Context, session_id: str) -> dict[str, Any] | None:
     return rows[0] if rows else None
 
 
+READ_LIMIT = 5000  # messages read from git for a header's line (~0.2 s); past it, not then
+
+
+def header_line(ctx: Context, session_id: str) -> str | None:
+    """A session's totals on a line for a header (`show`, the picker): None when its agent
+    recorded none or the index cannot keep them (a header line is not worth failing a command
+    for); a session of more than ``READ_LIMIT`` messages not counted yet is not read then."""
+    try:
+        if to_read(ctx, session_id) > READ_LIMIT:  # the first line would wait for it
+            return "not counted yet in this long session; `git oxide usage` counts it"
+        t = session_total(ctx, session_id)
+    except OxideError:
+        return None
+    return line(t) if t else None
+
+
 def since_day(text: str, now_ms: int) -> str:
     """``--since``'s day: YYYY-MM-DD, an ISO time (its UTC day), or N days ago (``7d``)."""
     from .model import from_iso

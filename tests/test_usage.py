@@ -429,10 +429,10 @@ def test_tables_of_another_build_are_made_again(repo: Path, monkeypatch: pytest.
 
 
 def test_show_does_not_wait_to_read_a_long_session(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A header's line reads at most USAGE_READ_LIMIT messages from git; past it `usage` counts them."""
-    from oxide_git.cli import sessions
+    """A header's line reads at most READ_LIMIT messages from git; past it `usage` counts them."""
+    from oxide_git import usage
 
-    monkeypatch.setattr(sessions, "USAGE_READ_LIMIT", 3)
+    monkeypatch.setattr(usage, "READ_LIMIT", 3)
     _cli(repo, monkeypatch, "import", "--agent", "claude", str(FIXTURES / "claude" / "split_response.jsonl"))
     [s] = json.loads(_cli(repo, monkeypatch, "list", "--json").output)
     head = _cli(repo, monkeypatch, "show", s["id"], "--no-pager").output

@@ -136,9 +136,9 @@ class Model:
                 f"({c.get('expiry') or '-'})" for c in cps[:2]))
         else:
             out.append("checkpoints: none")
-        from .sessions import usage_line
+        from ..usage import header_line
 
-        spent = usage_line(self.ctx, r["id"])
+        spent = header_line(self.ctx, r["id"])
         if spent:
             out.append(f"usage: {spent}")
         return out

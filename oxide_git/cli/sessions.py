@@ -126,7 +126,9 @@ def _print_shown(ctx: Any, shown: Any, as_json: bool, full: bool) -> None:
     cps += " …" if len(shown.checkpoints) > 5 else ""
     click.echo(f"messages: {counted(real, shown.count)}"
                + f"  checkpoints: {len(shown.checkpoints)}" + (f" ({cps})" if cps else ""))
-    spent = usage_line(ctx, s.id)
+    from ..usage import header_line
+
+    spent = header_line(ctx, s.id)
     if spent:
         click.echo(f"usage:    {spent}")
     hidden: dict[str, int] = {}
@@ -136,24 +138,6 @@ def _print_shown(ctx: Any, shown: Any, as_json: bool, full: bool) -> None:
         kinds = ", ".join(f"{k} {n}" for k, n in sorted(hidden.items(), key=lambda kv: -kv[1]))
         click.echo(f"\n({sum(hidden.values())} of the {shown.count} records are not shown: {kinds}; "
                    f"`git oxide show {sid(s.id)} --full` shows them)")
-
-
-USAGE_READ_LIMIT = 5000  # messages read from git for a header's usage line (~0.2 s); past it, not now
-
-
-def usage_line(ctx: Any, session_id: str) -> str | None:
-    """A session's tokens and cost on a line (`show`, the picker), None when none was recorded
-    or the index cannot keep them (a header line is not worth failing the command for)."""
-    from ..errors import OxideError
-    from ..usage import line, session_total, to_read
-
-    try:
-        if to_read(ctx, session_id) > USAGE_READ_LIMIT:  # the first line would wait for it
-            return "not counted yet in this long session; `git oxide usage` counts it"
-        t = session_total(ctx, session_id)
-    except OxideError:
-        return None
-    return line(t) if t else None
 
 
 @main.command()
