@@ -68,6 +68,7 @@ class SessionView:
     stored: dict[str, int]
     extra: Counter[str] = field(default_factory=Counter)
     first_prompt: str | None = None  # the first real prompt, found by the renderer (for the title)
+    usage: dict[str, Any] | None = None  # the session's tokens and cost (``usage.session_total``)
     _messages: Iterator[tuple[int, Message]] | None = None
 
     def messages(self) -> Iterator[tuple[int, Message]]:
@@ -319,6 +320,10 @@ def export(ctx: Context, ids: list[str], fmt: str, out: IO[str], *, blame: Any =
     def views() -> Iterator[SessionView]:
         for sid in ids:
             v = load(ctx, sid, patches=fmt == "html")
+            if fmt == "html":
+                from .usage import session_total
+
+                v.usage = session_total(ctx, sid)
             loaded.append(v)
             yield v
 

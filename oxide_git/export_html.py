@@ -14,6 +14,7 @@ from .export_markdown import as_text, redactions_line
 from .model import Message, PartType, to_iso
 from .render_text import counted, tool_gist
 from .titles import display, is_real_prompt
+from .usage import line as usage_line
 
 CLIP = 20000  # characters of one tool input or output
 
@@ -185,6 +186,8 @@ def session_html(v: SessionView, alone: bool = False) -> Iterator[str]:
         ("Messages", counted(shown, v.count)),
         ("Checkpoints", str(len(v.checkpoints))),
         ("Redacted", escape(redactions_line(v.redactions)))]
+    if v.usage:
+        meta.append(("Usage", escape(usage_line(v.usage))))
     if s.parent_id:
         meta.append(("Forked from", f"<code>{escape(s.parent_id)}</code>"))
     head = "" if alone else f"<h2>{escape(_title(v))}</h2>"  # alone: the page's h1 is its title

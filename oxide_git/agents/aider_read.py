@@ -278,6 +278,7 @@ class Reader:
         extra_parts: list[Part] = []
         error = False
         typed: list[str] = []
+        own: tuple[dict[str, Any], float | None] | None = None
         for line in out:
             error = error or bool(_ERROR.search(line))
             if (answer := _ANSWER.search(line)) and (e := self.typed(answer.group(1), answer=True)):
@@ -303,11 +304,13 @@ class Reader:
             elif m := _COMMIT.match(line):
                 extra_parts.append(Part.other("commit", {"sha": m.group(1), "message": m.group(2),
                                                          "line": line}))
-            elif line.startswith("Tokens: ") and self.pending:
-                head = self.pending[0]
-                if head.role == Role.ASSISTANT and head.usage is None:
-                    usage, cost = usage_of(line)
+            elif line.startswith("Tokens: "):
+                usage, cost = usage_of(line)
+                head = self.pending[0] if self.pending else None
+                if head is not None and head.role == Role.ASSISTANT and head.usage is None:
                     self.pending[0] = replace(head, usage=usage, cost=cost)
+                else:  # a request that got no answer (an error) spent these: kept on this record
+                    own = (usage, cost)
         out = [ln for ln in out if not ln.startswith(MARKER)]
         if not out:
             self.carry += raw  # the marker line alone: the next message's text
@@ -318,7 +321,8 @@ class Reader:
         extra: dict[str, Any] = {"raw": raw}
         if typed:
             extra["input"] = "".join(typed)
-        self.pending.append(Message(Role.TOOL, parts, created_at=created, extra=extra))
+        self.pending.append(Message(Role.TOOL, parts, created_at=created, extra=extra,
+                                    usage=own[0] if own else None, cost=own[1] if own else None))
 
     def update(self, **changes: Any) -> Iterator[Event]:
         assert self.session is not None

@@ -59,7 +59,7 @@ def main(no_pager: bool) -> None:
     """Keep every AI coding-agent session of this repository in its own git.
 
     \b
-    Sessions:   import, list, show, search, status, switch, resume, fork, merge, rm
+    Sessions:   import, list, show, search, status, switch, resume, fork, merge, rm, usage
     Code:       checkpoint, checkpoints, rewind, undo, blame
     Capture:    hooks, hook, watch
     Share:      push, pull, export
@@ -101,6 +101,7 @@ COMMANDS = {
     **dict.fromkeys(("gc", "pin", "unpin", "rm"), "store_admin"),
     "memory": "memory",
     "mcp": "mcp_command",
+    "usage": "usage",
 }
 
 

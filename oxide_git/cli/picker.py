@@ -136,6 +136,11 @@ class Model:
                 f"({c.get('expiry') or '-'})" for c in cps[:2]))
         else:
             out.append("checkpoints: none")
+        from ..usage import header_line
+
+        spent = header_line(self.ctx, r["id"])
+        if spent:
+            out.append(f"usage: {spent}")
         return out
 
 

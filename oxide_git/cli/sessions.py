@@ -132,6 +132,11 @@ def _print_shown(ctx: Any, shown: Any, as_json: bool, full: bool) -> None:
     cps += " …" if len(shown.checkpoints) > 5 else ""
     click.echo(f"messages: {counted(real, shown.count)}"
                + f"  checkpoints: {len(shown.checkpoints)}" + (f" ({cps})" if cps else ""))
+    from ..usage import header_line
+
+    spent = header_line(ctx, s.id)
+    if spent:
+        click.echo(f"usage:    {spent}")
     hidden: dict[str, int] = {}
     for line in conversation(shown.messages, full=full, hidden=hidden):
         click.echo(line)

@@ -1,0 +1,157 @@
+"""What each response of a session spent, read from the usage the agents recorded (pure, stdlib).
+
+The importers keep each agent's own usage record on its message (``Message.usage``, ``cost``),
+in the agent's own shape. Here each becomes one ``Spent``: input, output, cache-read and
+cache-write tokens, and the cost the agent itself recorded in USD, if it did. The four counts
+do not overlap: ``input`` is the input that was neither read from nor written to a cache, and
+``output`` includes reasoning (both are billed at the output price).
+
+Each response is counted once, however the agent spread it over records:
+- Claude Code writes a response as several lines repeating its ``message.id`` and usage: the
+  importer joins them into one message, and a message id met again (a response split across two
+  imports) replaces the first count with the last line's usage (the final one);
+- Codex's ``token_count`` events carry the running total: a response's tokens are what the total
+  grew by since the last one (a repeated event adds nothing; a total that went down started again);
+- OpenCode (per message, with its cost), Gemini CLI (``tokens``), Qwen Code (``usageMetadata``),
+  Copilot CLI (``session.usage_record``), Cline (``metrics``), pi (``usage`` with its cost) and
+  Aider (``Tokens:`` lines, with their cost): one record per response, each counted as it is.
+Copilot CLI's ``cost`` is counted in premium requests, not dollars: it is not taken as a cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
+
+# The agents whose recorded cost is in USD (Copilot CLI's is premium requests; Codex, Gemini CLI and
+# Qwen Code record none).
+USD_COST = frozenset(("claude", "opencode", "aider", "cline", "pi"))
+
+
+class Spent(NamedTuple):
+    seq: int
+    at: int | None  # the message's time, ms since the epoch
+    model: str | None
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+    cost: float | None  # what the agent recorded, USD
+
+
+def _n(d: Any, *keys: str) -> int:
+    """The integer at ``keys`` in nested mappings, 0 when missing or not a number."""
+    for k in keys:
+        if not isinstance(d, Mapping):
+            return 0
+        d = d.get(k)
+    return int(d) if isinstance(d, int | float) and not isinstance(d, bool) else 0
+
+
+def counts(agent: str, u: Mapping[str, Any]) -> tuple[int, int, int, int]:
+    """(input, output, cache read, cache write) of one usage record in ``agent``'s shape."""
+    if agent in ("claude",) or "cache_creation_input_tokens" in u or "cache_read_input_tokens" in u:
+        return (_n(u, "input_tokens"), _n(u, "output_tokens"), _n(u, "cache_read_input_tokens"),
+                _n(u, "cache_creation_input_tokens"))
+    if agent == "opencode" or isinstance(u.get("cache"), Mapping):
+        return (_n(u, "input"), _n(u, "output") + _n(u, "reasoning"), _n(u, "cache", "read"),
+                _n(u, "cache", "write"))
+    # Gemini's API (usageMetadata, Qwen Code's record; Gemini CLI's ``tokens`` the same in short
+    # names): the prompt holds the cached tokens; tool-use prompts are input, thoughts output.
+    if "promptTokenCount" in u:
+        cached = _n(u, "cachedContentTokenCount")
+        return (max(0, _n(u, "promptTokenCount") - cached) + _n(u, "toolUsePromptTokenCount"),
+                _n(u, "candidatesTokenCount") + _n(u, "thoughtsTokenCount"), cached, 0)
+    if "cached" in u or "thoughts" in u:
+        cached = _n(u, "cached")
+        return (max(0, _n(u, "input") - cached) + _n(u, "tool"), _n(u, "output") + _n(u, "thoughts"),
+                cached, 0)
+    if "inputTokens" in u:  # Copilot CLI, Cline
+        return (_n(u, "inputTokens"), _n(u, "outputTokens"), _n(u, "cacheReadTokens"),
+                _n(u, "cacheWriteTokens"))
+    if "cacheRead" in u or "cacheWrite" in u or agent == "pi":
+        return _n(u, "input"), _n(u, "output"), _n(u, "cacheRead"), _n(u, "cacheWrite")
+    if "cached_input_tokens" in u:  # OpenAI's: input_tokens holds the cached ones
+        cached = _n(u, "cached_input_tokens")
+        return (max(0, _n(u, "input_tokens") - cached), _n(u, "output_tokens"), cached,
+                _n(u, "cache_write_input_tokens"))
+    # Aider, and any other record in these names
+    return (_n(u, "input_tokens"), _n(u, "output_tokens"), _n(u, "cache_read_tokens"),
+            _n(u, "cache_write_tokens"))
+
+
+_CODEX_KEYS = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens")
+
+
+def _codex_totals(m: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The running totals a Codex message holds, in their order: its ``token_count`` events kept
+    as parts, then the one the importer put in its usage (the last while it was open)."""
+    out = []
+    for p in m.get("parts") or ():
+        if isinstance(p, Mapping) and p.get("type") == "other" and p.get("kind") == "token_count":
+            total = _n_map(p.get("raw"), "info", "total_token_usage")
+            if total is not None:
+                out.append(total)
+    u = m.get("usage")
+    if isinstance(u, Mapping) and isinstance(u.get("total"), Mapping):
+        out.append(u["total"])
+    return out
+
+
+def _n_map(d: Any, *keys: str) -> Mapping[str, Any] | None:
+    for k in keys:
+        if not isinstance(d, Mapping):
+            return None
+        d = d.get(k)
+    return d if isinstance(d, Mapping) else None
+
+
+def _codex(messages: Iterable[tuple[int, Mapping[str, Any]]], model: str | None) -> list[Spent]:
+    out: list[Spent] = []
+    prev = dict.fromkeys(_CODEX_KEYS, 0)
+    last_model = model
+    for seq, m in messages:
+        last_model = m.get("model") or last_model
+        grew = dict.fromkeys(_CODEX_KEYS, 0)
+        for total in _codex_totals(m):
+            now = {k: _n(total, k) for k in _CODEX_KEYS}
+            if now == prev:
+                continue  # the same event again
+            back = any(now[k] < prev[k] for k in _CODEX_KEYS)  # a new count began (a new process)
+            for k in _CODEX_KEYS:
+                grew[k] += now[k] if back else now[k] - prev[k]
+            prev = now
+        if any(grew.values()):
+            cached = grew["cached_input_tokens"]
+            out.append(Spent(seq, m.get("created_at"), last_model,
+                             max(0, grew["input_tokens"] - cached), grew["output_tokens"], cached,
+                             grew["cache_write_input_tokens"], None))
+    return out
+
+
+def spent(agent: str, messages: Iterable[tuple[int, Mapping[str, Any]]],
+          model: str | None = None) -> list[Spent]:
+    """What each response of a session spent, once each, in order (``messages``: (seq, the
+    message as a plain dict, as ``codec`` writes it); ``model``: the session's, for messages
+    that name none)."""
+    if agent == "codex":
+        return _codex(messages, model)
+    by_key: dict[Any, Spent] = {}
+    for seq, m in messages:
+        u = m.get("usage")
+        if not isinstance(u, Mapping):
+            continue
+        cost = m.get("cost") if agent in USD_COST else None
+        cost = float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None
+        i, o, r, w = counts(agent, u)
+        if not (i or o or r or w or cost):
+            continue
+        key: Any = seq
+        if agent == "claude":
+            native = _n_map(m.get("extra"), "message")
+            if native is not None and isinstance(native.get("id"), str):
+                key = native["id"]  # one response, however many lines (and imports) it took
+        first = by_key.get(key)
+        by_key[key] = Spent(first.seq if first else seq, m.get("created_at") if not first else first.at,
+                            m.get("model") or model, i, o, r, w, cost)
+    return list(by_key.values())
