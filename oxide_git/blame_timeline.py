@@ -166,21 +166,23 @@ class Timeline:
         return d
 
     def walk(self, rel: str, final: Version, upto: int, t_final: int, lines: list[int],
-             when_final: int | None = None, final_id: str | None = None) -> dict[int, Placed]:
+             when_final: int | None = None, final_id: str | None = None,
+             slot: str | None = None) -> dict[int, Placed]:
         """Where each of ``lines`` (0-based, of ``final``) first appeared, going back from the
         states before index ``upto``; ``final`` is the file as it was at ``t_final`` (in the
-        checkpoint ``final_id``, if it is one's).
+        checkpoint ``final_id``, if it is one's; ``slot`` names the walk in the memo otherwise,
+        when it is not the worktree's).
 
         Kept in the memo (one walk a worktree, path and final checkpoint) by what it reads but the
         explanations of its intervals: the states it goes through, the final version, the lines;
         served only when each interval it explained has the same key again (the calls in it:
         with the same explanations, the same lines are followed through the same intervals)."""
-        slot = (self.worktree, self.path, rel, final_id)
+        memo_slot = (self.worktree, self.path, rel, final_id if slot is None else slot)
         key = None
         if final.oid is not None:
             key = _digest(("walk", final.oid, self._states_digest(upto), upto, tuple(lines), when_final,
                            None if when_final else t_final))  # t_final: only a when then
-            kept = self.memo.get("walks", slot)
+            kept = self.memo.get("walks", memo_slot)
             if kept is not None and kept[0] == key:
                 got = self._kept_walk(kept[1], kept[2], rel, t_final)
                 if got is not None:
@@ -191,7 +193,7 @@ class Timeline:
             labels: dict[Label, tuple[object, ...]] = {}  # shared: marshal writes each once
             rows = [(ln, labels.setdefault(p.label, _plain(p.label)), p.checkpoint, p.before)
                     for ln, p in out.items()]
-            self.memo.put("walks", slot, (key, visits, rows))
+            self.memo.put("walks", memo_slot, (key, visits, rows))
         return out
 
     def _kept_walk(self, visits: list[Visit],
