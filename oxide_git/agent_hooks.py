@@ -230,6 +230,8 @@ def claude(action: str, payload: dict[str, Any]) -> None:
     hook_ties.settle(ctx, "claude", native, sid)
     if action == "prompt":
         hook_ties.prompt_checkpoint(ctx, "claude", native, sid, str(payload.get("prompt") or ""))
+    elif payload.get("hook_event_name") == "Stop":  # a subagent's stop is inside the turn
+        hook_ties.turn_checkpoint(ctx, sid)
 
 
 def codex(payload: dict[str, Any]) -> None:

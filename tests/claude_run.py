@@ -82,10 +82,12 @@ class ClaudeRun:
             path.write_text(text.replace(old, new, 1))
         self._tool("Edit", {"file_path": str(path), "old_string": old, "new_string": new, "replace_all": False}, go)
 
-    def answer(self, text: str) -> None:
-        """The turn's last words, then the Stop hook (as Claude Code ends a turn)."""
+    def answer(self, text: str, *, stop: bool = True) -> None:
+        """The turn's last words, then the Stop hook (as Claude Code ends a turn; ``stop`` False:
+        killed before it)."""
         self.n += 1
         self._line("assistant", {"model": "claude-opus-4-6", "id": f"msg_{self.n}", "type": "message",
                                  "role": "assistant", "content": [{"type": "text", "text": text}],
                                  "usage": {"input_tokens": 3, "output_tokens": 1}})
-        self.hook("Stop", stop_hook_active=False)
+        if stop:
+            self.hook("Stop", stop_hook_active=False)

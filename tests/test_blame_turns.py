@@ -35,8 +35,9 @@ def blame_json(repo: Path, monkeypatch: pytest.MonkeyPatch, rel: str, *extra: st
     return list(json.loads(r.output)["lines"])
 
 
-def two_turns(repo: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[ClaudeRun, str]:
-    """Issue 37's run: turn 1 writes calc.py, the user edits line 3, turn 2 edits line 7."""
+def two_turns(repo: Path, monkeypatch: pytest.MonkeyPatch, stop: bool = True) -> tuple[ClaudeRun, str]:
+    """Issue 37's run: turn 1 writes calc.py, the user edits line 3, turn 2 edits line 7 (and
+    with ``stop`` False, Claude Code is killed before turn 2's Stop hook: `git oxide import`)."""
     run = ClaudeRun(repo, monkeypatch)
     run.prompt("write calc.py")
     run.write("calc.py", CALC)
@@ -46,7 +47,9 @@ def two_turns(repo: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[ClaudeRun, s
     time.sleep(0.01)
     run.prompt("change line 7")
     run.edit("calc.py", "line 7 = 7", "line 7 = seven")
-    run.answer("line 7 is changed")
+    run.answer("line 7 is changed", stop=stop)
+    if not stop:
+        oxide(repo, "import")
     ctx = make_ctx(repo)
     sid = ctx.index.query("SELECT id FROM sessions WHERE native_id=?", (run.native,))[0][0]
     ctx.close()
@@ -78,8 +81,30 @@ def test_the_last_turn_before_a_commit_is_the_agents(repo: Path, monkeypatch: py
     ctx = make_ctx(repo)
     try:
         assert [ln.who for ln in exact_blame(ctx, "calc.py").lines] == ["agent"] * 2 + ["human"] + ["agent"] * 7
+        kinds = [r[0] for r in ctx.index.query("SELECT kind FROM checkpoints ORDER BY created_at, rowid")]
     finally:
         ctx.close()
+    # each Stop hook closed its turn: the user's edit of line 3 is in no turn's interval
+    assert kinds == ["prompt", "turn-end", "prompt", "turn-end", *(["pre-commit"] if hooks else [])]
+
+
+def test_a_turn_no_checkpoint_follows_is_closed_by_the_commit(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claude Code killed before turn 2's Stop hook, committed without the git hooks: the last
+    checkpoint is turn 2's prompt's, and the commit closes the interval after it."""
+    _real_clock_commits(monkeypatch)
+    oxide(repo, "init", "--agent-hooks", "claude")
+    _run, sid = two_turns(repo, monkeypatch, stop=False)
+    git(repo, "add", "calc.py")
+    git(repo, "commit", "-q", "-m", "calc")
+    ctx = make_ctx(repo)
+    try:
+        assert [r[0] for r in ctx.index.query("SELECT kind FROM checkpoints ORDER BY created_at, rowid")] == [
+            "prompt", "turn-end", "prompt"]
+        res = exact_blame(ctx, "calc.py")
+    finally:
+        ctx.close()
+    assert [ln.who for ln in res.lines] == ["agent"] * 2 + ["human"] + ["agent"] * 7
+    assert res.lines[6].session_id == sid and res.lines[6].commit is not None
 
 
 def test_the_last_turn_in_the_worktree_is_the_agents(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -87,3 +112,36 @@ def test_the_last_turn_in_the_worktree_is_the_agents(repo: Path, monkeypatch: py
     two_turns(repo, monkeypatch)
     lines = blame_json(repo, monkeypatch, "calc.py")
     assert _who(lines, lines[0]["session_id"]) == WANT, lines
+
+
+def test_the_stop_hook_checkpoints_only_a_turn_that_may_have_written(repo: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    oxide(repo, "init", "--agent-hooks", "claude")
+    run = ClaudeRun(repo, monkeypatch)
+
+    def kinds() -> list[str]:
+        ctx = make_ctx(repo)
+        try:
+            return [r[0] for r in ctx.index.query("SELECT kind FROM checkpoints ORDER BY created_at, rowid")]
+        finally:
+            ctx.close()
+
+    run.prompt("what does app.py do?")
+    run.answer("it prints hi")  # a turn of talk: nothing to close
+    assert kinds() == ["prompt"]
+    run.prompt("write notes")
+    run.write("notes.txt", "a\n")
+    run.answer("written")
+    run.hook("Stop", stop_hook_active=True)  # again: nothing new since the turn's checkpoint
+    run.hook("SubagentStop")  # a subagent's end is inside the turn
+    assert kinds() == ["prompt", "prompt", "turn-end"]
+    run.prompt("write it again")
+    run.write("notes.txt", "a\n")  # the same content: the worktree is as the last checkpoint holds it
+    run.answer("rewritten")
+    assert kinds() == ["prompt", "prompt", "turn-end", "prompt"]
+    ctx = make_ctx(repo)
+    try:
+        tree = ctx.index.query("SELECT tree FROM checkpoints WHERE kind='turn-end'")[0][0]
+        assert ctx.repo.git[tree]["notes.txt"].data == b"a\n"
+    finally:
+        ctx.close()
