@@ -15,10 +15,11 @@ from click.testing import CliRunner
 
 from oxide_git.cli import main
 
-from .blame_helpers import exact_blame
+from .blame_helpers import Clock, FakeAgent, exact_blame, human_edit, take
 from .claude_run import ClaudeRun
 from .conftest import git, make_ctx, oxide
 
+SID = "0" * 12 + "c" * 20
 CALC = "".join(f"line {i} = {i}\n" for i in range(1, 11))
 
 
@@ -145,3 +146,113 @@ def test_the_stop_hook_checkpoints_only_a_turn_that_may_have_written(repo: Path,
         assert ctx.repo.git[tree]["notes.txt"].data == b"a\n"
     finally:
         ctx.close()
+
+
+# lines a rewind or an undo put back -------------------------------------------------------------
+
+
+def _restore_who(repo: Path, clock: Clock, rel: str) -> list[tuple[str, str, str | None]]:
+    ctx = make_ctx(repo, clock.tick())
+    try:
+        return [(ln.text, ln.who, ln.session_id) for ln in exact_blame(ctx, rel).lines]
+    finally:
+        ctx.close()
+
+
+def _rewind(repo: Path, clock: Clock, checkpoint: str) -> None:
+    from oxide_git.rewind import rewind
+
+    ctx = make_ctx(repo, clock.tick())
+    try:
+        rewind(ctx, checkpoint, code=True, conversation=False)
+    finally:
+        ctx.close()
+
+
+def _undo(repo: Path, clock: Clock) -> None:
+    from oxide_git.undo import undo
+
+    ctx = make_ctx(repo, clock.tick())
+    try:
+        undo(ctx)
+    finally:
+        ctx.close()
+
+
+def test_lines_an_undo_put_back_keep_their_turn(repo: Path) -> None:
+    """The demo's shape: a turn writes lines, `rewind --code` to before it, `undo`."""
+    clock = Clock()
+    a = FakeAgent(repo, clock, SID)
+    p1 = take(repo, clock, kind="manual")
+    a.prompt("write notes")
+    a.write("notes.txt", "alpha\nbeta\n")
+    a.edit("src/app.py", "print('hi')", "print('hi')\nprint('bye')")
+    a.say("done")
+    _rewind(repo, clock, p1)
+    assert not (repo / "notes.txt").exists()
+    assert _restore_who(repo, clock, "src/app.py") == [("print('hi')", "before oxide", None)]
+    _undo(repo, clock)
+    assert (repo / "notes.txt").read_text() == "alpha\nbeta\n"
+    assert _restore_who(repo, clock, "notes.txt") == [("alpha", "agent", SID), ("beta", "agent", SID)]
+    assert _restore_who(repo, clock, "src/app.py") == [("print('hi')", "before oxide", None),
+                                                        ("print('bye')", "agent", SID)]
+    human_edit(repo, clock, "notes.txt", "alpha\nbeta\nmine\n")  # what comes after the undo is yours
+    assert _restore_who(repo, clock, "notes.txt") == [("alpha", "agent", SID), ("beta", "agent", SID),
+                                                      ("mine", "human", None)]
+    _undo(repo, clock)  # a redo of the rewind, over your line (undo keeps a checkpoint of it)
+    _undo(repo, clock)  # and back
+    assert _restore_who(repo, clock, "notes.txt") == [("alpha", "agent", SID), ("beta", "agent", SID),
+                                                      ("mine", "human", None)]
+
+
+def test_lines_a_rewind_put_back_keep_their_turn(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rewind to a checkpoint holding an agent's lines, after the user had changed them."""
+    _real_clock_commits(monkeypatch)
+    clock = Clock()
+    a = FakeAgent(repo, clock, SID)
+    a.prompt("write notes")
+    a.write("notes.txt", "alpha\nbeta\n")
+    a.say("done")
+    p2 = a.prompt("now wait")
+    human_edit(repo, clock, "notes.txt", "mine\n")
+    assert _restore_who(repo, clock, "notes.txt") == [("mine", "human", None)]
+    ctx = make_ctx(repo, clock.t)
+    cp = ctx.index.query("SELECT id FROM checkpoints WHERE message_id=?", (p2,))[0][0]
+    ctx.close()
+    _rewind(repo, clock, cp)
+    assert _restore_who(repo, clock, "notes.txt") == [("alpha", "agent", SID), ("beta", "agent", SID)]
+    git(repo, "add", "notes.txt")
+    git(repo, "commit", "-q", "-m", "notes")  # without the git hooks: closed by the commit
+    assert _restore_who(repo, clock, "notes.txt") == [("alpha", "agent", SID), ("beta", "agent", SID)]
+
+
+def test_a_path_the_restore_left_is_not_the_targets(repo: Path) -> None:
+    """A journal line naming the path among those the restore did not write (``files_kept``:
+    another session's change, an agent's own file): the file is not the target's."""
+    clock = Clock()
+    a = FakeAgent(repo, clock, SID)
+    a.prompt("write notes")
+    a.write("notes.txt", "alpha\n")
+    a.say("done")
+    p2 = a.prompt("add beta")
+    a.edit("notes.txt", "alpha\n", "alpha\nbeta\n")
+    a.say("done")
+    ctx = make_ctx(repo, clock.t)
+    cp = ctx.index.query("SELECT id FROM checkpoints WHERE message_id=?", (p2,))[0][0]
+    ctx.close()
+    _rewind(repo, clock, cp)
+    assert (repo / "notes.txt").read_text() == "alpha\n"
+    journal = repo / ".git" / "oxide" / "worktrees" / "main" / "journal.jsonl"
+    entry = json.loads(journal.read_text().splitlines()[-1])
+    (repo / "notes.txt").write_text("alpha\nbeta\n")  # as if the restore had left it
+    os.utime(repo / "notes.txt", ns=(clock.t * 1_000_000, clock.t * 1_000_000))
+    assert _restore_who(repo, clock, "notes.txt") == [("alpha", "agent", SID), ("beta", "human", None)]
+    time.sleep(0.2)  # older than the answer cache's racy window: the answer is kept
+
+    def cli() -> list[str]:
+        return [ln["who"] for ln in json.loads(oxide(repo, "blame", "notes.txt", "--json").stdout)["lines"]]
+
+    assert cli() == cli() == ["agent", "human"]  # the second from the answer cache
+    journal.write_text(json.dumps({**entry, "files_kept": ["notes.txt"]}) + "\nnot json\n[]\n")
+    assert _restore_who(repo, clock, "notes.txt") == [("alpha", "agent", SID), ("beta", "agent", SID)]
+    assert cli() == ["agent", "agent"]  # the journal is in the cache's key
