@@ -1,0 +1,82 @@
+"""The pre-commit checkpoint holds the worktree as it was when the hook ran, not as the background
+drainer finds it later (issue 37, item 4)."""
+
+from __future__ import annotations
+
+import fcntl
+import time
+from pathlib import Path
+
+from .conftest import git, make_ctx, oxide
+from .test_hooks import common_dir, idle, make_session
+
+
+def _pre_commit(repo: Path) -> dict[str, object]:
+    ctx = make_ctx(repo)
+    try:
+        rows = ctx.index.query("SELECT id, tree, created_at, head FROM checkpoints WHERE kind='pre-commit'")
+        assert len(rows) == 1, rows
+        return dict(rows[0])
+    finally:
+        ctx.close()
+
+
+def _file(repo: Path, tree: str, path: str) -> bytes | None:
+    ctx = make_ctx(repo)
+    try:
+        t = ctx.repo.git[tree]
+        try:
+            return bytes(t[path].data)
+        except KeyError:
+            return None
+    finally:
+        ctx.close()
+
+
+def test_edits_after_the_commit_returned_are_not_in_its_checkpoint(repo: Path) -> None:
+    oxide(repo, "init", "--hooks")
+    make_session(repo)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    (repo / "README.md").write_text("committed\n")
+    (repo / "later.txt").write_text("untracked before the commit\n")
+    (repo / "src" / "app.py").write_text("print('unstaged at the commit')\n")
+    git(repo, "add", "README.md")
+    lock = open(common_dir(repo) / "oxide" / "hooks.lock", "a")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the drainer waits: its jobs run after the edits below
+        t0 = int(time.time() * 1000)
+        git(repo, "commit", "-q", "-m", "readme")
+        t1 = int(time.time() * 1000)
+        time.sleep(0.02)  # past the file system's clock tick
+        # an agent still at work as `git commit` returns
+        (repo / "README.md").write_text("edited after the commit\n")
+        (repo / "later.txt").write_text("changed after the commit\n")
+        (repo / "new.txt").write_text("made after the commit\n")
+        (repo / ".gitignore").unlink()
+    finally:
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        lock.close()
+    idle(repo)
+    cp = _pre_commit(repo)
+    tree = str(cp["tree"])
+    assert _file(repo, tree, "README.md") == b"committed\n"  # the committed content
+    assert _file(repo, tree, "src/app.py") == b"print('unstaged at the commit')\n"  # read: not changed since
+    assert _file(repo, tree, "later.txt") is None  # changed since: as the tree committed has it (not in it)
+    assert _file(repo, tree, "new.txt") is None
+    assert _file(repo, tree, ".gitignore") == b"*.log\nbuild/\n"
+    assert t0 <= int(str(cp["created_at"])) <= t1  # dated when the hook ran
+    assert cp["head"] == head
+    assert not list((common_dir(repo) / "oxide" / "worktrees" / "main").glob("pre-commit.*"))  # marker gone
+    note = git(repo, "notes", "--ref=oxide", "show", "HEAD")
+    assert str(cp["id"]) in note
+
+
+def test_without_a_current_session_no_tree_is_written(repo: Path) -> None:
+    """No session to tie a checkpoint to: the shim runs no `git write-tree` and leaves no marker."""
+    oxide(repo, "init", "--hooks")
+    (repo / "README.md").write_text("committed\n")
+    git(repo, "commit", "-q", "-am", "readme")
+    idle(repo)
+    assert not list((common_dir(repo) / "oxide" / "worktrees").glob("*/pre-commit.*"))
+    queue = (common_dir(repo) / "oxide" / "hooks.queue").read_text()
+    assert queue.splitlines()[0].endswith("\t")  # the tree's field is empty
