@@ -80,3 +80,30 @@ def test_without_a_current_session_no_tree_is_written(repo: Path) -> None:
     assert not list((common_dir(repo) / "oxide" / "worktrees").glob("*/pre-commit.*"))
     queue = (common_dir(repo) / "oxide" / "hooks.queue").read_text()
     assert queue.splitlines()[0].endswith("\t")  # the tree's field is empty
+
+
+def test_the_shims_read_head_from_its_ref_or_from_git(repo: Path) -> None:
+    """The shims read HEAD's commit from its loose ref file, without a process; packed refs (and
+    anything else: reftable, an unborn branch, a symbolic ref) go through `git rev-parse`."""
+    oxide(repo, "init", "--hooks")
+    make_session(repo)
+    git(repo, "pack-refs", "--all")  # no loose ref for main: git says
+    before = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "commit", "-q", "--allow-empty", "-m", "one")  # the commit writes a loose ref again
+    one = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "--detach")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "detached")  # HEAD holds the commit itself
+    two = git(repo, "rev-parse", "HEAD").strip()
+    idle(repo)
+    lines = [ln.split("\t") for ln in (common_dir(repo) / "oxide" / "hooks.queue").read_text().splitlines()]
+    heads = [(f[0], f[3]) for f in lines if f[0] in ("pre-commit", "post-commit")]
+    assert heads == [("pre-commit", before), ("post-commit", one), ("pre-commit", one), ("post-commit", two)]
+    assert str(_first_pre_commit(repo)) in git(repo, "notes", "--ref=oxide", "show", one)
+
+
+def _first_pre_commit(repo: Path) -> str:
+    ctx = make_ctx(repo)
+    try:
+        return str(ctx.index.query("SELECT id FROM checkpoints WHERE kind='pre-commit' ORDER BY created_at")[0][0])
+    finally:
+        ctx.close()
