@@ -59,7 +59,7 @@ def job_pre_commit(worktree: str, current: str, head: str = "", tree: str = "") 
     ctx = _ctx(worktree)
     sessions = [current] if current else []
     pending = ctx.repo.worktree_dir / PENDING
-    moment = _moment(ctx.repo.worktree_dir, tree)
+    moment = hook_moment(ctx.repo.worktree_dir, tree)
     if not sessions:
         pending.unlink(missing_ok=True)
         return
@@ -78,7 +78,7 @@ def job_pre_commit(worktree: str, current: str, head: str = "", tree: str = "") 
     pending.write_text(json.dumps({"head": head, "checkpoint": cp.id, "sessions": sessions}))
 
 
-def _moment(worktree_dir: Path, tree: str) -> int | None:
+def hook_moment(worktree_dir: Path, tree: str) -> int | None:
     """When the pre-commit shim wrote ``tree`` (ns; its marker file's mtime, the file removed),
     if it marked it and the tree is there."""
     if not tree or not all(c in "0123456789abcdef" for c in tree):

@@ -77,7 +77,8 @@ def turn_checkpoint(ctx: Context, session: str | None) -> Any:
     from .tool_kinds import READ_ONLY
     from .watch_journal import status_from_journal
 
-    last = ctx.index.query("SELECT max(created_at) FROM checkpoints WHERE worktree=?", (ctx.repo.worktree_id,))
+    last = ctx.index.query("SELECT max(created_at) FROM checkpoints WHERE worktree=?",
+                           (ctx.repo.worktree_id,))
     since = int(last[0][0] or 0) if last else 0
     names = sorted(READ_ONLY)
     wrote = ctx.index.query(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -140,6 +139,13 @@ def test_the_stop_hook_checkpoints_only_a_turn_that_may_have_written(repo: Path,
     run.write("notes.txt", "a\n")  # the same content: the worktree is as the last checkpoint holds it
     run.answer("rewritten")
     assert kinds() == ["prompt", "prompt", "turn-end", "prompt"]
+    from oxide_git import hook_ties
+
+    ctx = make_ctx(repo)
+    try:
+        assert hook_ties.turn_checkpoint(ctx, None) is None  # a session not imported: nothing to close
+    finally:
+        ctx.close()
     ctx = make_ctx(repo)
     try:
         tree = ctx.index.query("SELECT tree FROM checkpoints WHERE kind='turn-end'")[0][0]
@@ -256,3 +262,5 @@ def test_a_path_the_restore_left_is_not_the_targets(repo: Path) -> None:
     journal.write_text(json.dumps({**entry, "files_kept": ["notes.txt"]}) + "\nnot json\n[]\n")
     assert _restore_who(repo, clock, "notes.txt") == [("alpha", "agent", SID), ("beta", "agent", SID)]
     assert cli() == ["agent", "agent"]  # the journal is in the cache's key
+    journal.unlink()  # no journal (removed by hand): no restore known, the file as before the rewind
+    assert _restore_who(repo, clock, "notes.txt") == [("alpha", "agent", SID), ("beta", "agent", SID)]

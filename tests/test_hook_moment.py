@@ -41,8 +41,7 @@ def test_edits_after_the_commit_returned_are_not_in_its_checkpoint(repo: Path) -
     (repo / "later.txt").write_text("untracked before the commit\n")
     (repo / "src" / "app.py").write_text("print('unstaged at the commit')\n")
     git(repo, "add", "README.md")
-    lock = open(common_dir(repo) / "oxide" / "hooks.lock", "a")
-    try:
+    with open(common_dir(repo) / "oxide" / "hooks.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # the drainer waits: its jobs run after the edits below
         t0 = int(time.time() * 1000)
         git(repo, "commit", "-q", "-m", "readme")
@@ -53,9 +52,6 @@ def test_edits_after_the_commit_returned_are_not_in_its_checkpoint(repo: Path) -
         (repo / "later.txt").write_text("changed after the commit\n")
         (repo / "new.txt").write_text("made after the commit\n")
         (repo / ".gitignore").unlink()
-    finally:
-        fcntl.flock(lock, fcntl.LOCK_UN)
-        lock.close()
     idle(repo)
     cp = _pre_commit(repo)
     tree = str(cp["tree"])
@@ -107,3 +103,40 @@ def _first_pre_commit(repo: Path) -> str:
         return str(ctx.index.query("SELECT id FROM checkpoints WHERE kind='pre-commit' ORDER BY created_at")[0][0])
     finally:
         ctx.close()
+
+
+def test_a_checkpoint_as_of_a_tree_and_a_moment(repo: Path) -> None:
+    """``snapshots.take(as_of=...)`` when HEAD moved on since that moment: built from the tree
+    then, a file changed since keeps that tree's version, one not changed since is read."""
+    from oxide_git import snapshots
+
+    (repo / "README.md").write_text("staged then\n")
+    (repo / "src" / "app.py").write_text("print('then, unstaged')\n")
+    git(repo, "add", "README.md")
+    then = git(repo, "write-tree").strip()
+    time.sleep(0.02)
+    moment = time.time_ns()
+    time.sleep(0.02)
+    git(repo, "commit", "-q", "-m", "readme")
+    (repo / "README.md").write_text("committed later\n")
+    git(repo, "commit", "-q", "-am", "later")  # HEAD moved on: README.md differs from the tree then
+    ctx = make_ctx(repo)
+    try:
+        cp = snapshots.take(ctx.repo, kind="pre-commit", now_ms=moment // 1_000_000, as_of=(then, moment))
+    finally:
+        ctx.close()
+    assert _file(repo, cp.tree, "README.md") == b"staged then\n"
+    assert _file(repo, cp.tree, "src/app.py") == b"print('then, unstaged')\n"
+
+
+def test_a_queued_tree_without_its_mark_is_not_trusted(repo: Path) -> None:
+    from oxide_git.hook_impl import hook_moment
+
+    oxide(repo, "init")
+    wdir = common_dir(repo) / "oxide" / "worktrees" / "main"
+    wdir.mkdir(parents=True, exist_ok=True)
+    assert hook_moment(wdir, "a" * 40) is None  # no mark: the drainer's own moment, as before
+    (wdir / "pre-commit.x").write_text("")
+    assert hook_moment(wdir, "../x") is None and hook_moment(wdir, "x") is None  # only a tree id names a mark
+    (wdir / f"pre-commit.{'b' * 40}").write_text("")
+    assert hook_moment(wdir, "b" * 40) and not (wdir / f"pre-commit.{'b' * 40}").exists()
