@@ -10,9 +10,9 @@ environment's GIT_*/OXIDE_* variables, the worktree's undo journal, and oxide's 
 holds all of them, read before and after the full run, and the answer is kept only when they did
 not move during it and none of the stat-keyed files was written in the last ``RACY_NS`` (a write
 within the same clock tick would leave its mtime unchanged: git's "racy" rule). Anything the key
-cannot see makes the command skip the cache: a revision (``--rev``), include or ignoreRevs in a config, alternates,
-variables that move the repository, a file or message dated after now. The text form's ages are
-worked out at print time; the other forms do not depend on the clock.
+cannot see makes the command skip the cache: a revision (``--rev``), include or ignoreRevs in a
+config, alternates, variables that move the repository, a file or message dated after now. The
+text form's ages are worked out at print time; the other forms do not depend on the clock.
 """
 
 from __future__ import annotations
