@@ -235,7 +235,7 @@ def claude(action: str, payload: dict[str, Any]) -> None:
 
 
 def codex(payload: dict[str, Any]) -> None:
-    from . import importing, store
+    from . import hook_ties, importing, store
 
     ctx = _context(payload.get("cwd"))
     if ctx is None:
@@ -247,6 +247,7 @@ def codex(payload: dict[str, Any]) -> None:
         sid = grown[-1] if grown else None
     if sid:
         store.set_current_session(ctx, sid)
+        hook_ties.turn_checkpoint(ctx, sid)  # a notify is the end of a turn
 
 
 def main(argv: list[str]) -> int:

@@ -264,3 +264,26 @@ def test_a_path_the_restore_left_is_not_the_targets(repo: Path) -> None:
     assert cli() == ["agent", "agent"]  # the journal is in the cache's key
     journal.unlink()  # no journal (removed by hand): no restore known, the file as before the rewind
     assert _restore_who(repo, clock, "notes.txt") == [("alpha", "agent", SID), ("beta", "agent", SID)]
+
+
+def test_a_codex_notify_closes_its_turn(repo: Path) -> None:
+    """Codex's notify runs at the end of each turn: its turn's writes are closed by a checkpoint."""
+    from oxide_git import agent_hooks
+
+    from .conftest import FIXTURES
+
+    oxide(repo, "init", "--agent-hooks", "codex")
+    day = Path(os.environ["CODEX_HOME"]) / "sessions" / "2026" / "03" / "01"
+    day.mkdir(parents=True)
+    native = "019c0000-0000-7000-8000-000000000001"
+    (day / f"rollout-2026-03-01T10-00-00-{native}.jsonl").write_text(
+        (FIXTURES / "codex" / "turns.jsonl").read_text().replace("/work/proj", str(repo)))
+    payload = {"type": "agent-turn-complete", "thread-id": native, "cwd": str(repo)}
+    agent_hooks.codex(payload)
+    agent_hooks.codex(payload)  # again: nothing new since
+    ctx = make_ctx(repo)
+    try:
+        rows = ctx.index.query("SELECT c.kind, s.native_id FROM checkpoints c JOIN sessions s ON s.id=c.session_id")
+    finally:
+        ctx.close()
+    assert [tuple(r) for r in rows] == [("turn-end", native)]
