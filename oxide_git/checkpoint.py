@@ -50,7 +50,7 @@ def checkpoint(
         "coalesce(session_id, '')=? ORDER BY rowid DESC LIMIT 1",  # the last one recorded
         (ctx.repo.worktree_id, sid or ""))
     # (the end of a turn: the same state as any last checkpoint, which then closes the turn)
-    same = prev and (kind == "turn-end" or (prev[0]["kind"] == kind and (
+    same = prev and (kind == snapshots.TURN_END or (prev[0]["kind"] == kind and (
         kind == "manual" or prev[0]["message_id"] == message_id)))
     previous = dict(prev[0]) if same and not detached else None
     cp = refs.retry_on_move(lambda: snapshots.take(

@@ -15,12 +15,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .context import Context
 
+if TYPE_CHECKING:
+    from .snapshots import Checkpoint
+
 FILE = "pending-prompts.json"
-TURN_END = "turn-end"  # the kind of the checkpoint an agent's Stop hook takes
 
 
 def _key(agent: str, native_id: str) -> str:
@@ -64,7 +66,7 @@ def prompt_checkpoint(ctx: Context, agent: str, native_id: Any, session: str | N
     _save(ctx, pending)
 
 
-def turn_checkpoint(ctx: Context, session: str | None) -> Any:
+def turn_checkpoint(ctx: Context, session: str | None) -> Checkpoint | None:
     """The checkpoint that closes a turn (an agent's Stop hook): the worktree as the turn left it,
     so that what the user changes before the next prompt is not in the turn's interval (blame).
     Taken only where that is cheap: when the session ran a call that may write files since this
@@ -74,6 +76,7 @@ def turn_checkpoint(ctx: Context, session: str | None) -> Any:
     if not session:
         return None
     from .checkpoint import checkpoint
+    from .snapshots import TURN_END
     from .tool_kinds import READ_ONLY
     from .watch_journal import status_from_journal
 

@@ -30,7 +30,8 @@ from .sessionlog import IDENTITY
 
 DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
 DEFAULT_MAX_UNTRACKED_FILES = 10_000  # a stray node_modules outside .gitignore is left out
-KINDS = ("prompt", "manual", "pre-commit", "before-rewind", "watch", "turn-end")
+TURN_END = "turn-end"  # the kind of the checkpoint that closes an agent's turn (its Stop hook)
+KINDS = ("prompt", "manual", "pre-commit", "before-rewind", "watch", TURN_END)
 _TREE = pygit2.enums.FileMode.TREE
 _BLOB = pygit2.enums.FileMode.BLOB
 _EXEC = pygit2.enums.FileMode.BLOB_EXECUTABLE
