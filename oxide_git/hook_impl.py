@@ -59,10 +59,10 @@ def job_pre_commit(worktree: str, current: str, head: str = "", tree: str = "") 
     ctx = _ctx(worktree)
     sessions = [current] if current else []
     pending = ctx.repo.worktree_dir / PENDING
-    moment = hook_moment(ctx.repo.worktree_dir, tree)
-    if not sessions:
+    if not sessions:  # (the shim marks a tree only with a current session)
         pending.unlink(missing_ok=True)
         return
+    moment = hook_moment(ctx.repo.worktree_dir, tree)
     sid = sessions[0]
     now_ms = moment // 1_000_000 if moment is not None else ctx.now_ms
     rows = ctx.index.query(
@@ -76,20 +76,19 @@ def job_pre_commit(worktree: str, current: str, head: str = "", tree: str = "") 
     )
     store.record_checkpoint(ctx, cp)
     pending.write_text(json.dumps({"head": head, "checkpoint": cp.id, "sessions": sessions}))
+    if moment is not None:  # done: a job run again (killed before this) finds the moment still
+        (ctx.repo.worktree_dir / f"pre-commit.{tree}").unlink(missing_ok=True)
 
 
 def hook_moment(worktree_dir: Path, tree: str) -> int | None:
-    """When the pre-commit shim wrote ``tree`` (ns; its marker file's mtime, the file removed),
-    if it marked it and the tree is there."""
+    """When the pre-commit shim wrote ``tree`` (ns: the mtime of its mark,
+    ``pre-commit.<tree>``), if it marked it."""
     if not tree or not all(c in "0123456789abcdef" for c in tree):
         return None
-    marker = worktree_dir / f"pre-commit.{tree}"
     try:
-        moment = marker.stat().st_mtime_ns
-        marker.unlink()
+        return (worktree_dir / f"pre-commit.{tree}").stat().st_mtime_ns
     except OSError:
         return None
-    return moment
 
 
 def _parent(git: Any, oid: str) -> str | None:
