@@ -108,8 +108,9 @@ def test_a_turn_no_checkpoint_follows_is_closed_by_the_commit(repo: Path, monkey
 
 
 def test_the_last_turn_in_the_worktree_is_the_agents(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not committed, no checkpoint after turn 2 (no Stop hook): the worktree closes the interval."""
     oxide(repo, "init", "--agent-hooks", "claude")
-    two_turns(repo, monkeypatch)
+    two_turns(repo, monkeypatch, stop=False)
     lines = blame_json(repo, monkeypatch, "calc.py")
     assert _who(lines, lines[0]["session_id"]) == WANT, lines
 
