@@ -230,10 +230,12 @@ def claude(action: str, payload: dict[str, Any]) -> None:
     hook_ties.settle(ctx, "claude", native, sid)
     if action == "prompt":
         hook_ties.prompt_checkpoint(ctx, "claude", native, sid, str(payload.get("prompt") or ""))
+    elif payload.get("hook_event_name") == "Stop":  # a subagent's stop is inside the turn
+        hook_ties.turn_checkpoint(ctx, sid)
 
 
 def codex(payload: dict[str, Any]) -> None:
-    from . import importing, store
+    from . import hook_ties, importing, store
 
     ctx = _context(payload.get("cwd"))
     if ctx is None:
@@ -245,6 +247,7 @@ def codex(payload: dict[str, Any]) -> None:
         sid = grown[-1] if grown else None
     if sid:
         store.set_current_session(ctx, sid)
+        hook_ties.turn_checkpoint(ctx, sid)  # a notify is the end of a turn
 
 
 def main(argv: list[str]) -> int:

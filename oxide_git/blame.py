@@ -257,9 +257,10 @@ class _Run:
                 by_head.setdefault(r["head"], []).append(r)
             self._checkpoints, self._by_head = {r["id"]: r for r in rows}, by_head
 
-    def anchor(self, commit: str) -> tuple[dict[str, Any] | None, list[str]]:
-        """The checkpoint taken as ``commit`` was made (its note's, else the last one on its
-        parent before it), and the sessions its note names."""
+    def anchor(self, commit: str) -> tuple[dict[str, Any] | None, list[str], int | None]:
+        """The checkpoint taken as ``commit`` was made (its note's), else the last one on its
+        parent before it and the commit's time (ms: the end of its second), which closes the
+        interval after that checkpoint; and the sessions its note names."""
         note_checkpoints, note_sessions = self.objects.note(commit)
         self._load_checkpoints()
         assert self._checkpoints is not None
@@ -267,24 +268,30 @@ class _Run:
         if len(named) < len(note_checkpoints):
             self.missing[commit] = [c for c in note_checkpoints if c not in self._checkpoints]
         anchor = max(named, key=lambda r: int(r["created_at"] or 0)) if named else None
+        closed_at = None
         if anchor is None:
             got = self.objects.commit(commit)
             if got is not None and got[2] is not None:
                 limit = got[1] * 1000 + 999
                 before = [r for r in self._by_head.get(got[2], []) if int(r["created_at"] or 0) <= limit]
                 anchor = before[-1] if before else None
-        return anchor, list(note_sessions)
+                closed_at = limit
+        return anchor, list(note_sessions), closed_at
 
     def commit_lines(self, commit: str, entries: list[Any]) -> None:
-        anchor, sessions = self.anchor(commit)
+        anchor, sessions, closed_at = self.anchor(commit)
         wanted = sorted({e.orig - 1 for e in entries})
         placed: dict[int, Placed] = {}
         if anchor is not None:
             tl = self.timeline(anchor["worktree"], anchor["worktree_path"] or "")
             version = self._version(commit, entries[0].filename)
             upto = tl.position.get(anchor["id"], len(tl.states))
-            placed = tl.walk(entries[0].filename, version, upto, int(anchor["created_at"] or 0), wanted,
-                             final_id=anchor["id"])
+            if closed_at is None:  # the commit's own checkpoint: the walk starts there
+                placed = tl.walk(entries[0].filename, version, upto, int(anchor["created_at"] or 0), wanted,
+                                 final_id=anchor["id"])
+            else:  # no checkpoint of the commit (no git hooks): the commit closes the last interval
+                placed = tl.walk(entries[0].filename, version, min(upto + 1, len(tl.states)), closed_at,
+                                 wanted, slot=f"commit {commit}")
         for ln in wanted:
             p = placed.get(ln)
             if (p is None or p.label.who == BEFORE) and sessions and anchor is None:

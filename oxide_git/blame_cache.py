@@ -6,13 +6,13 @@ exactly the same inputs. An answer is a function of the file's bytes and mtime, 
 refs/notes/oxide point at (through the refs files), the git configuration, the index
 (checkpoints, sessions, their calls; keyed by its files' size, mtime and inode), the object
 folders of the commits it abbreviates (a new object there can lengthen an abbreviation), the
-environment's GIT_*/OXIDE_* variables, and oxide's own code; the key holds all of them, read
-before and after the full run, and the answer is kept only when they did not move during it and
-none of the stat-keyed files was written in the last ``RACY_NS`` (a write within the same clock
-tick would leave its mtime unchanged: git's "racy" rule). Anything the key cannot see makes the
-command skip the cache: a revision (``--rev``), include or ignoreRevs in a config, alternates,
-variables that move the repository, a file or message dated after now. The text form's ages are
-worked out at print time; the other forms do not depend on the clock.
+environment's GIT_*/OXIDE_* variables, the worktree's undo journal, and oxide's own code; the key
+holds all of them, read before and after the full run, and the answer is kept only when they did
+not move during it and none of the stat-keyed files was written in the last ``RACY_NS`` (a write
+within the same clock tick would leave its mtime unchanged: git's "racy" rule). Anything the key
+cannot see makes the command skip the cache: a revision (``--rev``), include or ignoreRevs in a
+config, alternates, variables that move the repository, a file or message dated after now. The
+text form's ages are worked out at print time; the other forms do not depend on the clock.
 """
 
 from __future__ import annotations
@@ -231,6 +231,10 @@ def slot(cwd: str, file: str, rev: str | None, lines: tuple[int, int] | None, fo
     # the last connection closes): only one with frames in it is part of what the index says.
     stats = [_stat(os.path.join(oxide, "index.db")), wal if wal and wal[0] else None]
     stats.append(_stat(os.path.join(common, "objects", "pack")))
+    # the undo journal: which checkpoints a rewind or an undo restored (``blame_restores``)
+    worktree = "main" if os.path.realpath(git_dir) == os.path.realpath(common) else os.path.basename(
+        os.path.normpath(git_dir))
+    stats.append(_stat(os.path.join(oxide, "worktrees", worktree, "journal.jsonl")))
     envs = sorted((k, v) for k, v in os.environ.items()
                   if k.startswith(("GIT_", "OXIDE_", "HOME", "XDG_CONFIG_HOME")) and k not in _UNKEYED)
     modules = code()

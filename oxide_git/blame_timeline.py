@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, NamedTuple
 from .blame_calls import BEFORE, EITHER, HUMAN, Label, WorktreeCalls
 from .blame_diff import SAME, Diff
 from .blame_memo import digest as _digest
+from .blame_restores import Restores
+from .blame_restores import read as read_restores
 from .context import Context
 
 if TYPE_CHECKING:
@@ -82,6 +84,7 @@ class Placed(NamedTuple):
 
 
 BASE = "base"  # the kind of the state before the first checkpoint: the commit it was taken on
+BEFORE_RESTORE = "before-rewind"  # the kind of the checkpoint a rewind or an undo takes first
 
 
 class Timeline:
@@ -101,6 +104,9 @@ class Timeline:
         base = _base_state(objects, rows[0][6] if rows else default_base)
         self.states = ([base] if base else []) + real
         self.position = {s.id: i for i, s in enumerate(self.states) if s.kind != BASE}
+        self.restores: Restores = {}  # before-rewind checkpoint -> the one restored after it
+        if any(s.kind == BEFORE_RESTORE for s in real):
+            self.restores = read_restores(str(ctx.repo.oxide_dir), worktree)
         self._calls: WorktreeCalls | None = None
         self._versions: dict[tuple[str, str], Version] = {}
         self._blobs: dict[str, Version] = blobs if blobs is not None else {}
@@ -166,21 +172,23 @@ class Timeline:
         return d
 
     def walk(self, rel: str, final: Version, upto: int, t_final: int, lines: list[int],
-             when_final: int | None = None, final_id: str | None = None) -> dict[int, Placed]:
+             when_final: int | None = None, final_id: str | None = None,
+             slot: str | None = None) -> dict[int, Placed]:
         """Where each of ``lines`` (0-based, of ``final``) first appeared, going back from the
         states before index ``upto``; ``final`` is the file as it was at ``t_final`` (in the
-        checkpoint ``final_id``, if it is one's).
+        checkpoint ``final_id``, if it is one's; ``slot`` names the walk in the memo otherwise,
+        when it is not the worktree's).
 
         Kept in the memo (one walk a worktree, path and final checkpoint) by what it reads but the
         explanations of its intervals: the states it goes through, the final version, the lines;
         served only when each interval it explained has the same key again (the calls in it:
         with the same explanations, the same lines are followed through the same intervals)."""
-        slot = (self.worktree, self.path, rel, final_id)
+        memo_slot = (self.worktree, self.path, rel, final_id if slot is None else slot)
         key = None
         if final.oid is not None:
             key = _digest(("walk", final.oid, self._states_digest(upto), upto, tuple(lines), when_final,
                            None if when_final else t_final))  # t_final: only a when then
-            kept = self.memo.get("walks", slot)
+            kept = self.memo.get("walks", memo_slot)
             if kept is not None and kept[0] == key:
                 got = self._kept_walk(kept[1], kept[2], rel, t_final)
                 if got is not None:
@@ -191,7 +199,7 @@ class Timeline:
             labels: dict[Label, tuple[object, ...]] = {}  # shared: marshal writes each once
             rows = [(ln, labels.setdefault(p.label, _plain(p.label)), p.checkpoint, p.before)
                     for ln, p in out.items()]
-            self.memo.put("walks", slot, (key, visits, rows))
+            self.memo.put("walks", memo_slot, (key, visits, rows))
         return out
 
     def _kept_walk(self, visits: list[Visit],
@@ -216,8 +224,8 @@ class Timeline:
             h = hashlib.blake2b(digest_size=20)
             self._prefix = [h.digest()]
             for s in self.states:
-                h.update(repr((s.id, s.kind, s.session_id, s.message_id, s.tree, s.created_at)).encode(
-                    "utf-8", "surrogateescape"))
+                h.update(repr((s.id, s.kind, s.session_id, s.message_id, s.tree, s.created_at,
+                               self.restores.get(s.id))).encode("utf-8", "surrogateescape"))
                 self._prefix.append(h.digest())
         return self._prefix[min(upto, len(self.states))]
 
@@ -243,12 +251,15 @@ class Timeline:
         cur, cur_t = final, t_final
         at_final = True  # cur_t is still t_final
         nxt_id = final_id  # the checkpoint holding cur first (None: only final)
-        for i in range(min(upto, len(self.states)) - 1, -1, -1):
-            if not finals:
-                break
-            prev = self.version(i, rel)
+        i = min(upto, len(self.states)) - 1
+        while i >= 0 and finals:
+            # the file as the interval after state i began: a restore's target's, when a rewind or
+            # an undo wrote it right after (state ``at``: where the walk goes on), else state i's
+            at = self.restored(i, rel)
+            prev = self.version(at, rel)
             if prev.oid is not None and prev.oid == cur.oid:
-                cur_t, nxt_id, at_final = self.states[i].created_at, self.states[i].id or None, False
+                cur_t, nxt_id, at_final = self.states[at].created_at, self.states[at].id or None, False
+                i = at - 1
                 continue
             mapped, added = self.diff(prev, cur).trace_sorted(pos)
             if added:
@@ -264,7 +275,7 @@ class Timeline:
                         continue
                     if label.when_ms is None or label.who in (HUMAN, EITHER):
                         label = _with_when(label, when)
-                    out[finals[j]] = Placed(label, nxt_id, self.states[i].id or None)
+                    out[finals[j]] = Placed(label, nxt_id, self.states[at].id or None)
                 if back:  # lines the replay traced back may sit out of order among the others
                     kept = sorted((m, f) for m, f in zip(mapped, finals, strict=True) if m >= 0)
                     pos, finals = [m for m, _ in kept], [f for _, f in kept]
@@ -274,10 +285,24 @@ class Timeline:
                     pos = mapped
             else:
                 pos = mapped
-            cur, cur_t, nxt_id, at_final = prev, self.states[i].created_at, self.states[i].id or None, False
+            cur, cur_t, nxt_id, at_final = prev, self.states[at].created_at, self.states[at].id or None, False
+            i = at - 1
         for ln in finals:
             out[ln] = Placed(Label(BEFORE), nxt_id, None)
         return out
+
+    def restored(self, i: int, rel: str) -> int:
+        """The state whose version of ``rel`` a rewind or an undo wrote right after state ``i``
+        (its before-rewind checkpoint), by the journal; ``i`` itself when none did (no restore,
+        the path left as it was, or a target that is not an earlier state of this timeline)."""
+        got = self.restores.get(self.states[i].id) if self.restores else None
+        if got is None:
+            return i
+        target, kept = got
+        if any(rel == p or rel.startswith(p.rstrip("/") + "/") for p in kept):
+            return i
+        at = self.position.get(target)
+        return at if at is not None and at < i else i
 
     def _place(self, i: int, rel: str, prev: Version, cur: Version, t1: int,
                added: list[int]) -> tuple[dict[int, Label], dict[int, int]]:

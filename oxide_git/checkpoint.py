@@ -49,7 +49,9 @@ def checkpoint(
         "SELECT id, tree, head, ref, kind, message_id FROM checkpoints WHERE worktree=? AND "
         "coalesce(session_id, '')=? ORDER BY rowid DESC LIMIT 1",  # the last one recorded
         (ctx.repo.worktree_id, sid or ""))
-    same = prev and prev[0]["kind"] == kind and (kind == "manual" or prev[0]["message_id"] == message_id)
+    # (the end of a turn: the same state as any last checkpoint, which then closes the turn)
+    same = prev and (kind == snapshots.TURN_END or (prev[0]["kind"] == kind and (
+        kind == "manual" or prev[0]["message_id"] == message_id)))
     previous = dict(prev[0]) if same and not detached else None
     cp = refs.retry_on_move(lambda: snapshots.take(
         ctx.repo, kind=kind, now_ms=ctx.now_ms, session_id=sid, message_id=message_id, text=text,

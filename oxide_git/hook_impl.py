@@ -48,27 +48,47 @@ def _ctx(worktree: str) -> Any:
 # jobs ----------------------------------------------------------------------------------------
 
 
-def job_pre_commit(worktree: str, current: str, head: str = "") -> None:
-    """A checkpoint (kind pre-commit) of the worktree, tied to the session that was current when
-    the hook ran, kept pending for post-commit."""
+def job_pre_commit(worktree: str, current: str, head: str = "", tree: str = "") -> None:
+    """A checkpoint (kind pre-commit) of the worktree as it was when the hook ran, tied to the
+    session that was current then, kept pending for post-commit. ``tree``: the tree being
+    committed, which the shim wrote (`git write-tree`) and marked the moment of (the mtime of
+    ``pre-commit.<tree>``): the checkpoint is built from it and dated then, and a file changed
+    since keeps its version there (``snapshots.take``'s ``as_of``)."""
     from . import snapshots, store
 
     ctx = _ctx(worktree)
     sessions = [current] if current else []
     pending = ctx.repo.worktree_dir / PENDING
-    if not sessions:
+    if not sessions:  # (the shim marks a tree only with a current session)
         pending.unlink(missing_ok=True)
         return
+    moment = hook_moment(ctx.repo.worktree_dir, tree)
     sid = sessions[0]
+    now_ms = moment // 1_000_000 if moment is not None else ctx.now_ms
     rows = ctx.index.query(
-        "SELECT id FROM messages WHERE session_id=? ORDER BY seq DESC LIMIT 1", (sid,))
+        "SELECT id FROM messages WHERE session_id=? ORDER BY created_at <= ? DESC, seq DESC LIMIT 1",
+        (sid, now_ms))  # the last message then (one after it, if none was: a session without times)
     cp = snapshots.take(
-        ctx.repo, kind="pre-commit", now_ms=ctx.now_ms, session_id=sid,
+        ctx.repo, kind="pre-commit", now_ms=now_ms, session_id=sid,
         message_id=rows[0][0] if rows else None, parent=head or None,
         max_file_size=ctx.config_size("oxide.maxFileSize", snapshots.DEFAULT_MAX_FILE_SIZE),
+        as_of=(tree, moment) if moment is not None else None,
     )
     store.record_checkpoint(ctx, cp)
     pending.write_text(json.dumps({"head": head, "checkpoint": cp.id, "sessions": sessions}))
+    if moment is not None:  # done: a job run again (killed before this) finds the moment still
+        (ctx.repo.worktree_dir / f"pre-commit.{tree}").unlink(missing_ok=True)
+
+
+def hook_moment(worktree_dir: Path, tree: str) -> int | None:
+    """When the pre-commit shim wrote ``tree`` (ns: the mtime of its mark,
+    ``pre-commit.<tree>``), if it marked it."""
+    if not tree or not all(c in "0123456789abcdef" for c in tree):
+        return None
+    try:
+        return (worktree_dir / f"pre-commit.{tree}").stat().st_mtime_ns
+    except OSError:
+        return None
 
 
 def _parent(git: Any, oid: str) -> str | None:
@@ -181,7 +201,7 @@ def run_jobs(lines: list[str], oxide_dir: Path) -> None:
                 continue
             flush_rewrites()
             if f[0] == "pre-commit":
-                job_pre_commit(*f[1:4])
+                job_pre_commit(*f[1:5])
             elif f[0] == "post-commit":
                 job_post_commit(*f[1:7])
             elif f[0] == "post-checkout":

@@ -15,9 +15,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .context import Context
+
+if TYPE_CHECKING:
+    from .snapshots import Checkpoint
 
 FILE = "pending-prompts.json"
 
@@ -61,6 +64,34 @@ def prompt_checkpoint(ctx: Context, agent: str, native_id: Any, session: str | N
     if cp.id not in ids:
         ids.append(cp.id)
     _save(ctx, pending)
+
+
+def turn_checkpoint(ctx: Context, session: str | None) -> Checkpoint | None:
+    """The checkpoint that closes a turn (an agent's Stop hook): the worktree as the turn left it,
+    so that what the user changes before the next prompt is not in the turn's interval (blame).
+    Taken only where that is cheap: when the session ran a call that may write files since this
+    worktree's last checkpoint (a turn of talk changed nothing), through `watch`'s journal when
+    it runs, and not written again when the worktree is as the last checkpoint holds it. None
+    when not taken."""
+    if not session:
+        return None
+    from .checkpoint import checkpoint
+    from .snapshots import TURN_END
+    from .tool_kinds import READ_ONLY
+    from .watch_journal import status_from_journal
+
+    last = ctx.index.query("SELECT max(created_at) FROM checkpoints WHERE worktree=?",
+                           (ctx.repo.worktree_id,))
+    since = int(last[0][0] or 0) if last else 0
+    names = sorted(READ_ONLY)
+    wrote = ctx.index.query(
+        "SELECT 1 FROM parts p JOIN messages m ON m.session_id=p.session_id AND m.seq=p.seq "
+        "WHERE p.session_id=? AND p.type IN ('tool_call', 'patch') AND m.created_at>=? "
+        f"AND coalesce(p.name, '') NOT IN ({','.join('?' * len(names))}) LIMIT 1", (session, since, *names))
+    if not wrote:
+        return None
+    return checkpoint(ctx, text="end of turn", kind=TURN_END, session=session,
+                      status=status_from_journal(ctx.repo))
 
 
 def tie_pending(ctx: Context, agent: str, native_id: Any, session: str) -> int:

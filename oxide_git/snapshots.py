@@ -30,7 +30,8 @@ from .sessionlog import IDENTITY
 
 DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
 DEFAULT_MAX_UNTRACKED_FILES = 10_000  # a stray node_modules outside .gitignore is left out
-KINDS = ("prompt", "manual", "pre-commit", "before-rewind", "watch")
+TURN_END = "turn-end"  # the kind of the checkpoint that closes an agent's turn (its Stop hook)
+KINDS = ("prompt", "manual", "pre-commit", "before-rewind", "watch", TURN_END)
 _TREE = pygit2.enums.FileMode.TREE
 _BLOB = pygit2.enums.FileMode.BLOB
 _EXEC = pygit2.enums.FileMode.BLOB_EXECUTABLE
@@ -171,6 +172,15 @@ def _entry_for(
     return oid, mode
 
 
+def _changed_since(full: str, since_ns: int) -> bool:
+    """Whether the file at ``full`` was written, replaced or removed after ``since_ns``."""
+    try:
+        st = os.lstat(full)
+    except OSError:
+        return True
+    return max(st.st_mtime_ns, st.st_ctime_ns) > since_ns
+
+
 def _crowded_untracked_dirs(base: pygit2.Tree | None, untracked: set[str], limit: int) -> dict[str, int]:
     """Untracked folders (absent from HEAD) holding more than ``limit`` untracked files."""
     if len(untracked) <= limit:
@@ -266,6 +276,7 @@ def take(
     max_untracked_files: int = DEFAULT_MAX_UNTRACKED_FILES,
     parent: str | None = None,
     previous: Mapping[str, Any] | None = None,
+    as_of: tuple[str, int] | None = None,
 ) -> Checkpoint:
     """Snapshot the worktree into a new checkpoint commit and ref; returns it.
 
@@ -274,6 +285,9 @@ def take(
     the same tree and parent, that checkpoint is returned (``reused``) and nothing is written.
     ``parent`` (default: HEAD now) is the commit the snapshot is shown against, e.g. the HEAD a
     pre-commit hook saw; the tree is still built from the current HEAD and ``status``.
+    ``as_of`` (a tree id, a time in ns): the worktree as it was at that moment, taken later (the
+    pre-commit hook's: the tree it commits, written then): built from that tree, a file changed
+    since (its mtime or ctime later, or gone) keeps that tree's version, the others are read.
     """
     if status is None:
         status = status_mod.run(repo.workdir)
@@ -289,13 +303,23 @@ def take(
     changes: dict[str, Entry] = {}
     now_ns = now_ms * 1_000_000
     base_tree = head.tree if head is not None else None
+    paths = status.paths
+    since_ns = None
+    if as_of is not None:
+        then = git[as_of[0]].peel(pygit2.Tree)
+        if base_tree is not None and base_tree.id != then.id:  # HEAD moved since: its changes too
+            paths = paths | {p for d in then.diff_to_tree(base_tree).deltas
+                             for p in (d.old_file.path, d.new_file.path)}
+        base_tree, since_ns = then, as_of[1]
     crowded = _crowded_untracked_dirs(base_tree, status.untracked, max_untracked_files)
     for folder, count in sorted(crowded.items()):
         skipped.append({"path": folder + "/",
                         "reason": f"untracked folder with {count} files (over {max_untracked_files})"})
-    for path in sorted(status.paths - status.submodules):
+    for path in sorted(paths - status.submodules):
         if crowded and _under(path, crowded):
             continue
+        if since_ns is not None and _changed_since(os.path.join(repo.workdir, path), since_ns):
+            continue  # the tree's version: the file as it was then
         try:
             path.encode()
         except UnicodeEncodeError:  # git allows any bytes, a tree entry of pygit2 only UTF-8
@@ -306,7 +330,7 @@ def take(
                            new_cache, now_ns, skipped, filters)
         if not isinstance(entry, str):
             changes[path] = entry
-    base = head.tree if head is not None else None
+    base = base_tree
     tree = apply_changes(git, base, changes) if changes else (base.id if base else None)
     if tree is None:
         tree = git.TreeBuilder().write()
