@@ -171,7 +171,8 @@ def _rewind(
     result.before_checkpoint = current.id
     entry = journal.Entry("rewind", ctx.now_ms, f"rewind to {cp.id[:12]}",
                           files_before=current.id if code else None,
-                          files_after=cp.id if code else None)
+                          files_after=cp.id if code else None,
+                          files_kept=sorted({*skipped, *fp.left}) if code else [], head=current.head)
     if cut and dropped > 0:
         log, at = cut
         oid, _ = store.save(ctx, log.session, {}, summary=f"rewind to {cp.id[:12]}", truncate_at=at)
