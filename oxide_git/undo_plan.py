@@ -108,7 +108,7 @@ def plan_files(
     for path in fp.paths:
         c, b = _at(current, path), _at(before, path)
         a = _at(after, path) if after is not None else b
-        if path in not_written or a is None and b is not None and b[1] == _GITLINK or (
+        if path in not_written or (a is None and b is not None and b[1] == _GITLINK) or (
                 a is not None and a[1] == _GITLINK):
             a = b  # the operation did not write this path
         if _under(path, unsaved):

@@ -30,7 +30,13 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 
 from oxide_git import store
 from oxide_git.cli import main
@@ -168,7 +174,7 @@ class UserSequences(RuleBasedStateMachine):
     def append_message(self) -> None:
         """The agent goes on talking (a session ref moves after an operation)."""
         ctx = make_ctx(self.root, self.now)
-        sid = ([self.session.id] + self.forks)[self.version % (1 + len(self.forks))]
+        sid = ([self.session.id, *self.forks])[self.version % (1 + len(self.forks))]
         from oxide_git import sessionlog
 
         log = sessionlog.load(ctx.repo.git, sid)

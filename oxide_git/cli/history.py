@@ -284,7 +284,7 @@ def _undo_plan(res: UndoResult) -> str:
             lines.append(f"  {label:6} {p}" + (f" (changed since the {op}; {saved})" if p in forced else ""))
     for p in res.files.get("kept", []):
         lines.append(f"  keep   {p} (changed since the {op})")
-    for name, was in res.kept_refs.items():
+    for name in res.kept_refs:
         lines.append(f"  keep   {name} (moved since the {op})")
     for name, was in res.overwritten_refs.items():
         trash = f"; the newer state stays as {was['trash']}" if was.get("trash") else ""
