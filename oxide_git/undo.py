@@ -8,7 +8,7 @@ from typing import Any
 
 import pygit2
 
-from . import agent_files, journal, restore, snapshots, store, undo_plan
+from . import agent_files, journal, refs, restore, snapshots, store, undo_plan
 from .context import Context
 from .errors import NotFound, Refused
 from .reindex import reindex
@@ -68,9 +68,6 @@ def undo(ctx: Context, *, dry_run: bool = False, force: bool = False) -> UndoRes
                                       leave=agent_files.session_files(ctx.environ), unsaved=unsaved,
                                       force=force)
         res.files = fp.to_dict()
-        if not dry_run:
-            store.record_checkpoint(ctx, current)
-            res.checkpoint = current.id
         reverse.files_before, reverse.files_after = current.id, entry.files_before
         reverse.files_kept = sorted({*fp.kept, *fp.files.left})
     if head_then != head_now and (head_then or head_now):
@@ -83,10 +80,17 @@ def undo(ctx: Context, *, dry_run: bool = False, force: bool = False) -> UndoRes
             was["trash"] = journal.trash_name(name, ctx.now_ms) if was["now"] else None
     res.changes = (len(fp.files.paths) if fp is not None else 0) + len(rp.real)
     if not dry_run and not res.changes and res.kept:
-        raise Refused(_nothing_left(entry, res), hint="`git oxide undo --dry-run` shows what changed since; "
-                      "`git oxide undo --force` overwrites it too (after saving it in a checkpoint)")
+        if fp is not None:  # a refused undo leaves nothing behind, not even its checkpoint
+            refs.update(git, {current.ref: (pygit2.Oid(hex=current.id), None)}, "oxide: undo refused")
+        raise Refused(_nothing_left(entry, res), hint=(
+            "what it keeps could not be saved in a checkpoint (too large or unreadable): move it away first"
+            if force else "`git oxide undo --dry-run` shows what changed since; "
+            "`git oxide undo --force` overwrites it too (after saving it in a checkpoint)"))
     if dry_run:
         return res
+    if fp is not None:
+        store.record_checkpoint(ctx, current)
+        res.checkpoint = current.id
     # Refs and files first, the journal last: an undo killed half-way is finished by running
     # `git oxide undo` again (both steps are idempotent), not reversed.
     if rp.moves:

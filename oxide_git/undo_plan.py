@@ -68,9 +68,7 @@ class PathPlan:
         return {**self.files.to_dict(), "kept": self.kept, "overwritten": self.overwritten}
 
 
-def _at(tree: pygit2.Tree | None, path: str) -> Side:
-    if tree is None:
-        return None
+def _at(tree: pygit2.Tree, path: str) -> Side:
     try:
         e = tree[path]
     except (KeyError, ValueError):

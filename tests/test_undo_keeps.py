@@ -83,7 +83,7 @@ def test_the_issue_sequence_keeps_what_changed_since_and_says_so(
     assert (root / "extra.txt").read_text() == "extra\n"  # what the rewind deleted is back
     assert "keep   calc.py (changed since the rewind)" in r.stdout
     assert "keep   README.md (changed since the rewind)" in r.stdout
-    assert "Undid: rewind to" in r.stderr and "Kept 2 path(s)" in r.stderr
+    assert "Undid: rewind to" in r.stderr and "Kept 2 path(s) changed since the rewind, as they are" in r.stderr
     assert "note: HEAD moved since the rewind" in r.stderr and f"now {head[:7]}" in r.stderr
     assert git(root, "rev-parse", "HEAD").strip() == head
     fsck_clean(root)
@@ -258,3 +258,60 @@ def test_a_kept_file_in_the_way_of_a_folder_keeps_the_write_too(repo: Path) -> N
     os.unlink(repo / "d")
     undo(make_ctx(repo, NOW_MS + 3))
     assert (repo / "d" / "x").read_text() == "agent\n"
+
+
+def test_a_file_the_present_snapshot_cannot_hold_is_never_overwritten(repo: Path) -> None:
+    """The rewind deleted big.bin; since then the user wrote a big.bin too large for a checkpoint.
+    Nothing could bring it back once overwritten: it is kept, even with --force."""
+    from oxide_git.rewind import rewind
+    from oxide_git.snapshots import DEFAULT_MAX_FILE_SIZE
+
+    cp = checkpoint(make_ctx(repo))
+    (repo / "big.bin").write_text("small\n")
+    rewind(make_ctx(repo, NOW_MS + 1), cp.id, conversation=False)
+    assert not (repo / "big.bin").exists()
+    big = b"x" * (DEFAULT_MAX_FILE_SIZE + 1)
+    (repo / "big.bin").write_bytes(big)
+    assert undo(make_ctx(repo, NOW_MS + 2), dry_run=True, force=True).files["kept"] == ["big.bin"]
+    cps = git(repo, "for-each-ref", "refs/oxide/checkpoints/")
+    for force in (False, True):
+        with pytest.raises(Refused) as e:
+            undo(make_ctx(repo, NOW_MS + 3), force=force)
+        assert "big.bin" in e.value.message and ("move it away" in (e.value.hint or "")) == force
+    assert (repo / "big.bin").read_bytes() == big
+    assert git(repo, "for-each-ref", "refs/oxide/checkpoints/") == cps  # a refused undo leaves no checkpoint
+
+
+def test_a_journal_line_written_by_the_previous_version_is_undone_by_the_rule(repo: Path) -> None:
+    """Lines without ``files_kept`` and ``head``: the state after is the checkpoint rewound to,
+    HEAD then is the before-checkpoint's parent."""
+    from oxide_git.rewind import rewind
+
+    cp = checkpoint(make_ctx(repo))
+    (repo / "README.md").write_text("agent\n")
+    (repo / "src" / "app.py").write_text("agent\n")
+    rewind(make_ctx(repo, NOW_MS + 1), cp.id, conversation=False)
+    path = make_ctx(repo).repo.worktree_dir / "journal.jsonl"
+    line = json.loads(path.read_text().splitlines()[-1])
+    del line["files_kept"], line["head"]
+    path.write_text(json.dumps(line) + "\n")
+    (repo / "README.md").write_text("mine\n")
+    git(repo, "commit", "-qam", "mine")
+    res = undo(make_ctx(repo, NOW_MS + 2))
+    assert res.files["kept"] == ["README.md"] and res.files["modified"] == ["src/app.py"]
+    assert res.head == {"then": line["files_before"] and git(repo, "rev-parse", "HEAD~1").strip(),
+                        "now": git(repo, "rev-parse", "HEAD").strip()}
+    assert (repo / "README.md").read_text() == "mine\n" and (repo / "src" / "app.py").read_text() == "agent\n"
+
+
+def test_an_entry_whose_state_after_is_unknown_keeps_everything_changed(repo: Path) -> None:
+    """Without the state after the operation nothing can be shown unchanged since: all is kept."""
+    before = checkpoint(make_ctx(repo))
+    (repo / "README.md").write_text("changed\n")
+    for after in (None, "0" * 40):
+        journal.record(make_ctx(repo), journal.Entry("rewind", NOW_MS, "rewind to x", files_before=before.id,
+                                                     files_after=after))
+        res = undo(make_ctx(repo, NOW_MS + 1), dry_run=True)
+        assert res.files["kept"] == ["README.md"] and not res.changes
+        forced = undo(make_ctx(repo, NOW_MS + 1), dry_run=True, force=True)
+        assert forced.files["overwritten"] == ["README.md"] and forced.files["modified"] == ["README.md"]

@@ -12,7 +12,7 @@ commands, their real output). After every step:
 - git oxide changed nothing of the user's (HEAD, branches, index) and `doctor` finds nothing.
 
 The fast suite runs a few short sequences; `make reliability` (-m slow) runs
-``OXIDE_UNDO_SEQUENCES`` of them (default 200). A sequence that ever failed is kept below as a
+``OXIDE_UNDO_SEQUENCES`` of them (default 100, about 5 minutes; 15 with OXIDE_RELIABILITY_QUICK). A sequence that ever failed is kept below as a
 plain test that replays it step by step.
 """
 
@@ -323,7 +323,8 @@ def test_short_random_sequences_lose_nothing() -> None:
 
 @pytest.mark.slow
 def test_long_random_sequences_lose_nothing() -> None:
-    _run(int(os.environ.get("OXIDE_UNDO_SEQUENCES", "200")), 40)
+    quick = os.environ.get("OXIDE_RELIABILITY_QUICK")
+    _run(int(os.environ.get("OXIDE_UNDO_SEQUENCES", "15" if quick else "100")), 40)
 
 
 def test_the_issue_sequence_loses_nothing() -> None:

@@ -262,11 +262,11 @@ def undo(dry_run: bool, yes: bool, force: bool, as_json: bool) -> None:
     if res.head:
         then, now = (str(res.head.get(k) or "")[:7] or "none" for k in ("then", "now"))
         status(f"note: HEAD moved since the {op} (was {then}, now {now}); what was committed since is kept")
-    kept = len(res.files.get("kept", [])) + len(res.kept_refs)
+    kept = [f"{n} {what}" for n, what in ((len(res.files.get("kept", [])), "path(s) changed"),
+                                            (len(res.kept_refs), "ref(s) moved")) if n]
     if kept:
-        status(f"{'Would keep' if dry_run else 'Kept'} {kept} path(s) or ref(s) changed since the {op}, "
-               "as they are" + (" (`git oxide undo --force` overwrites them, after saving them in a "
-                                "checkpoint)" if dry_run else ""))
+        status(f"{'Would keep' if dry_run else 'Kept'} {' and '.join(kept)} since the {op}, as they are"
+               + (" (`git oxide undo --force` overwrites them, after saving them)" if dry_run else ""))
     if res.checkpoint:
         status(f"The state before this undo is checkpoint {cid(res.checkpoint)}"
                + (f": it holds the {len(res.files['overwritten'])} overwritten path(s)"
