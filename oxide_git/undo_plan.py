@@ -109,7 +109,9 @@ def plan_files(
         if path in not_written or (a is None and b is not None and b[1] == _GITLINK) or (
                 a is not None and a[1] == _GITLINK):
             a = b  # the operation did not write this path
-        if _under(path, unsaved):
+        if path.rsplit("/", 1)[-1].startswith(restore.TEMP_PREFIX):
+            pass  # a temp file of a restore killed half-way: ours, never the user's
+        elif _under(path, unsaved):
             keep.add(path)
         elif c != a:
             changed_since.add(path)

@@ -315,3 +315,17 @@ def test_an_entry_whose_state_after_is_unknown_keeps_everything_changed(repo: Pa
         assert res.files["kept"] == ["README.md"] and not res.changes
         forced = undo(make_ctx(repo, NOW_MS + 1), dry_run=True, force=True)
         assert forced.files["overwritten"] == ["README.md"] and forced.files["modified"] == ["README.md"]
+
+
+def test_a_temp_file_of_a_killed_undo_is_not_kept_as_the_users(repo: Path) -> None:
+    """An undo killed while writing leaves ``.oxide-tmp-*``; run again, it finishes and sweeps it."""
+    from oxide_git.rewind import rewind
+
+    cp = checkpoint(make_ctx(repo))
+    (repo / "src" / "app.py").write_text("agent\n")
+    rewind(make_ctx(repo, NOW_MS + 1), cp.id, conversation=False)
+    (repo / "src" / ".oxide-tmp-999999-0").write_text("half-written\n")
+    res = undo(make_ctx(repo, NOW_MS + 2))
+    assert res.files["kept"] == [] and res.files["deleted"] == ["src/.oxide-tmp-999999-0"]
+    assert sorted(p.name for p in (repo / "src").iterdir()) == ["app.py"]
+    assert (repo / "src" / "app.py").read_text() == "agent\n"
