@@ -79,7 +79,7 @@ class UserSequences(RuleBasedStateMachine):
         git(self.root, "commit", "-qm", "calc")
         self.now = NOW_MS
         self.version = 0
-        self.named: set[str] = set()  # checkpoints whose ids an output named
+        self.named: dict[str, None] = {}  # checkpoints whose ids an output named, in that order
         self.must_keep: set[tuple[str, str]] = set()  # (path, blob) the user had when oxide ran
         self.forks: list[str] = []
         self.log: list[str] = []
@@ -188,17 +188,17 @@ class UserSequences(RuleBasedStateMachine):
         files, state = self.before_oxide()
         code, out, _err = self.oxide("checkpoint", "--json")
         assert code == 0 and out["id"]
-        self.named.add(out["id"])
+        self.named[out["id"]] = None
         self.after_oxide(files, state)
 
     @precondition(lambda self: self.named)
     @rule(data=st.data(), mode=st.sampled_from(["--code", "--both"]))
     def rewind(self, data: st.DataObject, mode: str) -> None:
-        target = data.draw(st.sampled_from(sorted(self.named)))
+        target = data.draw(st.sampled_from(list(self.named)))  # ids vary with the temporary path
         files, state = self.before_oxide()
         code, out, _err = self.oxide("rewind", target, mode, "--yes", "--json")
         if code == 0:
-            self.named.add(out["before_checkpoint"])  # the output names the state it replaced
+            self.named[out["before_checkpoint"]] = None  # the output names the state it replaced
             said = {p for k in ("added", "modified", "deleted") for p in out["files"][k]}
             self.after_oxide(files, state, said)
         else:
@@ -217,7 +217,7 @@ class UserSequences(RuleBasedStateMachine):
         if out["files"].get("overwritten"):
             assert force and out.get("checkpoint")
         if force and out.get("checkpoint"):  # what --force overwrote is in the checkpoint it names
-            self.named.add(out["checkpoint"])
+            self.named[out["checkpoint"]] = None
 
     @rule(what=st.sampled_from(["talk", "fork", "rm", "gc", "pull"]), data=st.data())
     def sessions(self, what: str, data: st.DataObject) -> None:
@@ -359,7 +359,7 @@ def test_found_undo_of_a_rewind_that_changed_nothing_keeps_an_edit_made_since() 
     m = UserSequences()
     try:
         m.checkpoint()
-        m.rewind(_Draw(sorted(m.named)[0]), "--code")  # type: ignore[arg-type]
+        m.rewind(_Draw(next(iter(m.named))), "--code")  # type: ignore[arg-type]
         m.edit("calc.py")
         m.undo(False)
         m.nothing_is_lost()

@@ -261,7 +261,8 @@ def undo(dry_run: bool, yes: bool, force: bool, as_json: bool) -> None:
     op = str(res.undone.get("op") or "operation")
     if res.head:
         then, now = (str(res.head.get(k) or "")[:7] or "none" for k in ("then", "now"))
-        status(f"note: HEAD moved since the {op} (was {then}, now {now}); what was committed since is kept")
+        status(f"note: HEAD moved since the {op} (was {then}, now {now})"
+               + ("; what was committed since is kept" if res.files.get("kept") else ""))
     kept = [f"{n} {what}" for n, what in ((len(res.files.get("kept", [])), "path(s) changed"),
                                             (len(res.kept_refs), "ref(s) moved")) if n]
     if kept:
