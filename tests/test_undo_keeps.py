@@ -83,7 +83,8 @@ def test_the_issue_sequence_keeps_what_changed_since_and_says_so(
     assert (root / "extra.txt").read_text() == "extra\n"  # what the rewind deleted is back
     assert "keep   calc.py (changed since the rewind)" in r.stdout
     assert "keep   README.md (changed since the rewind)" in r.stdout
-    assert "Undid: rewind to" in r.stderr and "Kept 2 path(s) changed since the rewind, as they are" in r.stderr
+    assert "Undid: rewind to" in r.stderr
+    assert "Kept 2 path(s) changed since the rewind, as they are" in r.stderr
     assert "note: HEAD moved since the rewind" in r.stderr and f"now {head[:7]}" in r.stderr
     assert git(root, "rev-parse", "HEAD").strip() == head
     fsck_clean(root)
@@ -177,7 +178,8 @@ def test_fork_whose_session_was_appended_since_is_kept(repo: Path, monkeypatch: 
     tip = git(repo, "rev-parse", refs.session_ref(f.id)).strip()
     r = cli(monkeypatch, repo, "undo", "--yes", "--force", now=NOW_MS + 4)
     trash = journal.trash_name(refs.session_ref(f.id), NOW_MS + 4)
-    assert f"reset  {refs.session_ref(f.id)} (moved since the fork; the newer state stays as {trash})" in r.stdout
+    line = f"reset  {refs.session_ref(f.id)} (moved since the fork; the newer state stays as {trash})"
+    assert line in r.stdout
     assert git(repo, "rev-parse", trash).strip() == tip
     assert refs.read(ctx.repo.git, refs.session_ref(f.id)) is None
 
@@ -196,7 +198,8 @@ def test_rm_of_a_session_made_again_since_keeps_the_new_one(repo: Path) -> None:
     store.append(make_ctx(repo, NOW_MS + 3), again, [Message("user", (Part.text("new"),))])
     new_tip = git(repo, "rev-parse", refs.session_ref(fa.id)).strip()
     out = undo(make_ctx(repo, NOW_MS + 4))
-    assert list(out.kept_refs) == [refs.session_ref(fa.id)] and out.kept_refs[refs.session_ref(fa.id)]["now"] == new_tip
+    assert list(out.kept_refs) == [refs.session_ref(fa.id)]
+    assert out.kept_refs[refs.session_ref(fa.id)]["now"] == new_tip
     assert git(repo, "rev-parse", refs.session_ref(a.id)).strip() == tip_a
     assert git(repo, "rev-parse", refs.session_ref(fa.id)).strip() == new_tip
 
@@ -235,7 +238,8 @@ def test_old_journal_lines_are_still_read_and_a_newer_field_is_skipped(repo: Pat
     (path / "journal.jsonl").write_text(json.dumps(old) + "\n" + json.dumps({**old, "summary": "newer",
                                                                               "from_the_future": 1}) + "\n")
     es = journal.entries(make_ctx(repo))
-    assert [e.summary for e in es] == ["fork x as y", "newer"] and es[0].files_kept == [] and es[0].head is None
+    assert [e.summary for e in es] == ["fork x as y", "newer"]
+    assert es[0].files_kept == [] and es[0].head is None
 
 
 def test_a_kept_file_in_the_way_of_a_folder_keeps_the_write_too(repo: Path) -> None:

@@ -12,8 +12,8 @@ commands, their real output). After every step:
 - git oxide changed nothing of the user's (HEAD, branches, index) and `doctor` finds nothing.
 
 The fast suite runs a few short sequences; `make reliability` (-m slow) runs
-``OXIDE_UNDO_SEQUENCES`` of them (default 100, about 5 minutes; 15 with OXIDE_RELIABILITY_QUICK). A sequence that ever failed is kept below as a
-plain test that replays it step by step.
+``OXIDE_UNDO_SEQUENCES`` of them (default 100, about 5 minutes; 15 with OXIDE_RELIABILITY_QUICK).
+A sequence that ever failed is kept below as a plain test that replays it step by step.
 """
 
 from __future__ import annotations
@@ -88,8 +88,8 @@ class UserSequences(RuleBasedStateMachine):
         self.session = Session(id="0" * 12 + "5" * 20, agent="claude", title="work", cwd=str(self.root),
                                worktree="main")
         ctx = make_ctx(self.root, self.now)
-        store.append(ctx, self.session, [Message("user" if i % 2 == 0 else "assistant",
-                                                 (Part.text(f"m{i}"),), created_at=1000 + i) for i in range(3)])
+        store.append(ctx, self.session, [Message("user" if i % 2 == 0 else "assistant", (Part.text(f"m{i}"),),
+                                                 created_at=1000 + i) for i in range(3)])
         store.set_current_session(ctx, self.session.id)
         self.cwd = os.getcwd()
 
@@ -115,7 +115,8 @@ class UserSequences(RuleBasedStateMachine):
     def user_state(self) -> tuple[Any, ...]:
         g = pygit2.Repository(str(self.root))
         heads = {r: str(g.references[r].target) for r in g.references if r.startswith("refs/heads/")}
-        index = (self.root / ".git" / "index").read_bytes() if (self.root / ".git" / "index").exists() else b""
+        path = self.root / ".git" / "index"
+        index = path.read_bytes() if path.exists() else b""
         return (self.root / ".git" / "HEAD").read_text(), heads, index
 
     def before_oxide(self) -> tuple[dict[str, bytes], tuple[Any, ...]]:
@@ -263,12 +264,14 @@ class UserSequences(RuleBasedStateMachine):
             git(self.tmp, "clone", "-q", str(bare), str(self.tmp / "clone"))
             self.clone = self.tmp / "clone"
         self.version += 1
-        mate = Session(id="0" * 12 + "7" * 20, agent="claude", title="mate", cwd=str(self.clone), worktree="main")
+        mate = Session(id="0" * 12 + "7" * 20, agent="claude", title="mate", cwd=str(self.clone),
+                       worktree="main")
         ctx = make_ctx(self.clone, self.now)
         from oxide_git import sessionlog
 
         log = sessionlog.load(ctx.repo.git, mate.id)
-        store.append(ctx, log.session if log else mate, [Message("user", (Part.text(f"mate {self.version}"),))])
+        said = Message("user", (Part.text(f"mate {self.version}"),))
+        store.append(ctx, log.session if log else mate, [said])
         push(ctx)
         files, state = self.before_oxide()
         code, _out, _err = self.oxide("pull", "--json")
