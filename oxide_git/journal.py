@@ -29,6 +29,10 @@ class Entry:
     files_before: str | None = None  # checkpoint id of the worktree before the operation
     files_after: str | None = None  # tree-ish the worktree was set to (None: files untouched)
     undoable: bool = True  # False: a mark of a destructive command undo cannot revert (gc)
+    # paths where files_after differs from files_before that the operation did not write (other
+    # sessions' changes, agents' session files, what an undo kept): the state after it is exact
+    files_kept: list[str] = field(default_factory=list)
+    head: str | None = None  # HEAD when the operation ran (set by ``record``), to tell it moved since
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__, sort_keys=True)
@@ -40,6 +44,8 @@ def _path(ctx: Context) -> os.PathLike[str]:
 
 def record(ctx: Context, entry: Entry) -> None:
     ensure_writable(ctx)
+    if entry.head is None:
+        entry.head = head(ctx)
     with open(_path(ctx), "a+b") as f:  # appends go to the end, wherever we read
         size = f.seek(0, os.SEEK_END)
         torn = False
@@ -80,10 +86,23 @@ def entries(ctx: Context) -> list[Entry]:
     out = []
     for line in lines:
         try:
-            out.append(Entry(**json.loads(line)))
-        except (ValueError, TypeError):
+            data = json.loads(line)
+            out.append(Entry(**{k: v for k, v in data.items() if k in _FIELDS}))  # a newer field: skip it
+        except (ValueError, TypeError, AttributeError):
             continue  # a torn last line from a crash: the operation never finished journaling
     return out
+
+
+_FIELDS = frozenset(Entry.__dataclass_fields__)
+
+
+def head(ctx: Context) -> str | None:
+    """The commit HEAD is at (None: unborn or unreadable)."""
+    git = ctx.repo.git
+    try:
+        return None if git.head_is_unborn else str(git.head.target)
+    except pygit2.GitError:
+        return None
 
 
 def last(ctx: Context) -> Entry:

@@ -29,6 +29,7 @@ _HFS_IGNORABLE = dict.fromkeys(map(ord, "\u200c\u200d\u200e\u200f\u202a\u202b\u2
                                         "\u206a\u206b\u206c\u206d\u206e\u206f\ufeff"))
 MAX_BLOB = 1 << 30
 MAX_DEPTH = 256  # folders in folders (real worktrees stay under 40)
+TEMP_PREFIX = ".oxide-tmp-"  # a file being written; one left by a killed restore is swept
 
 
 @dataclass
@@ -230,10 +231,10 @@ def apply(git: pygit2.Repository, workdir: Path, fp: FilePlan) -> int:
         parent = _safe_parent(workdir, path)
         if parent not in swept:  # temp files of a restore that was killed half-way
             swept.add(parent)
-            mine = f".oxide-tmp-{os.getpid()}-"
+            mine = f"{TEMP_PREFIX}{os.getpid()}-"
             with os.scandir(parent) as listing:
                 for stale in listing:
-                    if stale.name.startswith(".oxide-tmp-") and not stale.name.startswith(mine):
+                    if stale.name.startswith(TEMP_PREFIX) and not stale.name.startswith(mine):
                         (parent / stale.name).unlink(missing_ok=True)
         full = parent / path.rsplit("/", 1)[-1]
         blob = git[oid]
@@ -245,7 +246,7 @@ def apply(git: pygit2.Repository, workdir: Path, fp: FilePlan) -> int:
             except OSError as e:
                 raise Refused(f"cannot restore {path}: a folder with other files is in the way",
                               hint=f"move {path}/ away and run the command again") from e
-        tmp = parent / f".oxide-tmp-{os.getpid()}-{written}"  # not from the name: it may be NAME_MAX long
+        tmp = parent / f"{TEMP_PREFIX}{os.getpid()}-{written}"  # not from the name: it may be NAME_MAX long
         if mode == _LINK:
             os.symlink(os.fsdecode(blob.data), tmp)
         else:

@@ -18,8 +18,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-GUARDED = ("redact", "secretgate", "checkpoint_screen", "journal", "undo", "restore", "rewind", "resume", "share", "remote_refs", "notes",
-           "notesmerge", "gc", "retention", "rm", "memory", "doctor", "agent_hooks", "hook_impl", "hooks")
+GUARDED = ("redact", "secretgate", "checkpoint_screen", "journal", "undo", "undo_plan", "restore", "rewind", "resume",
+           "share", "remote_refs", "notes", "notesmerge", "gc", "retention", "rm", "memory", "doctor", "agent_hooks",
+           "hook_impl", "hooks")
 GUARDED_MIN, TOTAL_MIN, MODULE_MIN = 95.0, 90.0, 80.0
 
 

@@ -6,6 +6,7 @@ import itertools
 import os
 import re
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,6 +14,9 @@ from ..agents import AGENT_NAMES
 from ..errors import OxideError
 from . import main, make_context
 from .output import ago, cid, counted, emit_json, sid, status, stream_document
+
+if TYPE_CHECKING:
+    from ..undo import UndoResult
 
 
 def _confirm(summary: str, yes: bool, what: str = "change files") -> None:
@@ -261,11 +265,15 @@ def rewind(checkpoint: str, mode: str, dry_run: bool, yes: bool, only_mine: bool
 @click.option("-n", "--dry-run", is_flag=True, help="Show what would be undone.")
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.option("-f", "--force", is_flag=True,
-              help="Undo even if the refs moved since, or a later command (gc) undo cannot revert ran.")
+              help="Overwrite files and refs changed since the operation too (saved first), and undo "
+                   "past a later gc.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def undo(dry_run: bool, yes: bool, force: bool, as_json: bool) -> None:
     """Undo the last rewind, fork, rm or pull of this worktree (run again to redo).
 
+    Puts back only what the operation changed and is still as it left it: a file or
+    ref changed since (edited, committed, created, deleted, moved) is kept and listed;
+    --force overwrites it too, after saving the present state in a checkpoint it names.
     Says what it is about to undo and how long ago it was made, and asks on a
     terminal (--yes otherwise).
     """
@@ -274,14 +282,50 @@ def undo(dry_run: bool, yes: bool, force: bool, as_json: bool) -> None:
     ctx = make_context()
     if not dry_run and not yes and not as_json:
         preview = do_undo(ctx, dry_run=True, force=force)
-        _confirm(_undo_line(preview.undone, ctx.now_ms, "This will") + ":\n"
-                 + _files_summary(preview.files), False, what="undo")
+        if preview.changes:  # with nothing to change the undo itself says why
+            _confirm(_undo_line(preview.undone, ctx.now_ms, "This will") + ":\n"
+                     + _undo_plan(preview), False, what="undo")
     res = do_undo(ctx, dry_run=dry_run, force=force)
     if as_json:
-        emit_json(res.__dict__)
+        emit_json(res.to_dict())
         return
-    click.echo(_files_summary(res.files))
+    click.echo(_undo_plan(res))
     status(_undo_line(res.undone, ctx.now_ms, "Would" if dry_run else ""))
+    op = str(res.undone.get("op") or "operation")
+    if res.head:
+        then, now = (str(res.head.get(k) or "")[:7] or "none" for k in ("then", "now"))
+        status(f"note: HEAD moved since the {op} (was {then}, now {now})"
+               + ("; what was committed since is kept" if res.files.get("kept") else ""))
+    kept = [f"{n} {what}" for n, what in ((len(res.files.get("kept", [])), "path(s) changed"),
+                                            (len(res.kept_refs), "ref(s) moved")) if n]
+    if kept:
+        status(f"{'Would keep' if dry_run else 'Kept'} {' and '.join(kept)} since the {op}, as they are"
+               + (" (`git oxide undo --force` overwrites them, after saving them)" if dry_run else ""))
+    if res.checkpoint:
+        status(f"The state before this undo is checkpoint {cid(res.checkpoint)}"
+               + (f": it holds the {len(res.files['overwritten'])} overwritten path(s)"
+                  if res.files.get("overwritten") else ""))
+
+
+def _undo_plan(res: UndoResult) -> str:
+    """Each path and ref the undo puts back, keeps (changed since) or overwrites (``--force``)."""
+    op = str(res.undone.get("op") or "operation")
+    saved = f"saved in checkpoint {cid(res.checkpoint)}" if res.checkpoint else "saved in a checkpoint first"
+    forced = set(res.files.get("overwritten", []))
+    lines = []
+    for label, key in (("add", "added"), ("modify", "modified"), ("delete", "deleted")):
+        for p in res.files.get(key, []):
+            lines.append(f"  {label:6} {p}" + (f" (changed since the {op}; {saved})" if p in forced else ""))
+    for p in res.files.get("kept", []):
+        lines.append(f"  keep   {p} (changed since the {op})")
+    for name in res.kept_refs:
+        lines.append(f"  keep   {name} (moved since the {op})")
+    for name, was in res.overwritten_refs.items():
+        trash = f"; the newer state stays as {was['trash']}" if was.get("trash") else ""
+        lines.append(f"  reset  {name} (moved since the {op}{trash})")
+    for p in res.files.get("left", []):
+        lines.append(f"  leave  {p} (an agent's own session file: never rewound)")
+    return "\n".join(lines) or "  (no change)"
 
 
 def _undo_line(u: dict[str, object], now_ms: int, lead: str) -> str:
