@@ -175,7 +175,8 @@ def _rewind(
     entry = journal.Entry("rewind", ctx.now_ms, f"rewind to {cp.id[:12]}",
                           files_before=current.id if code else None,
                           files_after=str(commit.id) if code else None,  # a pulled twin: its own id
-                          files_kept=sorted({*skipped, *fp.left, *redacted}) if code else [], head=current.head)
+                          files_kept=sorted({*skipped, *fp.left, *redacted}) if code else [],
+                          head=current.head)
     if cut and dropped > 0:
         log, at = cut
         oid, _ = store.save(ctx, log.session, {}, summary=f"rewind to {cp.id[:12]}", truncate_at=at)
