@@ -111,6 +111,10 @@ def job_post_commit(worktree: str, current: str, commit: str, seq: str = "", sou
     write_note(ctx, commit, merge_notes(*older, note))
     if note["sessions"]:
         _remember_branch(ctx, branch, note["sessions"][0])
+    if ctx.config("oxide.trace"):  # Agent Trace / Git AI notes (trace_notes), after oxide's own
+        from .trace_notes import after_commit
+
+        after_commit(ctx, commit)
 
 
 def job_rewrite(worktree: str, kind: str, pairs: list[tuple[str, str]]) -> None:
@@ -124,6 +128,16 @@ def job_rewrite(worktree: str, kind: str, pairs: list[tuple[str, str]]) -> None:
         notes = [n for n in (read_note(git, o) for o in olds) if n]
         if notes:
             write_note(ctx, new, merge_notes(*notes, {"rewritten": kind}))
+    if ctx.config("oxide.trace") or _trace_notes_exist(ctx):  # worked out again for the rewrites
+        from .trace_notes import after_rewrite
+
+        after_rewrite(ctx, by_new)
+
+
+def _trace_notes_exist(ctx: Any) -> bool:
+    from .refs import TRACE_NOTES, read_raw
+
+    return any(read_raw(ctx.repo.common_dir, r) is not None for r in TRACE_NOTES)
 
 
 def _remember_branch(ctx: Any, branch: str, sid: str) -> None:

