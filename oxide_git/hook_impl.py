@@ -135,9 +135,9 @@ def job_rewrite(worktree: str, kind: str, pairs: list[tuple[str, str]]) -> None:
 
 
 def _trace_notes_exist(ctx: Any) -> bool:
-    from .refs import TRACE_NOTES, read_raw
+    from .refs import TRACE_NOTES
 
-    return any(read_raw(ctx.repo.common_dir, r) is not None for r in TRACE_NOTES)
+    return any(_notes_exist(ctx.repo.common_dir, ctx.repo.oxide_dir, r) for r in TRACE_NOTES)
 
 
 def _remember_branch(ctx: Any, branch: str, sid: str) -> None:
@@ -249,13 +249,15 @@ def install_hook(hook: str, worktree: str) -> None:
 def push(worktree: str, remote: str) -> None:
     """Push sessions and notes (and checkpoints with oxide.pushCheckpoints) within a budget."""
     from .context import Context
+    from .refs import TRACE_NOTES
     from .repo import clean_git_env, find_repo
 
     repo = find_repo(Path(worktree), environ={})
     ctx = Context(repo, int(time.time() * 1000), {})
     specs = ["refs/oxide/sessions/*:refs/oxide/sessions/*"]
-    if _notes_exist(repo.common_dir, repo.oxide_dir):
-        specs.append(f"{NOTES_REF}:{NOTES_REF}")
+    for ref in (NOTES_REF, *TRACE_NOTES):
+        if _notes_exist(repo.common_dir, repo.oxide_dir, ref):
+            specs.append(f"{ref}:{ref}")
     if ctx.config_bool("oxide.pushCheckpoints", False):  # never as they are: screened first
         from . import checkpoint_screen
 
@@ -278,14 +280,14 @@ def push(worktree: str, remote: str) -> None:
         err_file.unlink(missing_ok=True)
 
 
-def _notes_exist(common: Path, oxide_dir: Path) -> bool:
+def _notes_exist(common: Path, oxide_dir: Path, ref: str = NOTES_REF) -> bool:
     from .errors import OxideError
     from .refs import read_raw
 
     try:
-        return read_raw(common, NOTES_REF) is not None
+        return read_raw(common, ref) is not None
     except OxideError as e:  # git would push a damaged ref as a deletion of the remote's notes
-        log(oxide_dir, f"background push left {NOTES_REF} out: {e.message} ({e.hint})")
+        log(oxide_dir, f"background push left {ref} out: {e.message} ({e.hint})")
         return False
 
 

@@ -193,3 +193,108 @@ def test_git_ai_log_parses_as_the_standard_says(work: tuple[Path, Clock, FakeAge
     assert meta["humans"] == {human: {"author": author}}
     # serde_json's pretty form, as git-ai writes it
     assert text.partition("---\n")[2] == json.dumps(meta, indent=2, ensure_ascii=False)
+
+
+def note_on(repo: Path, ref: str, rev: str = "HEAD") -> str | None:
+    r = subprocess.run(["git", "notes", f"--ref={ref}", "show", rev], cwd=repo, capture_output=True, text=True)
+    return r.stdout if r.returncode == 0 else None
+
+
+def test_write_puts_notes_on_both_refs_and_push_pull_carries_them(
+        work: tuple[Path, Clock, FakeAgent], tmp_path: Path) -> None:
+    repo, clock, a = work
+    c = _turn_and_commit(repo, clock, a)
+    assert note_on(repo, "agent-trace") is None and note_on(repo, "ai") is None  # not asked for
+    [out] = json.loads(oxide(repo, "trace", "--write", "--json").stdout)
+    assert out["ref"] == "refs/notes/agent-trace" and out["commit"] == c
+    oxide(repo, "trace", "--write", "--format", "git-ai")
+    rec = json.loads(note_on(repo, "agent-trace") or "")
+    jsonschema.validate(rec, SCHEMA)
+    log = note_on(repo, "ai") or ""
+    assert read_git_ai(log.rstrip("\n"))[0]["app.txt"]
+    # git-ai reads `git notes --ref=ai`: the same text
+    assert log.rstrip("\n") == run_trace(repo, "--format", "git-ai").rstrip("\n")
+    bare = tmp_path / "shared.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    git(repo, "remote", "add", "origin", str(bare))
+    git(repo, "push", "-q", "origin", "main")
+    pushed = json.loads(oxide(repo, "push", "--json").stdout)["updated"]
+    assert pushed["refs/notes/agent-trace"] == "new" and pushed["refs/notes/ai"] == "new"
+    b = tmp_path / "b"
+    git(tmp_path, "clone", "-q", str(bare), str(b))
+    oxide(b, "init")
+    pulled = json.loads(oxide(b, "pull", "--json").stdout)["updated"]
+    assert pulled["refs/notes/agent-trace"] == "new" and pulled["refs/notes/ai"] == "new"
+    assert note_on(b, "ai", c) == log and json.loads(note_on(b, "agent-trace", c) or "") == rec
+    # diverged: each side wrote another commit's note; a pull keeps both (ours where both have one)
+    (b / "b.txt").write_text("b\n")
+    git(b, "add", "b.txt")
+    git(b, "commit", "-q", "-m", "b")
+    oxide(b, "trace", "--write", "--format", "git-ai")
+    oxide(b, "push")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "empty")
+    idle(repo)
+    oxide(repo, "trace", "--write", "--format", "git-ai")
+    assert json.loads(oxide(repo, "pull", "--json").stdout)["updated"]["refs/notes/ai"] == "merged"
+    theirs = git(b, "rev-parse", "HEAD").strip()
+    assert note_on(repo, "ai", theirs) is not None and note_on(repo, "ai", c) == log
+
+
+def test_oxide_trace_config_writes_them_at_commit_and_an_amend_carries_them(
+        work: tuple[Path, Clock, FakeAgent]) -> None:
+    repo, clock, a = work
+    git(repo, "config", "oxide.trace", "agent-trace,git-ai")
+    c = _turn_and_commit(repo, clock, a)
+    rec = json.loads(note_on(repo, "agent-trace", c) or "")
+    assert rec["vcs"]["revision"] == c
+    files, meta = read_git_ai((note_on(repo, "ai", c) or "").rstrip("\n"))
+    assert meta["base_commit_sha"] == c and sorted(files["app.txt"].values()) == [[1, 2], [3]]
+    human_edit(repo, clock, "app.txt", "one\ntwo\nthree\nfour\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--amend", "-m", "app, amended")
+    idle(repo)
+    amended = git(repo, "rev-parse", "HEAD").strip()
+    assert amended != c
+    rec = json.loads(note_on(repo, "agent-trace", amended) or "")
+    jsonschema.validate(rec, SCHEMA)
+    assert rec["vcs"]["revision"] == amended
+    types = {conv["contributor"]["type"]: [(r["start_line"], r["end_line"]) for r in conv["ranges"]]
+             for conv in rec["files"][0]["conversations"]}
+    assert types == {"ai": [(1, 2)], "human": [(3, 4)]}
+    files, meta = read_git_ai((note_on(repo, "ai", amended) or "").rstrip("\n"))
+    assert meta["base_commit_sha"] == amended
+
+
+def test_a_range_gives_one_record_per_commit(work: tuple[Path, Clock, FakeAgent]) -> None:
+    repo, clock, a = work
+    base = git(repo, "rev-parse", "HEAD").strip()
+    c1 = _turn_and_commit(repo, clock, a)
+    a.edit("app.txt", "two\n", "two\nmore\n")
+    c2 = commit(repo, "-m", "more")
+    rows = [json.loads(line) for line in run_trace(repo, f"{base}..HEAD").splitlines()]
+    assert [r["vcs"]["revision"] for r in rows] == [c1, c2]
+    assert [(r["start_line"], r["end_line"]) for r in rows[1]["files"][0]["conversations"][0]["ranges"]] == [(3, 3)]
+    logs = run_trace(repo, f"{base}..HEAD", "--format", "git-ai")
+    assert logs.startswith(f"commit {c1}\n") and f"\ncommit {c2}\n" in logs
+    bad = oxide(repo, "trace", "nope", check=False)
+    assert bad.returncode == 1 and bad.stderr.startswith("error: cannot read nope")
+
+
+def test_notes_written_by_hand_follow_a_rebase(work: tuple[Path, Clock, FakeAgent]) -> None:
+    """Without oxide.trace, a commit that had the notes gets them again when rebased."""
+    repo, clock, a = work
+    base = git(repo, "rev-parse", "HEAD").strip()
+    c = _turn_and_commit(repo, clock, a)
+    oxide(repo, "trace", "--write", "--format", "git-ai")
+    git(repo, "checkout", "-q", "-b", "side", base)
+    (repo / "side.txt").write_text("side\n")
+    git(repo, "add", "side.txt")
+    git(repo, "commit", "-q", "-m", "side")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "rebase", "-q", "side")
+    idle(repo)
+    new = git(repo, "rev-parse", "HEAD").strip()
+    assert new != c
+    files, meta = read_git_ai((note_on(repo, "ai", new) or "").rstrip("\n"))
+    assert meta["base_commit_sha"] == new and sorted(files["app.txt"].values()) == [[1, 2], [3]]
+    assert note_on(repo, "agent-trace", new) is None  # only the formats it had
