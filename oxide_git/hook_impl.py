@@ -217,8 +217,9 @@ def drain(common_dir: str) -> None:
 # synchronous hooks ---------------------------------------------------------------------------
 
 
-def prepare_commit_msg(worktree: str, msg_file: str, *_: str) -> None:
-    """Add ``Oxide-Session:`` trailers for the worktree's current session (oxide.trailers)."""
+def prepare_commit_msg(worktree: str, msg_file: str, *_: str, index_file: str | None = None) -> None:
+    """Add ``Oxide-Session:`` trailers for the worktree's current session, and ``Assisted-by:``
+    ones for the agents and models whose turns wrote the staged files' lines (oxide.trailers)."""
     from .repo import clean_git_env, find_repo
 
     repo = find_repo(Path(worktree), environ={})
@@ -228,9 +229,17 @@ def prepare_commit_msg(worktree: str, msg_file: str, *_: str) -> None:
         return
     if not sid:
         return
+    trailers = ["--trailer", f"Oxide-Session: {sid}"]
+    try:
+        from .assisted_by import assisted_by, staged_paths
+
+        ctx = _ctx(worktree)
+        for who in assisted_by(ctx, staged_paths(worktree, index_file)):
+            trailers += ["--trailer", f"Assisted-by: {who}"]
+    except Exception:  # the session's trailer goes in whatever this says
+        log(repo.oxide_dir, f"Assisted-by trailers left out:\n{traceback.format_exc()}")
     subprocess.run(["git", "interpret-trailers", "--in-place", "--if-exists", "addIfDifferent",
-                    "--trailer", f"Oxide-Session: {sid}", msg_file],
-                   cwd=worktree, check=True, capture_output=True, env=clean_git_env())
+                    *trailers, msg_file], cwd=worktree, check=True, capture_output=True, env=clean_git_env())
 
 
 def install_hook(hook: str, worktree: str) -> None:
@@ -293,6 +302,7 @@ def _notes_exist(common: Path, oxide_dir: Path, ref: str = NOTES_REF) -> bool:
 
 def main(argv: list[str]) -> int:
     """Never raises, always 0: a hook must not fail the user's git command."""
+    index_file = os.environ.get("GIT_INDEX_FILE")  # `commit -a` / `commit PATH`: a temporary index
     _clean_env()
     cmd, args = (argv[0], argv[1:]) if argv else ("", [])
     try:
@@ -300,7 +310,7 @@ def main(argv: list[str]) -> int:
             os.nice(10)  # background work: the user's git command goes first
             drain(*args[:1])
         elif cmd == "prepare-commit-msg":
-            prepare_commit_msg(*args)
+            prepare_commit_msg(*args, index_file=index_file)
         elif cmd == "push":
             push(*args[:2])
         elif cmd == "install-hook":

@@ -298,3 +298,25 @@ def test_notes_written_by_hand_follow_a_rebase(work: tuple[Path, Clock, FakeAgen
     files, meta = read_git_ai((note_on(repo, "ai", new) or "").rstrip("\n"))
     assert meta["base_commit_sha"] == new and sorted(files["app.txt"].values()) == [[1, 2], [3]]
     assert note_on(repo, "agent-trace", new) is None  # only the formats it had
+
+
+def test_assisted_by_trailers_name_the_agent_and_model_of_the_staged_lines(
+        work: tuple[Path, Clock, FakeAgent]) -> None:
+    repo, clock, a = work
+    git(repo, "config", "oxide.trailers", "true")
+    other = FakeAgent(repo, clock, "1" * 12 + "c" * 20, agent="codex", model="gpt-5-codex")
+    other.prompt("other")
+    a.write("app.txt", "one\ntwo\n")
+    other.write("lib.txt", "x\n")
+    a.write("unstaged.txt", "not in this commit\n")
+    human_edit(repo, clock, "notes.txt", "mine\n")
+    git(repo, "add", "app.txt", "lib.txt", "notes.txt")
+    git(repo, "commit", "-q", "-m", "work")
+    msg = git(repo, "log", "-1", "--format=%B")
+    got = [line for line in msg.splitlines() if line.startswith(("Assisted-by:", "Oxide-Session:"))]
+    assert got == [f"Oxide-Session: {SID}", "Assisted-by: claude:claude-sonnet-4-5", "Assisted-by: codex:gpt-5-codex"]
+    # a commit of the human's lines only: the session's trailer, no Assisted-by
+    human_edit(repo, clock, "notes.txt", "mine\nmore\n")
+    git(repo, "commit", "-q", "-a", "-m", "human")
+    msg = git(repo, "log", "-1", "--format=%B")
+    assert f"Oxide-Session: {SID}" in msg and "Assisted-by:" not in msg
