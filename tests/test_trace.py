@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -320,3 +322,33 @@ def test_assisted_by_trailers_name_the_agent_and_model_of_the_staged_lines(
     git(repo, "commit", "-q", "-a", "-m", "human")
     msg = git(repo, "log", "-1", "--format=%B")
     assert f"Oxide-Session: {SID}" in msg and "Assisted-by:" not in msg
+
+
+def test_the_github_workflow_puts_attribution_usage_and_traces_where_it_says(
+        work: tuple[Path, Clock, FakeAgent], tmp_path: Path) -> None:
+    """The step of docs/ci/github-actions.yml, run as the runner runs it (bash -e)."""
+    repo, clock, a = work
+    base = git(repo, "rev-parse", "HEAD").strip()
+    c = _turn_and_commit(repo, clock, a)
+    text = (Path(__file__).resolve().parent.parent / "docs" / "ci" / "github-actions.yml").read_text()
+    step = text.split("- name: Attribution, usage and traces\n", 1)[1].split("run: |\n", 1)[1]
+    body = []
+    for line in step.splitlines():
+        if not line.startswith(" " * 10):
+            break
+        body.append(line[10:])
+    script = "\n".join(body)
+    script = script.replace("origin/${{ github.base_ref }}", base)
+    summary = tmp_path / "summary.md"
+    r = subprocess.run(["bash", "-e", "-c", script], cwd=repo, capture_output=True, text=True,
+                       env={**os.environ, "GITHUB_STEP_SUMMARY": str(summary),
+                            "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"]})
+    assert r.returncode == 0, r.stderr
+    md = summary.read_text()
+    assert "| claude (agent) | 2 | 66.7% |" in md
+    assert "| claude:claude-sonnet-4-5 | 2 | 66.7% |" in md  # the share per agent and model
+    assert "### What the sessions cost" in md
+    assert isinstance(json.loads((repo / "usage.json").read_text()), list)
+    [rec] = [json.loads(line) for line in (repo / "agent-trace.jsonl").read_text().splitlines()]
+    jsonschema.validate(rec, SCHEMA)
+    assert rec["vcs"]["revision"] == c

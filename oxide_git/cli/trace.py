@@ -23,7 +23,8 @@ def trace(rev: str, fmt: str, write: bool, as_json: bool) -> None:
     the human's `human`, a human edit of an agent's line `mixed`, the rest `unknown`.
 
     \b
-    Without --write it prints (a range: one record or log per commit, oldest first);
+    Without --write it prints (a range: one record per line, JSON Lines, or one log after a
+    `commit SHA` line per commit, oldest first);
     `git config oxide.trace agent-trace,git-ai` writes both at every commit (the post-commit
     hook, within oxide.traceBudget seconds, 10 by default) and after amends and rebases.
     """
@@ -45,9 +46,9 @@ def trace(rev: str, fmt: str, write: bool, as_json: bool) -> None:
         status(f"wrote {len(rows)} note(s) on {REF[fmt]}")
     elif fmt == "agent-trace":
         for r in rows:
-            click.echo(json.dumps(r["note"], ensure_ascii=False, indent=None if len(rows) > 1 else 2))
+            click.echo(json.dumps(r["note"], ensure_ascii=False, indent=None if ".." in rev else 2))
     else:
         for r in rows:
-            if len(rows) > 1:
+            if ".." in rev:
                 click.echo(f"commit {r['commit']}")
             click.echo(r["note"])
