@@ -352,3 +352,31 @@ def test_the_github_workflow_puts_attribution_usage_and_traces_where_it_says(
     [rec] = [json.loads(line) for line in (repo / "agent-trace.jsonl").read_text().splitlines()]
     jsonschema.validate(rec, SCHEMA)
     assert rec["vcs"]["revision"] == c
+
+
+def test_blame_reads_other_tools_notes_for_lines_oxide_has_no_checkpoint_for(repo: Path) -> None:
+    """A commit made without oxide, noted by git-ai (refs/notes/ai) and by an Agent Trace tool."""
+    (repo / "ext.txt").write_text("a\nb\nc\nd\n")
+    git(repo, "add", "ext.txt")
+    git(repo, "commit", "-q", "-m", "by another tool")
+    c = git(repo, "rev-parse", "HEAD").strip()
+    log = SPEC_EXAMPLE.replace("src/lib.rs", "ext.txt").replace("1-50", "1-2")
+    git(repo, "notes", "--ref=ai", "add", "-m", log, c)
+    rec = {"version": "1.0", "id": "550e8400-e29b-41d4-a716-446655440000", "timestamp": "2026-01-23T14:30:00Z",
+           "files": [{"path": "ext.txt", "conversations": [
+               {"contributor": {"type": "ai", "model_id": "openai/gpt-5"}, "ranges": [{"start_line": 2, "end_line": 3}]},
+               {"contributor": {"type": "human"}, "ranges": [{"start_line": 4, "end_line": 4}]}]}]}
+    jsonschema.validate(rec, SCHEMA)
+    before = json.loads(oxide(repo, "blame", "--json", "ext.txt").stdout)["lines"]  # the cache is keyed on the refs
+    assert [ln["who"] for ln in before] == ["agent", "agent", "before oxide", "before oxide"]
+    assert "(agent-trace note)" not in oxide(repo, "blame", "ext.txt").stdout  # a text answer, kept
+    git(repo, "notes", "--ref=agent-trace", "add", "-m", json.dumps(rec), c)
+    doc = json.loads(oxide(repo, "blame", "--json", "ext.txt").stdout)
+    got = [(ln["who"], ln["agent"], ln["model"], ln["source"]) for ln in doc["lines"]]
+    assert got == [("agent", "cursor", "gpt-4", "git-ai note"),  # the Git AI log wins where both speak
+                   ("agent", "cursor", "gpt-4", "git-ai note"),
+                   ("agent", "openai", "gpt-5", "agent-trace note"),
+                   ("human", None, None, "agent-trace note")]
+    text = oxide(repo, "blame", "ext.txt").stdout.splitlines()
+    assert "cursor (git-ai note)" in text[0] and "human (agent-trace note)" in text[3]
+    assert "source agent-trace note" in oxide(repo, "blame", "--porcelain", "ext.txt").stdout
