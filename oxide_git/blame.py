@@ -134,7 +134,7 @@ def _blame_file(ctx: Context, run: _Run, rel: str, rev: str | None, lines: tuple
         p = run.placed.get(key) or Placed(Label(BEFORE))
         lb, source = p.label, None
         if lb.who == BEFORE and e.commit != _ZERO and (commits is None or e.commit in commits):
-            foreign = foreign or ForeignNotes(ctx.repo.git, ctx.repo.common_dir)
+            foreign = foreign or ForeignNotes(ctx.repo, ctx.repo.common_dir)
             got = foreign.label(e.commit, e.filename, e.orig)
             if got is not None:
                 lb, source = got

@@ -86,8 +86,8 @@ def agent_trace_labels(text: str, path: str) -> dict[int, Label]:
 class ForeignNotes:
     """The notes of both refs, read once per commit (nothing when neither ref exists)."""
 
-    def __init__(self, git: Any, common: Path) -> None:
-        self.git = git
+    def __init__(self, repo: Any, common: Path) -> None:
+        self.repo = repo  # its ``git`` (pygit2) is opened only when a ref exists
         self.refs = [(ref, src) for ref, src in ((AI_NOTES, GIT_AI), (AGENT_TRACE_NOTES, AGENT_TRACE))
                      if _exists(common, ref)]
         self._seen: dict[tuple[str, str], dict[int, tuple[Label, str]]] = {}
@@ -101,7 +101,7 @@ class ForeignNotes:
             got: dict[int, tuple[Label, str]] = {}
             for ref, src in reversed(self.refs):  # the Git AI log wins where both say something
                 try:
-                    text = self.git.lookup_note(commit, ref).message
+                    text = self.repo.git.lookup_note(commit, ref).message
                     labels = git_ai_labels(text, path) if src == GIT_AI else agent_trace_labels(text, path)
                 except Exception:  # no note, or one that does not parse: it says nothing
                     continue
