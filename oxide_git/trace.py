@@ -50,7 +50,7 @@ class CommitLines:
 
     commit: str
     parent: str | None
-    author: str  # "Name <email>"
+    author: str  # the committer, "Name <email>" (git-ai names the human by it)
     files: dict[str, list[LineBlame]] = field(default_factory=dict)
     sessions: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)  # id -> agent, native id
 
@@ -78,7 +78,7 @@ class OverBudget(Exception):
 def commit_lines(ctx: Context, commit: str, deadline: float | None = None) -> CommitLines:
     """The lines ``commit`` added, as ``blame_file`` attributes them (``deadline``: a
     ``time.monotonic()`` past which it stops with ``OverBudget``)."""
-    head = _git(ctx, "log", "-1", "--format=%P%x00%an <%ae>", commit).rstrip("\n")
+    head = _git(ctx, "log", "-1", "--format=%P%x00%cn <%ce>", commit).rstrip("\n")
     parents, _, author = head.partition("\0")
     parent = parents.split()[0] if parents.split() else None
     names = _git(ctx, "diff-tree", "--no-commit-id", "--root", "-r", "--no-renames", "--diff-filter=AM",

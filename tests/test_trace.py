@@ -183,7 +183,7 @@ def test_git_ai_log_parses_as_the_standard_says(work: tuple[Path, Clock, FakeAge
     text = run_trace(repo, "--format", "git-ai").rstrip("\n")
     files, meta = read_git_ai(text)
     key = hashlib.sha256(f"claude:{a.session.native_id}".encode()).hexdigest()[:16]
-    author = git(repo, "log", "-1", "--format=%an <%ae>").strip()
+    author = git(repo, "log", "-1", "--format=%cn <%ce>").strip()
     human = "h_" + hashlib.sha256(author.encode()).hexdigest()[:14]
     assert files == {"app.txt": {key: [1, 2], human: [3]}}
     assert text.splitlines()[:3] == ["app.txt", f"  {key} 1-2", f"  {human} 3"]
