@@ -73,7 +73,7 @@ def agent_trace_labels(text: str, path: str) -> dict[int, Label]:
         for conv in f.get("conversations") or []:
             for r in conv.get("ranges") or []:
                 c = r.get("contributor") or conv.get("contributor") or {}
-                who = _KIND.get(c.get("type"))
+                who = _KIND.get(str(c.get("type")))
                 if who is None:
                     continue
                 model = c.get("model_id")

@@ -35,7 +35,8 @@ class RangeSummary:
         return {"range": self.range, "commits": self.commits, "lines": self.lines,
                 "agent": self.by_who[AGENT], "human": self.by_who[HUMAN],
                 "agent_or_user": self.by_who[EITHER], "before_oxide": self.by_who[BEFORE],
-                "by_agent": self.by_agent, "by_model": self.by_model, "by_session": self.by_session, "files": self.files}
+                "by_agent": self.by_agent, "by_model": self.by_model,
+                "by_session": self.by_session, "files": self.files}
 
     def markdown(self) -> str:
         def share(n: int) -> str:

@@ -37,7 +37,8 @@ def _flatten(git: pygit2.Repository, tree: pygit2.Tree) -> dict[str, pygit2.Oid]
     return out
 
 
-def merge_notes(git: pygit2.Repository, ours: pygit2.Tree, theirs: pygit2.Tree, *, union: bool = True) -> pygit2.Oid:
+def merge_notes(git: pygit2.Repository, ours: pygit2.Tree, theirs: pygit2.Tree, *,
+                union: bool = True) -> pygit2.Oid:
     """The tree of the union of two notes trees; a commit annotated on both sides gets one note
     holding the union of both (as JSON), or ours (not ``union``: notes other tools read).
     Written with a two-character fan-out, as git does."""

@@ -13,10 +13,12 @@ from .output import emit_json, status
 @main.command()
 @click.argument("rev", required=False, default="HEAD", metavar="[REV | A..B]")
 @click.option("--format", "fmt", type=click.Choice(["agent-trace", "git-ai"]), default="agent-trace",
-              show_default=True, help="An Agent Trace record (JSON) or a Git AI authorship log (authorship/3.0.0).")
+              show_default=True,
+              help="An Agent Trace record (JSON) or a Git AI authorship log (authorship/3.0.0).")
 @click.option("--write", is_flag=True,
               help="Store it as the commit's note on refs/notes/agent-trace or refs/notes/ai.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per commit: commit, format, ref, note.")
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON object per commit: commit, format, ref, note.")
 def trace(rev: str, fmt: str, write: bool, as_json: bool) -> None:
     """The attribution of the lines a commit (or each commit of A..B) added, as `blame` gives
     it, in a format other tools read: agent lines are `ai` with the model as provider/model,
@@ -28,9 +30,9 @@ def trace(rev: str, fmt: str, write: bool, as_json: bool) -> None:
     `git config oxide.trace agent-trace,git-ai` writes both at every commit (the post-commit
     hook, within oxide.traceBudget seconds, 10 by default) and after amends and rebases.
     """
+    from ..notes import write_text
     from ..trace import commit_lines, commits_of, render
     from ..trace_notes import REF
-    from ..notes import write_text
 
     ctx = make_context()
     rows = []
