@@ -30,11 +30,15 @@ def trace(rev: str, fmt: str, write: bool, as_json: bool) -> None:
     `git config oxide.trace agent-trace,git-ai` writes both at every commit (the post-commit
     hook, within oxide.traceBudget seconds, 10 by default) and after amends and rebases.
     """
+    from .. import hook_queue
     from ..notes import write_text
     from ..trace import commit_lines, commits_of, render
     from ..trace_notes import REF
 
     ctx = make_context()
+    # a commit just made: its note (which names the checkpoint its lines are told by) is written by
+    # the post-commit hook's background job; without it they would all say `unknown`
+    hook_queue.wait_idle(ctx.repo.common_dir, 10)
     rows = []
     for commit in commits_of(ctx, rev):
         text = render(ctx, commit_lines(ctx, commit), fmt)
