@@ -15,6 +15,7 @@ import os
 from typing import Any, NamedTuple
 
 from .blame_calls import AGENT, BEFORE, EITHER, HUMAN, Label
+from .blame_foreign import ForeignNotes
 from .blame_memo import open_memo
 from .blame_objects import Objects
 from .blame_porcelain import ZERO as _ZERO
@@ -39,6 +40,7 @@ class LineBlame(NamedTuple):
     checkpoint: str | None = None  # the first checkpoint holding it (None: none yet)
     when_ms: int | None = None
     before_checkpoint: str | None = None  # the last checkpoint without it (rewind there to undo it)
+    source: str | None = None  # another tool's note it comes from (``blame_foreign``), else oxide's own
 
 
 class BlameResult:
@@ -126,15 +128,21 @@ def _blame_file(ctx: Context, run: _Run, rel: str, rev: str | None, lines: tuple
         if commits is None or commit in commits:
             run.commit_lines(commit, es)
     out = []
+    foreign: ForeignNotes | None = None
     for e in entries:
         key = (e.commit, e.final - 1) if e.commit == _ZERO else (e.commit, e.orig - 1)
         p = run.placed.get(key) or Placed(Label(BEFORE))
-        lb = p.label
+        lb, source = p.label, None
+        if lb.who == BEFORE and e.commit != _ZERO and (commits is None or e.commit in commits):
+            foreign = foreign or ForeignNotes(ctx.repo, ctx.repo.common_dir)
+            got = foreign.label(e.commit, e.filename, e.orig)
+            if got is not None:
+                lb, source = got
         out.append(LineBlame(
             e.final, e.text, lb.who, lb.session_id, lb.message_id, lb.agent, lb.model,
             None if e.commit == _ZERO else e.commit, p.checkpoint,
             lb.when_ms if lb.when_ms is not None else (e.time * 1000 if e.time else None),
-            p.before))
+            p.before, source))
     res = BlameResult(rel, rev, out, _short_ids(ctx, out), _commit_abbrev(ctx, run.objects))
     res.after_now = any(tl.latest_message() > ctx.now_ms for tl in run.timelines.values())
     res.missing = _missing(ctx, run, out)

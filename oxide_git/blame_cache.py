@@ -2,8 +2,9 @@
 anything heavy is imported (stdlib only: ``os``, ``sys``, ``marshal``, ``gitdirs``, ``fastpath``'s names).
 
 Git is the source of truth and the cache only ever repeats an answer the full command gave for
-exactly the same inputs. An answer is a function of the file's bytes and mtime, what HEAD and
-refs/notes/oxide point at (through the refs files), the git configuration, the index
+exactly the same inputs. An answer is a function of the file's bytes and mtime, what HEAD,
+refs/notes/oxide, refs/notes/ai and refs/notes/agent-trace point at (the refs files), the git
+configuration, the index
 (checkpoints, sessions, their calls; keyed by its files' size, mtime and inode), the object
 folders of the commits it abbreviates (a new object there can lengthen an abbreviation), the
 environment's GIT_*/OXIDE_* variables, the worktree's undo journal, and oxide's own code; the key
@@ -221,6 +222,8 @@ def slot(cwd: str, file: str, rev: str | None, lines: tuple[int, int] | None, fo
     refs = [head, _read(os.path.join(git_dir, target)) if target else None,
             _read(os.path.join(common, target)) if target else None,
             _read(os.path.join(common, "refs", "notes", "oxide")),
+            _read(os.path.join(common, "refs", "notes", "ai")),  # other tools' notes (blame_foreign)
+            _read(os.path.join(common, "refs", "notes", "agent-trace")),
             digest_of(_read(os.path.join(common, "packed-refs")) or b""),
             _read(os.path.join(common, "shallow")), _read(os.path.join(common, "info", "grafts")),
             os.path.isdir(os.path.join(common, "refs", "replace"))

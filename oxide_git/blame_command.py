@@ -21,6 +21,8 @@ def text_rows(result: Any) -> list[tuple[str, str, int | None, str, str]]:
     for ln in result.lines:
         ident = result.id(ln.session_id) or (result.id(ln.commit) if ln.commit else None) or "-"
         shown = (ln.agent or "agent") if ln.who == "agent" else _SHOWN.get(ln.who, ln.who)
+        if ln.source:  # another tool's note says it
+            shown = f"{shown} ({ln.source})"
         rows.append((ident, shown, ln.when_ms, str(ln.number), ln.text))
     return rows
 
@@ -35,7 +37,8 @@ def porcelain(result: Any) -> str:
         out.append(f"line {ln.number}\nwho {ln.who}\n")
         for key, value in (("session", ln.session_id), ("message", ln.message_id), ("agent", ln.agent),
                            ("model", ln.model), ("commit", ln.commit), ("checkpoint", ln.checkpoint),
-                           ("before-checkpoint", ln.before_checkpoint), ("when", ln.when_ms)):
+                           ("before-checkpoint", ln.before_checkpoint), ("when", ln.when_ms),
+                           ("source", ln.source)):
             if value is not None:
                 out.append(f"{key} {value}\n")
         out.append(f"\t{ln.text}\n")

@@ -27,6 +27,7 @@ class RangeSummary:
     lines: int = 0
     by_who: dict[str, int] = field(default_factory=lambda: dict.fromkeys((AGENT, HUMAN, EITHER, BEFORE), 0))
     by_agent: dict[str, int] = field(default_factory=dict)
+    by_model: dict[str, int] = field(default_factory=dict)  # "agent:model" (as Assisted-by says it) -> lines
     by_session: dict[str, dict[str, Any]] = field(default_factory=dict)  # short id -> agent, title, lines
     files: list[dict[str, Any]] = field(default_factory=list)
 
@@ -34,7 +35,8 @@ class RangeSummary:
         return {"range": self.range, "commits": self.commits, "lines": self.lines,
                 "agent": self.by_who[AGENT], "human": self.by_who[HUMAN],
                 "agent_or_user": self.by_who[EITHER], "before_oxide": self.by_who[BEFORE],
-                "by_agent": self.by_agent, "by_session": self.by_session, "files": self.files}
+                "by_agent": self.by_agent, "by_model": self.by_model,
+                "by_session": self.by_session, "files": self.files}
 
     def markdown(self) -> str:
         def share(n: int) -> str:
@@ -51,6 +53,9 @@ class RangeSummary:
                            (BEFORE, "unknown (no checkpoint covers it)")):
             if self.by_who[key]:
                 out.append(f"| {label} | {self.by_who[key]} | {share(self.by_who[key])} |")
+        if self.by_model:
+            out += ["", "| agent:model | lines | share |", "|---|---:|---:|"]
+            out += [f"| {_cell(m)} | {n} | {share(n)} |" for m, n in self.by_model.items()]
         if self.by_session:
             out += ["", "| session | agent | title | lines |", "|---|---|---|---:|"]
             for sid, s in self.by_session.items():
@@ -105,6 +110,8 @@ def blame_range(ctx: Context, rng: str) -> RangeSummary:
             counts[{AGENT: "agent", HUMAN: "human", EITHER: "agent_or_user"}.get(ln.who, "before_oxide")] += 1
             if ln.who == AGENT:
                 res.by_agent[ln.agent or "?"] = res.by_agent.get(ln.agent or "?", 0) + 1
+                model = f"{ln.agent or '?'}:{ln.model or 'unknown'}"
+                res.by_model[model] = res.by_model.get(model, 0) + 1
                 if ln.session_id:
                     if ln.session_id not in titles:
                         rows = ctx.index.query("SELECT title, first_prompt FROM sessions WHERE id=?",
@@ -116,5 +123,6 @@ def blame_range(ctx: Context, rng: str) -> RangeSummary:
                     s["lines"] += 1
         res.files.append({"path": path, "lines": len(mine), **counts})
     res.by_agent = dict(sorted(res.by_agent.items(), key=lambda kv: -kv[1]))
+    res.by_model = dict(sorted(res.by_model.items(), key=lambda kv: -kv[1]))
     res.by_session = dict(sorted(res.by_session.items(), key=lambda kv: -kv[1]["lines"]))
     return res

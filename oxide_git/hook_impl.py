@@ -131,6 +131,10 @@ def job_post_commit(worktree: str, current: str, commit: str, seq: str = "", sou
     write_note(ctx, commit, merge_notes(*older, note))
     if note["sessions"]:
         _remember_branch(ctx, branch, note["sessions"][0])
+    if ctx.config("oxide.trace"):  # Agent Trace / Git AI notes (trace_notes), after oxide's own
+        from .trace_notes import after_commit
+
+        after_commit(ctx, commit)
 
 
 def job_rewrite(worktree: str, kind: str, pairs: list[tuple[str, str]]) -> None:
@@ -144,6 +148,16 @@ def job_rewrite(worktree: str, kind: str, pairs: list[tuple[str, str]]) -> None:
         notes = [n for n in (read_note(git, o) for o in olds) if n]
         if notes:
             write_note(ctx, new, merge_notes(*notes, {"rewritten": kind}))
+    if ctx.config("oxide.trace") or _trace_notes_exist(ctx):  # worked out again for the rewrites
+        from .trace_notes import after_rewrite
+
+        after_rewrite(ctx, by_new)
+
+
+def _trace_notes_exist(ctx: Any) -> bool:
+    from .refs import TRACE_NOTES
+
+    return any(_notes_exist(ctx.repo.common_dir, ctx.repo.oxide_dir, r) for r in TRACE_NOTES)
 
 
 def _remember_branch(ctx: Any, branch: str, sid: str) -> None:
@@ -223,8 +237,9 @@ def drain(common_dir: str) -> None:
 # synchronous hooks ---------------------------------------------------------------------------
 
 
-def prepare_commit_msg(worktree: str, msg_file: str, *_: str) -> None:
-    """Add ``Oxide-Session:`` trailers for the worktree's current session (oxide.trailers)."""
+def prepare_commit_msg(worktree: str, msg_file: str, *_: str, index_file: str | None = None) -> None:
+    """Add ``Oxide-Session:`` trailers for the worktree's current session, and ``Assisted-by:``
+    ones for the agents and models whose turns wrote the staged files' lines (oxide.trailers)."""
     from .repo import clean_git_env, find_repo
 
     repo = find_repo(Path(worktree), environ={})
@@ -234,9 +249,17 @@ def prepare_commit_msg(worktree: str, msg_file: str, *_: str) -> None:
         return
     if not sid:
         return
+    trailers = ["--trailer", f"Oxide-Session: {sid}"]
+    try:
+        from .assisted_by import assisted_by, staged_paths
+
+        ctx = _ctx(worktree)
+        for who in assisted_by(ctx, staged_paths(worktree, index_file)):
+            trailers += ["--trailer", f"Assisted-by: {who}"]
+    except Exception:  # the session's trailer goes in whatever this says
+        log(repo.oxide_dir, f"Assisted-by trailers left out:\n{traceback.format_exc()}")
     subprocess.run(["git", "interpret-trailers", "--in-place", "--if-exists", "addIfDifferent",
-                    "--trailer", f"Oxide-Session: {sid}", msg_file],
-                   cwd=worktree, check=True, capture_output=True, env=clean_git_env())
+                    *trailers, msg_file], cwd=worktree, check=True, capture_output=True, env=clean_git_env())
 
 
 def install_hook(hook: str, worktree: str) -> None:
@@ -255,13 +278,15 @@ def install_hook(hook: str, worktree: str) -> None:
 def push(worktree: str, remote: str) -> None:
     """Push sessions and notes (and checkpoints with oxide.pushCheckpoints) within a budget."""
     from .context import Context
+    from .refs import TRACE_NOTES
     from .repo import clean_git_env, find_repo
 
     repo = find_repo(Path(worktree), environ={})
     ctx = Context(repo, int(time.time() * 1000), {})
     specs = ["refs/oxide/sessions/*:refs/oxide/sessions/*"]
-    if _notes_exist(repo.common_dir, repo.oxide_dir):
-        specs.append(f"{NOTES_REF}:{NOTES_REF}")
+    for ref in (NOTES_REF, *TRACE_NOTES):
+        if _notes_exist(repo.common_dir, repo.oxide_dir, ref):
+            specs.append(f"{ref}:{ref}")
     if ctx.config_bool("oxide.pushCheckpoints", False):  # never as they are: screened first
         from . import checkpoint_screen
 
@@ -284,19 +309,20 @@ def push(worktree: str, remote: str) -> None:
         err_file.unlink(missing_ok=True)
 
 
-def _notes_exist(common: Path, oxide_dir: Path) -> bool:
+def _notes_exist(common: Path, oxide_dir: Path, ref: str = NOTES_REF) -> bool:
     from .errors import OxideError
     from .refs import read_raw
 
     try:
-        return read_raw(common, NOTES_REF) is not None
+        return read_raw(common, ref) is not None
     except OxideError as e:  # git would push a damaged ref as a deletion of the remote's notes
-        log(oxide_dir, f"background push left {NOTES_REF} out: {e.message} ({e.hint})")
+        log(oxide_dir, f"background push left {ref} out: {e.message} ({e.hint})")
         return False
 
 
 def main(argv: list[str]) -> int:
     """Never raises, always 0: a hook must not fail the user's git command."""
+    index_file = os.environ.get("GIT_INDEX_FILE")  # `commit -a` / `commit PATH`: a temporary index
     _clean_env()
     cmd, args = (argv[0], argv[1:]) if argv else ("", [])
     try:
@@ -304,7 +330,7 @@ def main(argv: list[str]) -> int:
             os.nice(10)  # background work: the user's git command goes first
             drain(*args[:1])
         elif cmd == "prepare-commit-msg":
-            prepare_commit_msg(*args)
+            prepare_commit_msg(*args, index_file=index_file)
         elif cmd == "push":
             push(*args[:2])
         elif cmd == "install-hook":

@@ -75,20 +75,27 @@ def merge_notes(*notes: dict[str, Any]) -> dict[str, Any]:
 
 def write_note(ctx: Any, commit: str, note: dict[str, Any]) -> dict[str, Any]:
     """Merge ``note`` into the commit's note on refs/notes/oxide and the index's links."""
+    git = ctx.repo.git
+    merged = merge_notes(read_note(git, commit), note)
+    if not merged["sessions"] and not merged["checkpoints"]:
+        return merged
+    write_text(ctx, commit, json.dumps(merged, sort_keys=True) + "\n", NOTES_REF)
+    put_links(ctx, commit, merged)
+    return merged
+
+
+def write_text(ctx: Any, commit: str, text: str, ref: str) -> None:
+    """Put ``text`` as the commit's note on ``ref`` (replacing the one there)."""
     import pygit2
 
     from .sessionlog import IDENTITY
 
     git = ctx.repo.git
-    merged = merge_notes(read_note(git, commit), note)
-    if not merged["sessions"] and not merged["checkpoints"]:
-        return merged
     sig = pygit2.Signature(*IDENTITY, ctx.now_ms // 1000, 0)
-    text = json.dumps(merged, sort_keys=True) + "\n"
 
     def attempt() -> None:
         try:
-            git.create_note(text, sig, sig, commit, NOTES_REF, True)
+            git.create_note(text, sig, sig, commit, ref, True)
         except OSError as e:  # libgit2: "failed to lock file '…/refs/notes/oxide.lock' for writing"
             if "lock" not in str(e):
                 raise
@@ -96,9 +103,15 @@ def write_note(ctx: Any, commit: str, note: dict[str, Any]) -> dict[str, Any]:
 
     # A lock a killed git left (a `git gc` in its reflog expire) is broken once stale; a live one
     # is waited for: the hooks' notes are written in the background, and were lost meanwhile.
-    refs.retry_locked(refs.common_dir(git), [NOTES_REF], NOTE_LOCK_BUDGET_S, attempt)
-    put_links(ctx, commit, merged)
-    return merged
+    refs.retry_locked(refs.common_dir(git), [ref], NOTE_LOCK_BUDGET_S, attempt)
+
+
+def read_text(git: Any, commit: str, ref: str) -> str | None:
+    """The commit's note on ``ref`` as text, or None."""
+    try:
+        return str(git.lookup_note(commit, ref).message)
+    except (KeyError, ValueError, Exception):  # pygit2 raises KeyError or GitError
+        return None
 
 
 def put_links(ctx: Any, commit: str, note: dict[str, Any]) -> None:

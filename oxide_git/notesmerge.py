@@ -37,15 +37,17 @@ def _flatten(git: pygit2.Repository, tree: pygit2.Tree) -> dict[str, pygit2.Oid]
     return out
 
 
-def merge_notes(git: pygit2.Repository, ours: pygit2.Tree, theirs: pygit2.Tree) -> pygit2.Oid:
+def merge_notes(git: pygit2.Repository, ours: pygit2.Tree, theirs: pygit2.Tree, *,
+                union: bool = True) -> pygit2.Oid:
     """The tree of the union of two notes trees; a commit annotated on both sides gets one note
-    holding the union of both (as JSON). Written with a two-character fan-out, as git does."""
+    holding the union of both (as JSON), or ours (not ``union``: notes other tools read).
+    Written with a two-character fan-out, as git does."""
     mine, other = _flatten(git, ours), _flatten(git, theirs)
     merged = dict(mine)
     for obj, blob in other.items():
         if obj not in merged:
             merged[obj] = blob
-        elif merged[obj] != blob:
+        elif merged[obj] != blob and union:
             a = git[merged[obj]].data.decode("utf-8", "replace")  # type: ignore[attr-defined]
             b = git[blob].data.decode("utf-8", "replace")  # type: ignore[attr-defined]
             merged[obj] = git.create_blob(merge_texts(a, b).encode())

@@ -26,6 +26,9 @@ MEMORY = "refs/oxide/memory"
 TRASH = "refs/oxide/trash/"
 OUTGOING = "refs/oxide/outgoing/"  # checkpoints as a push sends them (checkpoint_screen), never fetched
 NOTES = "refs/notes/oxide"
+AGENT_TRACE_NOTES = "refs/notes/agent-trace"  # Agent Trace records (``trace``)
+AI_NOTES = "refs/notes/ai"  # Git AI authorship logs (``trace``)
+TRACE_NOTES = (AGENT_TRACE_NOTES, AI_NOTES)
 
 LOCK_BUDGET_S = 10.0
 STALE_LOCK_S = 30.0

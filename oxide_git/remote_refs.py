@@ -38,13 +38,15 @@ def mirror(name: str, ns: str) -> str:
     """The remote-tracking name of a ref: sessions/x, memory, notes, checkpoints/x under ``ns``."""
     if name == refs.NOTES:
         return ns + "notes"
+    if name in refs.TRACE_NOTES:  # refs/notes/ai -> notes-ai
+        return ns + "notes-" + name.removeprefix("refs/notes/")
     return ns + name.removeprefix("refs/oxide/")
 
 
 def _ours(name: str, checkpoints: bool) -> str | None:
     """Why a remote ref is not one this pull takes (None: it is), or "" when it is one of ours
     that is not asked for or not shared (checkpoints without --checkpoints, trash, mirrors)."""
-    if name in (refs.MEMORY, refs.NOTES):
+    if name in (refs.MEMORY, refs.NOTES, *refs.TRACE_NOTES):
         return None
     if name.startswith(refs.SESSIONS):
         return None if _SAFE_ID.match(name[len(refs.SESSIONS):]) else "not a session id, left alone"
@@ -65,7 +67,7 @@ def fetch(ctx: Context, remote: str, *, checkpoints: bool = False, problems: lis
     those fetched. A ref that is not ours, or that git cannot fetch (the remote lacks an object it
     names), is left out with a line in ``problems``: one bad ref does not stop the others.
     ``mirrored``: the mirror refs as they are now, when the caller has read them."""
-    r = git_cmd(ctx, "ls-remote", remote, "refs/oxide/*", refs.NOTES)
+    r = git_cmd(ctx, "ls-remote", remote, "refs/oxide/*", refs.NOTES, *refs.TRACE_NOTES)
     if r.returncode != 0:
         raise RemoteError(f"cannot reach remote {remote!r}: {r.stderr.strip()}",
                           hint="add it with `git remote add`, or set `git config oxide.remote`")

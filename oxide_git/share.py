@@ -53,7 +53,7 @@ def remote_name(ctx: Context, remote: str | None) -> str:
 
 def _kinds() -> list[str]:
     """What a push sends as it is (checkpoints go screened: ``checkpoint_screen``)."""
-    return [refs.SESSIONS + "*", refs.MEMORY, refs.NOTES]
+    return [refs.SESSIONS + "*", refs.MEMORY, refs.NOTES, *refs.TRACE_NOTES]
 
 
 def pull(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) -> ShareResult:
@@ -90,6 +90,8 @@ def pull(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) 
                 _take_checkpoint(ctx, rname, theirs, res)
             elif rname == refs.NOTES:
                 _retry(_reconcile_notes, ctx, theirs, res)
+            elif rname in refs.TRACE_NOTES:
+                _retry(_reconcile_notes, ctx, theirs, res, rname)
             elif rname == refs.MEMORY:
                 _retry(_reconcile_memory, ctx, theirs, res)
         except OxideError as e:
@@ -245,14 +247,17 @@ def _reconcile_memory(ctx: Context, theirs: pygit2.Oid, res: ShareResult) -> Non
     res.updated[refs.MEMORY] = "merged"
 
 
-def _reconcile_notes(ctx: Context, theirs: pygit2.Oid, res: ShareResult) -> None:
+def _reconcile_notes(ctx: Context, theirs: pygit2.Oid, res: ShareResult, name: str = refs.NOTES) -> None:
+    """Diverged notes: oxide's are united per commit; a commit's Agent Trace or Git AI note
+    (``name`` one of ``refs.TRACE_NOTES``) present on both sides keeps ours."""
     git = ctx.repo.git
-    ours = _simple(git, refs.NOTES, theirs, res)
+    ours = _simple(git, name, theirs, res)
     if ours is None:
         return
-    tree = merge_notes(git, git[ours].peel(pygit2.Tree), git[theirs].peel(pygit2.Tree))
-    _merge_commit(ctx, refs.NOTES, ours, theirs, tree, "notes", res)
-    res.updated[refs.NOTES] = "merged"
+    tree = merge_notes(git, git[ours].peel(pygit2.Tree), git[theirs].peel(pygit2.Tree),
+                       union=name == refs.NOTES)
+    _merge_commit(ctx, name, ours, theirs, tree, "notes", res)
+    res.updated[name] = "merged"
 
 
 def push(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) -> ShareResult:

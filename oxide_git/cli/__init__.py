@@ -60,7 +60,7 @@ def main(no_pager: bool) -> None:
 
     \b
     Sessions:   import, list, show, search, status, switch, resume, fork, merge, rm, usage
-    Code:       checkpoint, checkpoints, rewind, undo, blame
+    Code:       checkpoint, checkpoints, rewind, undo, blame, trace
     Capture:    hooks, hook, watch
     Share:      push, pull, export
     Store:      init, reindex, doctor, gc, pin, unpin, memory
@@ -102,6 +102,7 @@ COMMANDS = {
     "memory": "memory",
     "mcp": "mcp_command",
     "usage": "usage",
+    "trace": "trace",
 }
 
 
