@@ -41,6 +41,7 @@ def test_into_an_agent_on_its_first_run(target: str, order: str, compat_repo: Pa
 
     b = make_driver(target, compat_repo, model_server, configure=order == "before")
     untouched = {p: p.exists() for p in b.store()}
+    assert not any(untouched.values()), f"{target} has a store already: not its first run"
     row = {"check": "first_run", "agent": target, "version": b.pin.version, "order": order,
            "source": source, "refused": False, "request_holds": False}
     try:
