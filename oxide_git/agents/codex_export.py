@@ -7,8 +7,9 @@ unchanged session comes back byte for byte and a paginated one is numbered 0..n-
 Another agent's session gets ``sessions/YYYY/MM/DD/rollout-<UTC>-<uuid7>.jsonl`` with a uuid7-shaped
 id made from ``created_at`` and a hash of ``session.id``, in the legacy form (no ordinals, which
 Codex 0.171 resumes and continues in that form), under the provider the user's ``config.toml``
-names (none when it names none: Codex then resumes it under the provider it starts with); its harness messages are left out, its shell/write/edit calls become Codex's own
-(``codex_foreign``), and what Codex cannot replay becomes text. ``lost`` says each of these.
+names (none when it names none: Codex then resumes it under the provider it starts with); its
+harness messages are left out, its shell/write/edit calls become Codex's own (``codex_foreign``),
+and what Codex cannot replay becomes text. ``lost`` says each of these.
 """
 
 from __future__ import annotations

@@ -17,9 +17,9 @@ ids (``ses_`` descending, ``msg_``/``prt_`` ascending, 12 hex of ``ms*4096+count
 from a hash), the required fields OpenCode validates, and the model OpenCode is configured with
 (the ``model`` of its ``opencode.json``): a model id OpenCode has no provider for is refused
 (``Model not found``), so without a configured model the export is refused before anything is
-written (OpenCode's first run: ``_model_for``). Tool calls with an OpenCode equivalent become ``tool`` parts; other tools,
-patches and parts OpenCode cannot replay become readable text; the other agent's harness messages
-are left out; all of it is listed in ``lost``.
+written (OpenCode's first run: ``_model_for``). Tool calls with an OpenCode equivalent become
+``tool`` parts; other tools, patches and parts OpenCode cannot replay become readable text; the
+other agent's harness messages are left out; all of it is listed in ``lost``.
 """
 
 from __future__ import annotations
