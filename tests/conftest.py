@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
@@ -139,3 +140,12 @@ def wait_for(fn: Callable[[], Any], timeout: float = 20.0) -> Any:
             return got
         time.sleep(0.05)
     raise AssertionError("timed out")
+
+
+def configure_opencode_model(model: str = "fake/fake-model") -> Path:
+    """Give the isolated HOME's OpenCode a model (``"model"`` of its global opencode.json), as a
+    user does before a session of another agent can be written into it (issue 37)."""
+    conf = Path(os.environ["XDG_CONFIG_HOME"]) / "opencode" / "opencode.json"
+    conf.parent.mkdir(parents=True, exist_ok=True)
+    conf.write_text(json.dumps({"model": model}))
+    return conf

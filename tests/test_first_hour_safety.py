@@ -16,7 +16,7 @@ from oxide_git import journal, store
 from oxide_git.cli.history import singular
 from oxide_git.model import Message, Part, Session
 
-from .conftest import NOW_MS, git, make_ctx, oxide
+from .conftest import NOW_MS, configure_opencode_model, git, make_ctx, oxide
 
 CODEX_FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "codex" / "turns.jsonl"
 
@@ -296,6 +296,7 @@ def test_wording_rm_import_and_resume(repo: Path, tmp_path: Path) -> None:
     oxide(repo, "import", "--agent", "codex", str(rollout))
     again = oxide(repo, "import", "--agent", "codex", str(rollout))
     assert "1 file(s) unchanged since the last import" in again.stderr and "or failed" not in again.stderr
+    configure_opencode_model()
     for target in ("opencode", "claude", "aider"):
         out = oxide(repo, "resume", sid[:8], "--into", target).stderr
         assert sum(line.startswith("wrote ") for line in out.splitlines()) <= 3, out

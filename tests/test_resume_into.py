@@ -12,7 +12,7 @@ from oxide_git.import_paths import expand
 from oxide_git.importing import import_sessions
 from oxide_git.resume import into
 
-from .conftest import FIXTURES, make_ctx, oxide
+from .conftest import FIXTURES, configure_opencode_model, make_ctx, oxide
 
 # How each agent continues a session: the command's first two words.
 RESUMES = {"claude": ["claude", "--resume"], "codex": ["codex", "resume"], "opencode": ["opencode", "--session"],
@@ -84,6 +84,8 @@ def test_round_trip_through_the_agents_own_store(repo: Path, agent: str) -> None
 def test_cross_agent_resume_writes_a_readable_session(repo: Path, target: str) -> None:
     ctx = make_ctx(repo)
     sid = _import(ctx, "codex", CASES["codex"])[0]
+    if target == "opencode":
+        configure_opencode_model()
     res = into(ctx, sid, target)
     assert res.written
     found, ids = [], []
@@ -132,3 +134,27 @@ def test_a_pi_file_with_branches_the_store_has_not_seen_is_kept(repo: Path) -> N
     written = into(make_ctx(repo), sid, "pi")
     assert written.written == [str(path)] and Path(written.set_aside[0]).read_bytes() == lines
     assert len(path.read_bytes().splitlines()) == 13  # the session alone: pi continues its last entry
+
+
+def test_into_opencode_on_its_first_run_is_refused_before_anything_is_written(repo: Path) -> None:
+    """Issue 37: no model configured (OpenCode never ran here): refused with the fix, no database
+    made; once a model is configured the same command writes the session under that model."""
+    import json
+    import os
+    import sqlite3
+    from contextlib import closing
+
+    ctx = make_ctx(repo)
+    sid = _import(ctx, "codex", CASES["codex"])[0]
+    data = Path(os.environ["XDG_DATA_HOME"]) / "opencode"
+    r = oxide(repo, "resume", sid, "--into", "opencode", check=False)
+    assert r.returncode == 1 and r.stderr.startswith("error: OpenCode has no model configured")
+    assert "hint: set \"model\": \"<provider>/<model>\" in" in r.stderr and "Traceback" not in r.stderr
+    assert not (data / "opencode.db").exists()
+    configure_opencode_model("fake/fake-model")
+    res = into(make_ctx(repo), sid, "opencode")
+    [db] = [p for p in res.written if p.endswith("opencode.db")]
+    with closing(sqlite3.connect(db)) as conn:
+        users = [json.loads(d) for (d,) in conn.execute("SELECT data FROM message")]
+    assert {json.dumps(u.get("model")) for u in users if u["role"] == "user"} == {
+        json.dumps({"providerID": "fake", "modelID": "fake-model"})}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from oxide_git import refs
 
-from .conftest import git, oxide
+from .conftest import configure_opencode_model, git, oxide
 from .test_resume_rewound import SID, _line, _transcript
 
 
@@ -85,6 +85,7 @@ def test_turns_added_after_a_rewind_end_its_reach(repo: Path, isolated_env: Path
         f.write(_line("u2", "a1", "user", "second prompt", "2026-02-01T10:01:01.000Z") + "\n")
         f.write(_line("a2", "u2", "assistant", "second answer", "2026-02-01T10:01:02.000Z") + "\n")
     oxide(repo, "import")
+    configure_opencode_model()
     first = _into(repo, "opencode")
     [db] = [p for p in first["written"] if p.endswith(".db")]
     oxide(repo, "rewind", cp, "--conversation", "--yes")

@@ -35,7 +35,8 @@ def data_dir(env: AgentEnv) -> Path:
 
 
 def configured_model(env: AgentEnv) -> tuple[str, str]:
-    """(provider, model) Cline was last set up with (``cline auth`` writes providers.json)."""
+    """(provider, model) Cline was last set up with (``cline auth`` writes providers.json);
+    ``("cline", "")`` before any (Cline's default provider, no model)."""
     path = env.environ.get("CLINE_PROVIDER_SETTINGS_PATH", "").strip() or str(
         data_dir(env) / "settings" / "providers.json")
     try:
@@ -49,6 +50,23 @@ def configured_model(env: AgentEnv) -> tuple[str, str]:
     settings = entry.get("settings") if isinstance(entry, dict) else None
     model = settings.get("model") if isinstance(settings, dict) else None
     return provider, model if isinstance(model, str) else ""
+
+
+# Cline's manifest schema wants a non-empty ``provider`` and ``model``: a manifest without them
+# is no session to Cline (``session/load`` answers "Resource not found"). Cline does not resume
+# with them (it uses the provider it is configured with when it starts): they only record one.
+_NO_MODEL = ("Cline has no model configured yet: the manifest records model {model}; Cline resumes "
+             "with the provider and model it is configured with when it starts")
+
+
+def _manifest_model(session: Session, messages: Sequence[Message], env: AgentEnv) -> tuple[str, str]:
+    """The manifest's (provider, model): Cline's configured ones, else Cline's default provider
+    and the session's own model (never empty: see ``_NO_MODEL``)."""
+    provider, model = configured_model(env)
+    if model:
+        return provider, model
+    own = next((m.model for m in reversed(messages) if m.model), None) or session.model
+    return provider or "cline", own or "unknown"
 
 
 def new_id(session: Session, messages: Sequence[Message]) -> str:
@@ -144,6 +162,8 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
     lost: list[str] = []
     file = session.extra.get("file") if native else None
     compaction: Part | None = None
+    if not own and not configured_model(env)[1]:
+        lost.append(_NO_MODEL.format(model=_manifest_model(session, messages, env)[1]))
     if native:
         body = []
         for m in messages:
@@ -191,7 +211,7 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
 
 def _manifest(session: Session, native_id: str, cwd: str, messages: Sequence[Message],
               last: int | None, env: AgentEnv) -> dict[str, Any]:
-    provider, model = configured_model(env)
+    provider, model = _manifest_model(session, messages, env)
     prompt = next((m.text() for m in messages if m.role == Role.USER and not m.is_harness()
                    and m.text()), None)
     started = created_of(native_id) or session.created_at or 0

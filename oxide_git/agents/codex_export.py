@@ -7,8 +7,9 @@ unchanged session comes back byte for byte and a paginated one is numbered 0..n-
 Another agent's session gets ``sessions/YYYY/MM/DD/rollout-<UTC>-<uuid7>.jsonl`` with a uuid7-shaped
 id made from ``created_at`` and a hash of ``session.id``, in the legacy form (no ordinals, which
 Codex 0.171 resumes and continues in that form), under the provider the user's ``config.toml``
-names; its harness messages are left out, its shell/write/edit calls become Codex's own
-(``codex_foreign``), and what Codex cannot replay becomes text. ``lost`` says each of these.
+names (none when it names none: Codex then resumes it under the provider it starts with); its
+harness messages are left out, its shell/write/edit calls become Codex's own (``codex_foreign``),
+and what Codex cannot replay becomes text. ``lost`` says each of these.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from . import AgentEnv, Export
 from . import codex_foreign as foreign
 from .codex_items import dumps_line, line_with
 from .codex_open import said_again
-from .codex_store import configured_provider
+from .codex_store import named_provider
 
 _NOT_LINES = ("content", "bare", "*")  # ``line`` values of other parts that are not envelope lines
 
@@ -237,8 +238,15 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
         if session.extra.get("git"):
             meta["git"] = session.extra["git"]
     else:
-        meta.update(originator="git_oxide", cli_version="0.0.0", source="cli",
-                    model_provider=configured_provider(env))
+        meta.update(originator="git_oxide", cli_version="0.0.0", source="cli")
+        provider = named_provider(env)
+        if provider:
+            meta["model_provider"] = provider
+        else:  # Codex 0.171 refuses a thread named under another provider than the one it runs
+            # with ("Cannot change this thread's model provider"); one that names none resumes
+            # under the provider configured when it starts (issue 37: the user's first run)
+            w.lose("Codex names no model_provider in its config.toml yet: the rollout names none, "
+                   "so Codex resumes it under the provider it is configured with when it starts")
         w.planned = foreign.plan(messages, cwd)
         if session.branch:
             meta["git"] = {"branch": session.branch}

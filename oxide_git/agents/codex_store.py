@@ -36,17 +36,23 @@ def codex_home(env: AgentEnv) -> Path:
 def configured_provider(env: AgentEnv) -> str:
     """The ``model_provider`` the user's Codex runs with (``config.toml``, its active ``profile``
     first; Codex's default is ``openai``): Codex resumes a thread only under the provider it names."""
+    return named_provider(env) or "openai"
+
+
+def named_provider(env: AgentEnv) -> str | None:
+    """The ``model_provider`` the user's ``config.toml`` names (its active ``profile`` first), or
+    None: no config yet (Codex never ran here), or one that leaves the provider to Codex's default."""
     try:
         data = tomllib.loads((codex_home(env) / "config.toml").read_text(encoding="utf-8"))
     except (OSError, UnicodeError, tomllib.TOMLDecodeError):
-        return "openai"
+        return None
     profiles = data.get("profiles")
     prof = profiles.get(data.get("profile")) if isinstance(profiles, dict) else None
     for table in (prof, data):
         v = table.get("model_provider") if isinstance(table, dict) else None
         if isinstance(v, str) and v:
             return v
-    return "openai"
+    return None
 
 
 def plain_name(path: Path) -> str:

@@ -16,9 +16,10 @@ session's token and cost totals, its todo list). Any other session gets determin
 ids (``ses_`` descending, ``msg_``/``prt_`` ascending, 12 hex of ``ms*4096+counter`` then 14 base62
 from a hash), the required fields OpenCode validates, and the model OpenCode is configured with
 (the ``model`` of its ``opencode.json``): a model id OpenCode has no provider for is refused
-(``Model not found``). Tool calls with an OpenCode equivalent become ``tool`` parts; other tools,
-patches and parts OpenCode cannot replay become readable text; the other agent's harness messages
-are left out; all of it is listed in ``lost``.
+(``Model not found``), so without a configured model the export is refused before anything is
+written (OpenCode's first run: ``_model_for``). Tool calls with an OpenCode equivalent become
+``tool`` parts; other tools, patches and parts OpenCode cannot replay become readable text; the
+other agent's harness messages are left out; all of it is listed in ``lost``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ..errors import OxideError
 from ..model import Message, Part, PartType, Session
 from . import AgentEnv, Export
 from .opencode import ROW_KEY, _dict, _load, _loads, data_home
@@ -161,25 +163,35 @@ def _storage_files(root: Path, project_id: str, info: dict[str, Any],
 
 
 def _model_for(session: Session, env: AgentEnv, cwd: str, lost: Counter[str]) -> tuple[str, str]:
-    """(providerID, modelID) for another agent's session: the model OpenCode is configured with,
-    else the session's own with a guessed provider (which OpenCode may not have)."""
+    """(providerID, modelID) for another agent's session: the model OpenCode is configured with.
+
+    Without one, refused before anything is written: OpenCode continues a session with the model
+    of its last user message, and a model guessed now names a provider OpenCode may never have
+    (once configured, ``opencode run --session`` fails with "Unexpected server error")."""
     configured = configured_model(env, cwd)
     original = session.model or "unknown"
-    if configured is not None:
-        if configured[1] != original:
-            lost[f"model {original} of {session.agent} recorded as OpenCode's configured model "
-                 f"{configured[0]}/{configured[1]}"] += 1
-        return configured
-    lost[f"no model in OpenCode's config: model {original} recorded under provider "
-         f"{_provider(original)}, which OpenCode may not have"] += 1
-    return _provider(original), original
+    if configured is None:
+        raise OxideError(
+            f"OpenCode has no model configured, so the {session.agent} session cannot name one "
+            "it will resolve when it resumes",
+            hint=f'set "model": "<provider>/<model>" in {_global_config(env) / "opencode.json"} '
+                 "(`opencode models` lists them; `opencode auth login` adds a provider), then run "
+                 "this resume again")
+    if configured[1] != original:
+        lost[f"model {original} of {session.agent} recorded as OpenCode's configured model "
+             f"{configured[0]}/{configured[1]}"] += 1
+    return configured
+
+
+def _global_config(env: AgentEnv) -> Path:
+    xdg = env.environ.get("XDG_CONFIG_HOME")
+    return (Path(xdg) if xdg else env.home / ".config") / "opencode"
 
 
 def configured_model(env: AgentEnv, cwd: str) -> tuple[str, str] | None:
     """The ``model`` (``provider/model``) of OpenCode's config: the project's ``opencode.json``
     (or ``.jsonc``) over ``$OPENCODE_CONFIG`` over the global ``$XDG_CONFIG_HOME/opencode/``."""
-    xdg = env.environ.get("XDG_CONFIG_HOME")
-    base = (Path(xdg) if xdg else env.home / ".config") / "opencode"
+    base = _global_config(env)
     candidates = [base / "config.json", base / "opencode.json", base / "opencode.jsonc"]
     if env.environ.get("OPENCODE_CONFIG"):
         candidates.append(Path(env.environ["OPENCODE_CONFIG"]))

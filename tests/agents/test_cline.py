@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -376,7 +377,7 @@ def test_another_agents_session_with_clines_own_tools(tmp_path: Path) -> None:
     assert nid == new_id(s, msgs) and nid.startswith("1796160000000_") and len(nid) == 19
     folder = home / ".cline" / "data" / "sessions" / nid
     manifest = json.loads(exp.files[folder / f"{nid}.json"])
-    assert (manifest["provider"], manifest["model"], manifest["cwd"]) == ("cline", "", "/work/project")
+    assert (manifest["provider"], manifest["model"], manifest["cwd"]) == ("cline", "claude-x", "/work/project")
     assert manifest["messages_path"] == str(folder / f"{nid}.messages.json")
     assert manifest["metadata"]["title"] == "Fix it" and manifest["prompt"] == "PROMPT one"
     doc = json.loads(exp.files[folder / f"{nid}.messages.json"])
@@ -397,6 +398,8 @@ def test_another_agents_session_with_clines_own_tools(tmp_path: Path) -> None:
     assert results["content"][4]["type"] == "text" and "(error)" in results["content"][4]["text"]
     assert done["content"] == [{"type": "text", "text": "Done."}]
     assert exp.lost == [
+        "Cline has no model configured yet: the manifest records model claude-x; Cline resumes with "
+        "the provider and model it is configured with when it starts",
         "1 reasoning parts (assistant) were left out", "2 tool call parts became plain text",
         "1 tool result parts became plain text",
         "1 message(s) of context claude's harness injected (environment, permissions, instructions) were left out",
@@ -423,6 +426,34 @@ def test_the_configured_provider_and_model_go_into_the_manifest(tmp_path: Path) 
     exp = cline.export(s, msgs, env)
     [manifest] = [json.loads(v) for k, v in exp.files.items() if not str(k).endswith(".messages.json")]
     assert (manifest["provider"], manifest["model"]) == ("openai-compatible", "m-1")
+
+
+# Cline 3.0.65's manifest schema (``W9`` in its bundle): these are ``z.string().min(1)``; a
+# manifest that fails it is no session to Cline (``session/load``: "Resource not found").
+_REQUIRED_STRINGS = ("session_id", "source", "started_at", "provider", "model", "cwd", "workspace_root")
+
+
+@pytest.mark.parametrize("providers", [None, {"version": 1, "lastUsedProvider": "anthropic", "providers": {
+    "anthropic": {"settings": {"provider": "anthropic", "apiKey": "k"}}}}], ids=["first-run", "no-model"])
+def test_a_manifest_written_before_cline_has_a_model_is_still_a_session(tmp_path: Path,
+                                                                        providers: Any) -> None:
+    """Issue 37: into a HOME where Cline never ran (or was set up without a model) the manifest
+    named ``"model": ""``, which Cline's schema rejects, so Cline never found the session."""
+    if providers is not None:
+        settings_dir = tmp_path / ".cline" / "data" / "settings"
+        settings_dir.mkdir(parents=True)
+        (settings_dir / "providers.json").write_text(json.dumps(providers))
+    s, msgs = _claude_session()
+    exp = cline.export(s, msgs, AgentEnv(home=tmp_path, environ={}))
+    [manifest] = [json.loads(v) for k, v in exp.files.items() if not str(k).endswith(".messages.json")]
+    assert all(isinstance(manifest[k], str) and manifest[k] for k in _REQUIRED_STRINGS), manifest
+    assert manifest["provider"] == ("cline" if providers is None else "anthropic")
+    assert manifest["model"] == "claude-x"
+    assert any("Cline has no model configured yet" in line for line in exp.lost)
+    no_model = replace(s, model=None)
+    exp = cline.export(no_model, [replace(m, model=None) for m in msgs], AgentEnv(home=tmp_path, environ={}))
+    [manifest] = [json.loads(v) for k, v in exp.files.items() if not str(k).endswith(".messages.json")]
+    assert manifest["model"] == "unknown"
 
 
 @pytest.mark.parametrize(("name", "args", "kind", "path", "rest"), [

@@ -438,8 +438,25 @@ def foreign_session() -> tuple[Session, list[Message]]:
     return s, msgs
 
 
+def test_a_foreign_session_is_refused_while_opencode_has_no_model() -> None:
+    """Issue 37: OpenCode never ran here, no model configured. The session used to name a guessed
+    provider (``anthropic``) OpenCode does not have, and once the user configured a model
+    ``opencode run --session`` failed; now it is refused, saying how to configure one."""
+    s, msgs = foreign_session()
+    env = make_env("/home/dev/proj", project_id=PID)
+    with pytest.raises(OxideError) as e:
+        opencode.export(s, msgs, env)
+    assert "OpenCode has no model configured" in str(e.value)
+    conf = Path(os.environ["XDG_CONFIG_HOME"]) / "opencode" / "opencode.json"
+    assert e.value.hint and f'set "model": "<provider>/<model>" in {conf}' in e.value.hint
+    assert not data_root().exists() or not any(data_root().iterdir())
+
+
 def test_export_of_a_foreign_session() -> None:
     s, msgs = foreign_session()
+    conf = Path(os.environ["XDG_CONFIG_HOME"]) / "opencode" / "opencode.json"
+    conf.parent.mkdir(parents=True)
+    conf.write_text(json.dumps({"model": "anthropic/claude-opus-4-1"}))
     env = make_env("/home/dev/proj", project_id=PID)
     exp = opencode.export(s, msgs, env)
     assert re.fullmatch(r"ses_[0-9a-f]{12}[0-9A-Za-z]{14}", exp.native_id)
@@ -447,8 +464,6 @@ def test_export_of_a_foreign_session() -> None:
     assert list(exp.command) == ["opencode", "--session", exp.native_id]
     assert sorted(exp.lost) == [
         "1 Bash tool calls became OpenCode bash tool parts",
-        "1 no model in OpenCode's config: model claude-opus-4-1 recorded under provider anthropic,"
-        " which OpenCode may not have",
         "1 patches became text", "1 reasoning signatures dropped",
         "1 system messages became user messages"]
     assert exp == opencode.export(s, msgs, env)  # deterministic

@@ -29,11 +29,14 @@ def model_server(tmp_path: Path) -> Iterator[ModelServer]:
         srv.stop()
 
 
-def make_driver(name: str, repo: Path, server: ModelServer) -> Driver:
-    """A driver for ``name``, whose standard script is merged into the server's."""
+def make_driver(name: str, repo: Path, server: ModelServer, *, configure: bool = True) -> Driver:
+    """A driver for ``name``, whose standard script is merged into the server's; configured as a
+    user who has run it would have it, unless ``configure`` is false (its first run: nothing of
+    it on disk yet; ``d.setup()`` configures it later)."""
     d = driver_class(name)(repo, server)
     server.script.update(d.script())
-    d.setup()
+    if configure:
+        d.setup()
     return d
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from .driver import Driver, Run, json_lines
 from .install import cache
@@ -20,10 +19,9 @@ from .install import cache
 class OpenCodeDriver(Driver):
     name = "opencode"
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.env()  # its opencode.json exists from the start: `resume --into` reads its model
-
+    def setup(self) -> None:
+        """Its opencode.json (the model `resume --into` reads): what a user configures."""
+        self._write_config(Path(self.env()["XDG_CONFIG_HOME"]))
 
     def env(self) -> dict[str, str]:
         env = super().env()
@@ -36,7 +34,6 @@ class OpenCodeDriver(Driver):
         env.setdefault("XDG_CONFIG_HOME", str(self.home / ".config"))
         env.setdefault("XDG_DATA_HOME", str(self.home / ".local" / "share"))
         env.setdefault("XDG_STATE_HOME", str(self.home / ".local" / "state"))
-        self._write_config(Path(env["XDG_CONFIG_HOME"]))
         return env
 
     def _write_config(self, config_home: Path) -> None:

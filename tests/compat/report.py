@@ -35,12 +35,14 @@ def table(results: list[dict[str, Any]]) -> str:
             a, b = trips.get(r["agent"], (0, 0))
             trips[r["agent"]] = (a + int(same), b + int(total))
     cross = {(r["source"], r["target"]): r for r in results if r.get("check") == "cross"}
-    out = ["| agent | version | import | round trip: lines identical |", "|---|---|---|---|"]
+    out = ["| agent | version | import | round trip: lines identical | into a first run |",
+           "|---|---|---|---|---|"]
     for a in agents:
         imported = any(s == a and r.get("request_holds") for (s, _t), r in cross.items())
         same, total = trips.get(a, (0, 0))
         trip = f"{same}/{total} ({100 * same // total}%)" if total else "not run"
-        out.append(f"| {a} | {pins()[a].version} | {'yes' if imported else 'no'} | {trip} |")
+        first = first_run_cell([r for r in results if r.get("check") == "first_run" and r.get("agent") == a])
+        out.append(f"| {a} | {pins()[a].version} | {'yes' if imported else 'no'} | {trip} | {first} |")
     out += ["", "| from \\ into | " + " | ".join(agents) + " |", "|---|" + "---|" * len(agents)]
     for a in agents:
         cells = [a]
@@ -57,6 +59,20 @@ def table(results: list[dict[str, Any]]) -> str:
                 cells.append("**no**")
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out)
+
+
+def first_run_cell(rows: list[dict[str, Any]]) -> str:
+    """`resume --into` the agent where it never ran (tests/compat/test_first_run.py), configured
+    after the write and before it: "yes" when both resumed with the whole history; "refused until
+    configured" when the write waited for the configuration, said so, and then resumed."""
+    orders = {r.get("order"): r for r in rows}  # the last run of each order
+    if not orders:
+        return "not run"
+    if any(not r.get("request_holds") for r in orders.values()):
+        return "**no**"
+    if set(orders) != {"after", "before"}:
+        return "not run"
+    return "refused until configured" if orders["after"].get("refused") else "yes"
 
 
 BLAME_START, BLAME_END = "<!-- blame:start -->", "<!-- blame:end -->"
