@@ -1,0 +1,154 @@
+"""How `pull` brings one session's log up to date without losing a message.
+
+The rule: a pull never moves a session's tip to a commit that lacks a message the tip holds, and
+a place (seq) in the log never gets another message. So the local tip moves only to a log that
+holds every local message at its own place (``holds``): a fast-forward, or a merge commit with
+the other side's tree. When the two sides put different messages at the same places, the tip keeps
+ours and the other side's line becomes a fork (its id made from the other side's tip, so pulling
+twice, or on two clones, makes it once), unless a fork here already holds it. A merge commit with
+both tips as parents then lets `push` fast-forward the remote; when the other side's tip already
+descends from ours (it made our line its fork), ours stays as it is, behind the remote on purpose
+(`push` says "kept"), so two clones do not answer each other's merges forever.
+
+A session removed here (``tombstones``) is not taken again unless the remote changed it after the
+removal; then its log comes back as a fork of the removed session, said so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Protocol
+
+import pygit2
+
+from . import logwrite, refs, sessionlog, tombstones
+from .context import Context
+from .model import new_session_id
+
+
+class Result(Protocol):
+    """What a pull reports (``share.ShareResult``)."""
+
+    remote: str
+    updated: dict[str, str]
+    forks: list[dict[str, Any]]
+
+    def move(self, name: str, before: pygit2.Oid | None, after: pygit2.Oid) -> None: ...
+
+
+def common_prefix(git: pygit2.Repository, a: pygit2.Tree, b: pygit2.Tree) -> int:
+    """How many leading messages two session logs share (compared by blob id)."""
+    ma = git[a[sessionlog.MESSAGES_DIR].id] if sessionlog.MESSAGES_DIR in a else None
+    mb = git[b[sessionlog.MESSAGES_DIR].id] if sessionlog.MESSAGES_DIR in b else None
+    if ma is None or mb is None:
+        return 0
+    n = 0
+    for ea, eb in zip(ma, mb, strict=False):  # type: ignore[call-overload]
+        if ea.id == eb.id:
+            n += len(git[ea.id])  # type: ignore[arg-type]
+            continue
+        for xa, xb in zip(git[ea.id], git[eb.id], strict=False):  # type: ignore[call-overload]
+            if xa.name != xb.name or xa.id != xb.id:
+                return n
+            n += 1
+        return n
+    return n
+
+
+def holds(git: pygit2.Repository, big: pygit2.Tree, small: pygit2.Tree) -> bool:
+    """Whether the log ``big`` holds every message of ``small`` at the same place."""
+    n = sessionlog.count_messages(git, small)
+    return n == 0 or common_prefix(git, big, small) >= n
+
+
+def reconcile(ctx: Context, sid: str, theirs: pygit2.Oid, res: Result) -> None:
+    """Bring session ``sid`` up to date with the remote's log ``theirs`` (already screened)."""
+    git = ctx.repo.git
+    name = refs.session_ref(sid)
+    ours = refs.read(git, name)
+    if ours == theirs:
+        return
+    remote_log = sessionlog.load_commit(git, theirs)
+    if ours is None:
+        removed = tombstones.removed_tip(git, sid)
+        if removed is None:
+            _move(ctx, name, None, theirs, "new", res)
+        elif tombstones.changed_since(git, removed, theirs):
+            fid = _fork(ctx, sid, None, remote_log, 0, res)
+            res.forks.append({"session": sid, "fork": fid, "from": str(theirs), "removed": True})
+        return  # removed here, and not changed there since: stays removed
+    local = git[ours].peel(pygit2.Commit)
+    remote = remote_log.commit
+    if holds(git, remote.tree, local.tree):  # theirs has all of ours, in place
+        if git.descendant_of(theirs, ours):
+            _move(ctx, name, ours, theirs, "fast-forward", res)
+        elif not git.descendant_of(ours, theirs):
+            _merge(ctx, name, ours, theirs, remote.tree_id, res)
+        return
+    if holds(git, local.tree, remote.tree):  # ours has all of theirs: push sends it
+        if not (git.descendant_of(ours, theirs) or git.descendant_of(theirs, ours)):
+            _merge(ctx, name, ours, theirs, local.tree_id, res)
+        return  # (theirs descending from ours with less: their rewind, or their merge: ours stays)
+    shared = common_prefix(git, local.tree, remote.tree)
+    if not _held_by_fork(ctx, sid, remote.tree, res):
+        fid = _fork(ctx, sid, local, remote_log, shared, res)
+        res.forks.append({"session": sid, "fork": fid, "from": str(theirs)})
+        res.updated[refs.session_ref(fid)] = "fork"
+    if not git.descendant_of(theirs, ours):
+        _merge(ctx, name, ours, theirs, local.tree_id, res)
+
+
+def _move(ctx: Context, name: str, ours: pygit2.Oid | None, theirs: pygit2.Oid, what: str,
+          res: Result) -> None:
+    refs.update(ctx.repo.git, {name: (ours, theirs)}, f"oxide: pull {res.remote}")
+    res.move(name, ours, theirs)
+    res.updated[name] = what
+
+
+def _merge(ctx: Context, name: str, ours: pygit2.Oid, theirs: pygit2.Oid, tree: pygit2.Oid,
+           res: Result) -> None:
+    """A merge commit (``tree``; both tips its parents) at the session's ref."""
+    git = ctx.repo.git
+    sig = pygit2.Signature(*sessionlog.IDENTITY, ctx.now_ms // 1000, 0)
+    sid = name[len(refs.SESSIONS):]
+    text = f"pull {res.remote}: merge diverged session\n\nOxide-Session: {sid}\n"
+    merged = git.create_commit(None, sig, sig, text, tree, [ours, theirs])
+    refs.update(git, {name: (ours, merged)}, f"oxide: pull {res.remote}")
+    res.move(name, ours, merged)
+    res.updated[name] = "merged"
+
+
+def _held_by_fork(ctx: Context, sid: str, tree: pygit2.Tree, res: Result) -> bool:
+    """Whether a fork of ``sid`` here (indexed, or taken by this pull) holds every message of
+    ``tree`` in place: the other side's line needs no new fork."""
+    git = ctx.repo.git
+    forks = {r[0] for r in ctx.index.query("SELECT id FROM sessions WHERE parent_id=?", (sid,))}
+    for name, what in res.updated.items():
+        if name.startswith(refs.SESSIONS) and what in ("new", "fork"):
+            forks.add(name[len(refs.SESSIONS):])
+    for fid in sorted(forks):
+        log = sessionlog.load(git, fid)
+        if log is not None and log.session.parent_id == sid and holds(git, log.commit.tree, tree):
+            return True
+    return False
+
+
+def _fork(ctx: Context, sid: str, local: pygit2.Commit | None, remote: sessionlog.Log, shared: int,
+          res: Result) -> str:
+    """The other side's log as a fork of ``sid`` after its first ``shared`` messages."""
+    git = ctx.repo.git
+    at = sessionlog.message_at(git, local.tree, shared - 1) if shared and local is not None else None
+    fid = new_session_id(remote.commit.commit_time * 1000, f"pull-fork:{sid}:{remote.tip}".encode())
+    if refs.read(git, refs.session_ref(fid)) is not None:
+        return fid
+    src = remote.session
+    fork = replace(src, id=fid, native_id=None, parent_id=sid, fork_message_id=at.id if at else None,
+                   title=f"{src.title or sid[:12]} (the other side of a pull)",
+                   extra={**src.extra, "fork_seq": shared, "diverged_from": str(remote.tip)})
+    oid = logwrite.commit(ctx.repo.objects, ctx.repo.common_dir, fork, {},
+                          now_ms=remote.commit.commit_time * 1000,
+                          summary=f"fork {sid[:12]}: messages of the other side after {shared}",
+                          base=remote.as_base(), expected=None, parents=[remote.tip.raw])
+    assert oid is not None
+    res.move(refs.session_ref(fid), None, pygit2.Oid(raw=oid))
+    return fid
