@@ -136,19 +136,29 @@ def _held_by_fork(ctx: Context, sid: str, tree: pygit2.Tree, res: Result) -> boo
 def _fork(ctx: Context, sid: str, local: pygit2.Commit | None, remote: sessionlog.Log, shared: int,
           res: Result) -> str:
     """The other side's log as a fork of ``sid`` after its first ``shared`` messages."""
-    git = ctx.repo.git
-    at = sessionlog.message_at(git, local.tree, shared - 1) if shared and local is not None else None
-    fid = new_session_id(remote.commit.commit_time * 1000, f"pull-fork:{sid}:{remote.tip}".encode())
-    if refs.read(git, refs.session_ref(fid)) is not None:
-        return fid
-    src = remote.session
-    fork = replace(src, id=fid, native_id=None, parent_id=sid, fork_message_id=at.id if at else None,
-                   title=f"{src.title or sid[:12]} (the other side of a pull)",
-                   extra={**src.extra, "fork_seq": shared, "diverged_from": str(remote.tip)})
-    oid = logwrite.commit(ctx.repo.objects, ctx.repo.common_dir, fork, {},
-                          now_ms=remote.commit.commit_time * 1000,
-                          summary=f"fork {sid[:12]}: messages of the other side after {shared}",
-                          base=remote.as_base(), expected=None, parents=[remote.tip.raw])
-    assert oid is not None
-    res.move(refs.session_ref(fid), None, pygit2.Oid(raw=oid))
+    at = sessionlog.message_at(ctx.repo.git, local.tree, shared - 1) if shared and local is not None else None
+    fid, oid = fork_log(ctx, sid, remote, seed=f"pull-fork:{sid}:{remote.tip}", at_id=at.id if at else None,
+                        fork_seq=shared, title="the other side of a pull",
+                        summary=f"fork {sid[:12]}: messages of the other side after {shared}")
+    if oid is not None:
+        res.move(refs.session_ref(fid), None, oid)
     return fid
+
+
+def fork_log(ctx: Context, sid: str, log: sessionlog.Log, *, seed: str, at_id: str | None, fork_seq: int,
+             title: str, summary: str) -> tuple[str, pygit2.Oid | None]:
+    """``log`` (a commit of session ``sid``'s history, or another side's) as a new fork of ``sid``
+    whose first commit has it as parent; its id made from ``seed``, so it is made once. Returns the
+    fork's id and its new ref's commit (None: it was there)."""
+    fid = new_session_id(log.commit.commit_time * 1000, seed.encode())
+    if refs.read(ctx.repo.git, refs.session_ref(fid)) is not None:
+        return fid, None
+    src = log.session
+    fork = replace(src, id=fid, native_id=None, parent_id=sid, fork_message_id=at_id,
+                   title=f"{src.title or sid[:12]} ({title})",
+                   extra={**src.extra, "fork_seq": fork_seq, "diverged_from": str(log.tip)})
+    when = log.commit.commit_time * 1000
+    oid = logwrite.commit(ctx.repo.objects, ctx.repo.common_dir, fork, {}, now_ms=when, summary=summary,
+                          base=log.as_base(), expected=None, parents=[log.tip.raw])
+    assert oid is not None
+    return fid, pygit2.Oid(raw=oid)

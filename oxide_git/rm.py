@@ -5,6 +5,9 @@ journaled (op ``rm``), so `git oxide undo` puts them back until `git oxide gc` e
 A session with forks is refused unless ``recursive`` (forks go too) or ``keep_forks`` (forks
 stay: their log commits have the parent's commits as ancestors, so their history stays complete).
 The session's checkpoints stay; they expire with ``oxide.checkpointTTL`` like any other.
+
+Each removed session leaves a tombstone (``tombstones``), journaled with it, so a pull does not
+bring it back and `undo` takes the tombstone away as it puts the session back.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import journal, refs
+from . import journal, refs, tombstones
 from .context import Context
 from .errors import NotFound, Refused
 from .reindex import reindex
@@ -63,6 +66,10 @@ def rm(ctx: Context, ref: str, *, recursive: bool = False, keep_forks: bool = Fa
                 raise NotFound(f"session {ref} has no ref in git", hint="run `git oxide reindex`")
             continue
         changes[refs.session_ref(s)] = (str(tip), None)
+        if not dry_run:
+            old = refs.read(git, tombstones.ref(s))
+            changes[tombstones.ref(s)] = (str(old) if old else None,
+                                          tombstones.make(git, s, str(tip), ctx.now_ms))
     res = RmResult(gone, [] if recursive else _children(ctx, sid),
                    {k: [b, a] for k, (b, a) in changes.items()}, dry_run)
     if dry_run:

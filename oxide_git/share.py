@@ -175,8 +175,11 @@ def _reconcile_notes(ctx: Context, theirs: pygit2.Oid, res: ShareResult) -> None
     res.updated[refs.NOTES] = "merged"
 
 
-def push(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) -> ShareResult:
-    """Push every oxide ref that is ahead (never forced); diverged refs are reported as rejected."""
+def push(ctx: Context, remote: str | None = None, *, checkpoints: bool = False,
+         dry_run: bool = False) -> ShareResult:
+    """Push every oxide ref that is ahead (never forced); diverged refs are reported as rejected,
+    but not a session kept behind the remote on purpose (``pull_session``: the remote's tip
+    descends from ours and made our line its fork)."""
     name = remote_name(ctx, remote)
     res = ShareResult(name)
     git = ctx.repo.git
@@ -189,7 +192,7 @@ def push(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) 
             specs.append(f"{kind}:{kind}")
     if not specs:
         return res
-    r = git_cmd(ctx, "push", "--porcelain", "--no-verify", name, *specs)
+    r = git_cmd(ctx, "push", "--porcelain", "--no-verify", *(["--dry-run"] if dry_run else []), name, *specs)
     for line in r.stdout.splitlines():
         parts = line.split("\t")
         if len(parts) < 3 or len(parts[0]) != 1:
@@ -197,7 +200,7 @@ def push(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) 
         flag, ref = parts[0], parts[1].partition(":")[2]
         if flag == "!" and "remote rejected" in parts[2]:  # not diverged: the remote would not take it
             res.problems.append(f"{name} {ref}: the remote refused it {parts[2].partition('] ')[2]}")
-        elif flag == "!":
+        elif flag == "!" and not _behind(git, ref, namespace(name)):
             res.rejected.append(ref)
         elif flag in ("*", " ", "+"):
             res.updated[ref] = "new" if flag == "*" else "pushed"
@@ -205,6 +208,14 @@ def push(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) 
         raise RemoteError(f"push to {name!r} failed: {r.stderr.strip()}",
                           hint="check the remote with `git remote -v`, or set `git config oxide.remote`")
     return res
+
+
+def _behind(git: pygit2.Repository, ref: str, ns: str) -> bool:
+    """A session whose tip the remote's (as the last pull saw it) descends from: kept as it is."""
+    if not ref.startswith(refs.SESSIONS):
+        return False
+    ours, theirs = refs.read(git, ref), refs.read(git, mirror(ref, ns))
+    return ours is not None and theirs is not None and git.descendant_of(theirs, ours)
 
 
 def check_pushed(res: ShareResult) -> None:

@@ -1,0 +1,166 @@
+"""Messages a session's log once held that are now at no tip and in no fork: in history alone.
+
+Before issue 39 a pull could fast-forward a session to the other side's merge and the next
+import then wrote other messages at the same places: the overwritten ones stayed only in older
+commits of the log, where `show`, `search`, `resume` and export never look. ``find`` walks the
+history of every session that went through a pull's merge (the only way there), and names each
+message (by its id) that no tip of the session's family (the session, its forks, their forks)
+holds; messages a rewind dropped on purpose are not lost. ``recover`` puts each back in a fork
+made from the newest commit that held it (its whole conversation up to there), journaled, so
+`git oxide undo` takes the forks away again.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass, field
+
+import pygit2
+
+from . import codec, journal, pull_session, refs, sessionlog
+from .context import Context
+from .errors import OxideError
+from .reindex import reindex
+from .repo import clean_git_env
+
+_MERGE = "merge diverged session"
+
+
+@dataclass
+class Lost:
+    """The messages of session ``session`` in history alone, by the newest commit holding them."""
+
+    session: str
+    by_commit: dict[str, list[str]] = field(default_factory=dict)  # commit -> message ids
+
+    @property
+    def count(self) -> int:
+        return sum(len(v) for v in self.by_commit.values())
+
+
+def _merged_sessions(ctx: Context) -> set[str]:
+    """Sessions whose history holds a pull's merge commit (one `git log` over every log)."""
+    r = subprocess.run(["git", "log", "--merges", "--format=%B%x00", "--glob=refs/oxide/sessions/*"],
+                       cwd=ctx.repo.workdir, capture_output=True, text=True, env=clean_git_env())
+    out = set()
+    for body in r.stdout.split("\x00"):
+        if _MERGE in body:
+            for line in body.splitlines():
+                if line.startswith("Oxide-Session: "):
+                    out.add(line.split(": ", 1)[1].strip())
+    return out
+
+
+def _logs(git: pygit2.Repository) -> dict[str, sessionlog.Log]:
+    logs = {}
+    for name, _oid in refs.iter_refs(git, refs.SESSIONS):
+        try:
+            log = sessionlog.load(git, name[len(refs.SESSIONS):])
+        except OxideError:  # a log doctor cannot read is another finding's
+            continue
+        if log is not None:
+            logs[log.session.id] = log
+    return logs
+
+
+def _root(logs: dict[str, sessionlog.Log], sid: str) -> str:
+    seen = set()
+    while sid in logs and logs[sid].session.parent_id and sid not in seen:
+        seen.add(sid)
+        parent = logs[sid].session.parent_id
+        if parent not in logs:
+            break
+        sid = parent  # type: ignore[assignment]
+    return sid
+
+
+def _ids(git: pygit2.Repository, tree: pygit2.Tree, start: int = 0) -> dict[str, str]:
+    """{blob id: message id} of a log tree's messages from seq ``start``."""
+    return {_blob_id(tree, seq): codec.decode_message(data).id
+            for seq, data in sessionlog.iter_blobs(git, tree, start)}
+
+
+def _blob_id(tree: pygit2.Tree, seq: int) -> str:
+    path = f"{sessionlog.MESSAGES_DIR}/{sessionlog.bucket_name(seq)}/{sessionlog.entry_name(seq)}"
+    return str(tree[path].id)
+
+
+def find(ctx: Context) -> list[Lost]:
+    git = ctx.repo.git
+    merged = _merged_sessions(ctx)
+    if not merged:
+        return []
+    logs = _logs(git)
+    families: dict[str, list[str]] = {}
+    for sid in logs:
+        families.setdefault(_root(logs, sid), []).append(sid)
+    out = []
+    for _root_id, members in sorted(families.items()):
+        if not merged & set(members):
+            continue
+        held_blobs: set[str] = set()
+        held_ids: set[str] = set()
+        for sid in members:
+            ids = _ids(git, logs[sid].commit.tree)
+            held_blobs |= ids.keys()
+            held_ids |= set(ids.values())
+        for sid in sorted(members):
+            lost = _walk(git, logs[sid], held_blobs, held_ids)
+            if lost.by_commit:
+                lost.session = sid
+                out.append(lost)
+                for ids_ in lost.by_commit.values():  # a fork shares its source's history: named once
+                    held_ids.update(ids_)
+    return out
+
+
+def _walk(git: pygit2.Repository, log: sessionlog.Log, held_blobs: set[str], held_ids: set[str]) -> Lost:
+    lost = Lost(log.session.id)
+    seen_trees: set[str] = set()
+    dropped: set[str] = set()
+    for commit in git.walk(log.tip, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME):
+        if commit.message.startswith("rewind to") and commit.parents:  # dropped on purpose
+            n = sessionlog.count_messages(git, commit.tree)
+            dropped |= set(_ids(git, commit.parents[0].tree, n).values())
+        if sessionlog.MESSAGES_DIR not in commit.tree:
+            continue
+        for bucket in git[commit.tree[sessionlog.MESSAGES_DIR].id]:  # type: ignore[attr-defined]
+            if str(bucket.id) in seen_trees:
+                continue
+            seen_trees.add(str(bucket.id))
+            for entry in git[bucket.id]:  # type: ignore[attr-defined]
+                blob = str(entry.id)
+                if blob in held_blobs:
+                    continue
+                held_blobs.add(blob)  # looked at once
+                mid = codec.decode_message(git[entry.id].data).id  # type: ignore[attr-defined]
+                if mid in held_ids or mid in dropped:
+                    continue
+                lost.by_commit.setdefault(str(commit.id), []).append(mid)
+                held_ids.add(mid)
+    for mids in lost.by_commit.values():
+        mids[:] = [m for m in mids if m not in dropped]
+    lost.by_commit = {c: m for c, m in lost.by_commit.items() if m}
+    return lost
+
+
+def recover(ctx: Context, found: list[Lost]) -> list[dict[str, str]]:
+    """Each lost message back, in a fork of its session made from the newest commit holding it."""
+    git = ctx.repo.git
+    made: list[dict[str, str]] = []
+    moved: dict[str, list[str | None]] = {}
+    for lost in found:
+        for commit, mids in lost.by_commit.items():
+            log = sessionlog.load_commit(git, pygit2.Oid(hex=commit))
+            fid, oid = pull_session.fork_log(
+                ctx, lost.session, log, seed=f"recovered:{lost.session}:{commit}", at_id=None,
+                fork_seq=0, title="recovered by doctor",
+                summary=f"fork {lost.session[:12]}: {len(mids)} message(s) found in its history alone")
+            if oid is not None:
+                moved[refs.session_ref(fid)] = [None, str(oid)]
+            made.append({"session": lost.session, "fork": fid, "from": commit, "messages": str(len(mids))})
+    if moved:
+        journal.record(ctx, journal.Entry("doctor", ctx.now_ms, f"doctor --fix: {len(moved)} fork(s) "
+                                          "of messages in history alone", refs=moved))
+        reindex(ctx, sessions={r[len(refs.SESSIONS):] for r in moved})
+    return made
