@@ -97,7 +97,7 @@ def finish(ctx: Context, p: FilePlan, resume: Resume, *, dry_run: bool = False,
                  **count_unknown(p.cur if grown else None, report)}
 
         def put_cursor(index: Any, offset: int = resume[0]) -> None:
-            state["tips"] = tips_now(ctx, state["seqs"])  # once its writes landed
+            state["tips"] = tips_now(ctx, resume[2])  # once its writes landed
             with index.write() as conn:
                 index.put_cursor(conn, p.key, p.agent, p.size, p.mtime_ns, offset, state)
 

@@ -70,7 +70,7 @@ def _root(logs: dict[str, sessionlog.Log], sid: str) -> str:
         parent = logs[sid].session.parent_id
         if parent not in logs:
             break
-        sid = parent  # type: ignore[assignment]
+        sid = parent
     return sid
 
 

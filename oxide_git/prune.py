@@ -34,12 +34,12 @@ def push_removals(ctx: Context, remote: str | None = None, removed: Mapping[str,
                           hint="add it with `git remote add`, or set `git config oxide.remote`")
     there = {ref: oid for oid, _, ref in (ln.partition("\t") for ln in r.stdout.splitlines())}
     leases, specs = [], []
-    for sid, removed in sorted(gone.items()):
+    for sid, tip in sorted(gone.items()):
         ref = refs.session_ref(sid)
         oid = there.get(ref)
         if oid is None:
             continue
-        if tombstones.changed_since(git, removed, pygit2.Oid(hex=oid)):
+        if tombstones.changed_since(git, tip, pygit2.Oid(hex=oid)):
             res.problems.append(f"{name} {ref}: changed on {name} after it was removed here, kept there "
                                 "(a pull brings it back as a fork)")
             continue

@@ -89,6 +89,8 @@ def reconcile(ctx: Context, sid: str, theirs: pygit2.Oid, res: Result) -> None:
         if not (git.descendant_of(ours, theirs) or git.descendant_of(theirs, ours)):
             _merge(ctx, name, ours, theirs, local.tree_id, res)
         return  # (theirs descending from ours with less: their rewind, or their merge: ours stays)
+    if git.descendant_of(ours, theirs):
+        return  # merged here already: its fork was made then, and push sends the merge
     shared = common_prefix(git, local.tree, remote.tree)
     if not _held_by_fork(ctx, sid, remote.tree, res):
         fid = _fork(ctx, sid, local, remote_log, shared, res)

@@ -66,16 +66,18 @@ def rm(ctx: Context, ref: str, *, recursive: bool = False, keep_forks: bool = Fa
                 raise NotFound(f"session {ref} has no ref in git", hint="run `git oxide reindex`")
             continue
         changes[refs.session_ref(s)] = (str(tip), None)
-        if not dry_run:
-            old = refs.read(git, tombstones.ref(s))
-            changes[tombstones.ref(s)] = (str(old) if old else None,
-                                          tombstones.make(git, s, str(tip), ctx.now_ms))
     res = RmResult(gone, [] if recursive else _children(ctx, sid),
                    {k: [b, a] for k, (b, a) in changes.items()}, dry_run)
     if dry_run:
         return res
     summary = f"rm {sid[:12]}" + (f" and {len(gone) - 1} fork(s)" if len(gone) > 1 else "")
+    for name, (removed, _none) in list(changes.items()):  # a tombstone each, journaled with it
+        dead = name[len(refs.SESSIONS):]
+        stone = refs.read(git, tombstones.ref(dead))
+        changes[tombstones.ref(dead)] = (str(stone) if stone else None,
+                                         tombstones.make(git, dead, str(removed), ctx.now_ms))
     journal.move_refs(ctx, changes, f"oxide: {summary}")
-    journal.record(ctx, journal.Entry("rm", ctx.now_ms, summary, refs=res.refs))
+    journal.record(ctx, journal.Entry("rm", ctx.now_ms, summary,
+                                      refs={k: [b, a] for k, (b, a) in changes.items()}))
     reindex(ctx)
     return res

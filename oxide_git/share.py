@@ -193,6 +193,7 @@ def push(ctx: Context, remote: str | None = None, *, checkpoints: bool = False,
     if not specs:
         return res
     r = git_cmd(ctx, "push", "--porcelain", "--no-verify", *(["--dry-run"] if dry_run else []), name, *specs)
+    kept = 0
     for line in r.stdout.splitlines():
         parts = line.split("\t")
         if len(parts) < 3 or len(parts[0]) != 1:
@@ -200,11 +201,13 @@ def push(ctx: Context, remote: str | None = None, *, checkpoints: bool = False,
         flag, ref = parts[0], parts[1].partition(":")[2]
         if flag == "!" and "remote rejected" in parts[2]:  # not diverged: the remote would not take it
             res.problems.append(f"{name} {ref}: the remote refused it {parts[2].partition('] ')[2]}")
-        elif flag == "!" and not _behind(git, ref, namespace(name)):
+        elif flag == "!" and _behind(git, ref, namespace(name)):
+            kept += 1
+        elif flag == "!":
             res.rejected.append(ref)
         elif flag in ("*", " ", "+"):
             res.updated[ref] = "new" if flag == "*" else "pushed"
-    if r.returncode != 0 and not res.rejected and not res.problems:
+    if r.returncode != 0 and not res.rejected and not res.problems and not kept:
         raise RemoteError(f"push to {name!r} failed: {r.stderr.strip()}",
                           hint="check the remote with `git remote -v`, or set `git config oxide.remote`")
     return res

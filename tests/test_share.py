@@ -87,11 +87,18 @@ def test_diverged_session_becomes_local_plus_fork_and_nothing_is_lost(clones: tu
     assert again["forks"] == [] and again["updated"] == {}
     oxide(b, "push")  # the merge made the remote tip an ancestor: a plain fast-forward
     res_a = json.loads(oxide(a, "pull", "--json").stdout)
-    assert res_a["updated"][refs.session_ref(SID)] == "fast-forward"
+    # A's tip never moves to B's merge, which lacks A's messages (issue 39): B's line is a fork here
+    assert refs.session_ref(SID) not in res_a["updated"]
+    assert texts(a) == ["base 1", "base 2", "a says 3", "a says 4"]
+    [b_line] = res_a["forks"]
+    assert texts(a, b_line["fork"]) == ["base 1", "base 2", "b says 3"]
     assert texts(a, fork["fork"]) == ["base 1", "base 2", "a says 3", "a says 4"]
-    every = texts(a) + texts(a, fork["fork"])
+    every = texts(a) + texts(a, b_line["fork"])
     for t in ("base 1", "base 2", "a says 3", "a says 4", "b says 3"):
         assert t in every
+    assert json.loads(oxide(a, "push", "--json").stdout)["rejected"] == []  # behind on purpose: kept
+    again = json.loads(oxide(a, "pull", "--json").stdout)
+    assert again["forks"] == [] and again["updated"] == {}  # quiet once synced
     listed = {r["id"]: r for r in json.loads(oxide(a, "list", "--all", "--json").stdout)}
     assert listed[fork["fork"]]["parent_id"] == SID
 
