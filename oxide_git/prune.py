@@ -9,21 +9,30 @@ is named in ``problems``, and a pull brings it back as a fork). Nothing else is 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import pygit2
 
 from . import refs, tombstones
 from .context import Context
 from .remote_refs import RemoteError, git_cmd
-from .share import ShareResult, remote_name
+from .share import remote_name
+
+
+@dataclass
+class Removals:
+    remote: str
+    updated: dict[str, str] = field(default_factory=dict)  # ref -> removed / would remove
+    kept: list[str] = field(default_factory=list)  # refs changed there since: not removed
+    problems: list[str] = field(default_factory=list)
 
 
 def push_removals(ctx: Context, remote: str | None = None, removed: Mapping[str, str] | None = None,
-                  *, dry_run: bool = False) -> ShareResult:
+                  *, dry_run: bool = False) -> Removals:
     """Delete on the remote the sessions removed here (``removed``: {session: its tip when removed};
     default: every tombstone's); ``updated`` names each ``removed`` (or ``would remove``)."""
     name = remote_name(ctx, remote)
-    res = ShareResult(name)
+    res = Removals(name)
     git = ctx.repo.git
     gone = dict(removed) if removed is not None else dict(tombstones.all_removed(git))
     if not gone:
@@ -40,8 +49,7 @@ def push_removals(ctx: Context, remote: str | None = None, removed: Mapping[str,
         if oid is None:
             continue
         if tombstones.changed_since(git, tip, pygit2.Oid(hex=oid)):
-            res.problems.append(f"{name} {ref}: changed on {name} after it was removed here, kept there "
-                                "(a pull brings it back as a fork)")
+            res.kept.append(ref)
             continue
         if dry_run:
             res.updated[ref] = "would remove"

@@ -74,8 +74,7 @@ def reconcile(ctx: Context, sid: str, theirs: pygit2.Oid, res: Result) -> None:
         if removed is None:
             _move(ctx, name, None, theirs, "new", res)
         elif tombstones.changed_since(git, removed, theirs):
-            fid = _fork(ctx, sid, None, remote_log, 0, res)
-            res.forks.append({"session": sid, "fork": fid, "from": str(theirs), "removed": True})
+            _fork(ctx, sid, None, remote_log, 0, res, removed=True)
         return  # removed here, and not changed there since: stays removed
     local = git[ours].peel(pygit2.Commit)
     remote = remote_log.commit
@@ -93,9 +92,7 @@ def reconcile(ctx: Context, sid: str, theirs: pygit2.Oid, res: Result) -> None:
         return  # merged here already: its fork was made then, and push sends the merge
     shared = common_prefix(git, local.tree, remote.tree)
     if not _held_by_fork(ctx, sid, remote.tree, res):
-        fid = _fork(ctx, sid, local, remote_log, shared, res)
-        res.forks.append({"session": sid, "fork": fid, "from": str(theirs)})
-        res.updated[refs.session_ref(fid)] = "fork"
+        _fork(ctx, sid, local, remote_log, shared, res)
     if not git.descendant_of(theirs, ours):
         _merge(ctx, name, ours, theirs, local.tree_id, res)
 
@@ -136,15 +133,19 @@ def _held_by_fork(ctx: Context, sid: str, tree: pygit2.Tree, res: Result) -> boo
 
 
 def _fork(ctx: Context, sid: str, local: pygit2.Commit | None, remote: sessionlog.Log, shared: int,
-          res: Result) -> str:
-    """The other side's log as a fork of ``sid`` after its first ``shared`` messages."""
+          res: Result, removed: bool = False) -> None:
+    """The other side's log as a fork of ``sid`` after its first ``shared`` messages (reported
+    when it is new: a pull again makes nothing)."""
     at = sessionlog.message_at(ctx.repo.git, local.tree, shared - 1) if shared and local is not None else None
     fid, oid = fork_log(ctx, sid, remote, seed=f"pull-fork:{sid}:{remote.tip}", at_id=at.id if at else None,
                         fork_seq=shared, title="the other side of a pull",
                         summary=f"fork {sid[:12]}: messages of the other side after {shared}")
-    if oid is not None:
-        res.move(refs.session_ref(fid), None, oid)
-    return fid
+    if oid is None:
+        return
+    res.move(refs.session_ref(fid), None, oid)
+    made = {"session": sid, "fork": fid, "from": str(remote.tip)}
+    res.forks.append({**made, "removed": True} if removed else made)
+    res.updated[refs.session_ref(fid)] = "fork"
 
 
 def fork_log(ctx: Context, sid: str, log: sessionlog.Log, *, seed: str, at_id: str | None, fork_seq: int,

@@ -52,9 +52,12 @@ def push(remote: str | None, checkpoints: bool, prune: bool, dry_run: bool, as_j
         res.updated.update(gone.updated)
         res.problems.extend(gone.problems)
     if as_json:
-        emit_json(res.to_dict())
+        emit_json({**res.to_dict(), **({"kept_on_remote": gone.kept} if prune else {})})
     else:
         _report(res, "would push to" if dry_run else "pushed to")
+        for ref in gone.kept if prune else ():
+            status(f"{ref} changed on {res.remote} after it was removed here: kept there "
+                   "(a pull brings it back as a fork)")
     check_pushed(res)
 
 

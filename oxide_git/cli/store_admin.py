@@ -109,12 +109,15 @@ def rm(session: str, recursive: bool, keep_forks: bool, dry_run: bool, yes: bool
         tips = {s: res.refs[session_ref(s)][0] for s in res.sessions if session_ref(s) in res.refs}
         there = push_removals(ctx, None, {s: t for s, t in tips.items() if t}, dry_run=dry_run)
     if as_json:
-        emit_json({**res.to_dict(), **({"remote": there.to_dict()} if there else {})})
+        emit_json({**res.to_dict(), **({"remote": dict(there.__dict__)} if there else {})})
         return
     for s in res.sessions:
         click.echo(f"{'would remove' if dry_run else 'removed'} session {s}")
     for ref, what in (there.updated.items() if there else ()):
         click.echo(f"{what} {ref} on {there.remote}")  # type: ignore[union-attr]
+    for ref in there.kept if there else ():
+        status(f"{ref} changed on {there.remote} after it was removed here: kept there "  # type: ignore[union-attr]
+               "(a pull brings it back as a fork)")
     for p in there.problems if there else ():
         status(f"warning: {p}")
     for s in res.kept_forks:
