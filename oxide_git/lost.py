@@ -20,6 +20,7 @@ import pygit2
 from . import codec, journal, pull_session, refs, sessionlog
 from .context import Context
 from .errors import OxideError
+from .model import Message
 from .reindex import reindex
 from .repo import clean_git_env
 
@@ -31,7 +32,7 @@ class Lost:
     """The messages of session ``session`` in history alone, by the newest commit holding them."""
 
     session: str
-    by_commit: dict[str, list[str]] = field(default_factory=dict)  # commit -> message ids
+    by_commit: dict[str, list[str]] = field(default_factory=dict)  # commit -> message keys (``_key``)
 
     @property
     def count(self) -> int:
@@ -76,8 +77,13 @@ def _root(logs: dict[str, sessionlog.Log], sid: str) -> str:
 
 def _ids(git: pygit2.Repository, tree: pygit2.Tree, start: int = 0) -> dict[str, str]:
     """{blob id: message id} of a log tree's messages from seq ``start``."""
-    return {_blob_id(tree, seq): codec.decode_message(data).id
+    return {_blob_id(tree, seq): _key(codec.decode_message(data))
             for seq, data in sessionlog.iter_blobs(git, tree, start)}
+
+
+def _key(m: Message) -> str:
+    """A message across versions of a log: its id (made from its place and time) and the agent's id."""
+    return f"{m.id}|{m.native_id or ''}"
 
 
 def _blob_id(tree: pygit2.Tree, seq: int) -> str:
@@ -133,7 +139,7 @@ def _walk(git: pygit2.Repository, log: sessionlog.Log, held_blobs: set[str], hel
                 if blob in held_blobs:
                     continue
                 held_blobs.add(blob)  # looked at once
-                mid = codec.decode_message(git[entry.id].data).id  # type: ignore[attr-defined]
+                mid = _key(codec.decode_message(git[entry.id].data))  # type: ignore[attr-defined]
                 if mid in held_ids or mid in dropped:
                     continue
                 lost.by_commit.setdefault(str(commit.id), []).append(mid)

@@ -34,7 +34,7 @@ def remote_sessions(bare: Path) -> list[str]:
     return git(bare, "for-each-ref", "--format=%(refname)", refs.SESSIONS).split()
 
 
-def test_a_removed_session_stays_removed_across_pulls(clones: tuple[Path, Path, Path]) -> None:
+def test_a_removed_session_stays_removed_across_pulls(clones: tuple[Path, Path, Path]) -> None:  # noqa: F811
     a, b, _bare = clones
     say(a, "hello")
     run(a, "push")
@@ -60,7 +60,7 @@ def texts_or_none(root: Path) -> list[str] | None:
     return None if refs.read(make_ctx(root).repo.git, refs.session_ref(SID)) is None else texts(root)
 
 
-def test_undo_of_the_rm_takes_its_tombstone_away(clones: tuple[Path, Path, Path]) -> None:
+def test_undo_of_the_rm_takes_its_tombstone_away(clones: tuple[Path, Path, Path]) -> None:  # noqa: F811
     a, _b, _bare = clones
     say(a, "hello")
     run(a, "push")
@@ -72,7 +72,7 @@ def test_undo_of_the_rm_takes_its_tombstone_away(clones: tuple[Path, Path, Path]
     run(a, "push")  # nothing removed holds it back
 
 
-def test_rm_remote_removes_it_there_unless_changed_since(clones: tuple[Path, Path, Path]) -> None:
+def test_rm_remote_removes_it_there_unless_changed_since(clones: tuple[Path, Path, Path]) -> None:  # noqa: F811
     a, b, bare = clones
     say(a, "hello")
     run(a, "push")
@@ -91,7 +91,7 @@ def test_rm_remote_removes_it_there_unless_changed_since(clones: tuple[Path, Pat
     assert remote_sessions(bare) == [refs.session_ref(SID)]
 
 
-def test_push_prune_carries_every_removal(clones: tuple[Path, Path, Path]) -> None:
+def test_push_prune_carries_every_removal(clones: tuple[Path, Path, Path]) -> None:  # noqa: F811
     a, _b, bare = clones
     say(a, "hello")
     run(a, "push")
