@@ -103,3 +103,48 @@ def test_push_prune_carries_every_removal(clones: tuple[Path, Path, Path]) -> No
     assert out["updated"] == {refs.session_ref(SID): "removed"}
     assert remote_sessions(bare) == []
     assert json.loads(run(a, "push", "--prune", "--json"))["updated"] == {}  # gone: nothing to do
+
+
+def test_a_removal_the_remote_refuses_is_named_and_an_unreachable_remote_is_an_error(
+        clones: tuple[Path, Path, Path]) -> None:  # noqa: F811
+    from oxide_git.prune import push_removals
+    from oxide_git.remote_refs import RemoteError
+
+    a, _b, bare = clones
+    say(a, "hello")
+    run(a, "push")
+    run(a, "rm", SID, "--yes")
+    hook = bare / "hooks" / "pre-receive"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\necho no deletions here >&2\nexit 1\n")
+    hook.chmod(0o755)
+    res = push_removals(make_ctx(a))
+    assert res.updated == {} and "not removed there" in res.problems[0]
+    assert remote_sessions(bare) == [refs.session_ref(SID)]
+    git(a, "remote", "set-url", "origin", str(bare.parent / "nowhere.git"))
+    try:
+        push_removals(make_ctx(a))
+    except RemoteError as e:
+        assert "cannot reach remote 'origin'" in e.message
+    else:
+        raise AssertionError("no error")
+
+
+def test_a_tombstone_git_oxide_did_not_write_is_no_tombstone(clones: tuple[Path, Path, Path]) -> None:  # noqa: F811
+    a, b, _bare = clones
+    say(a, "hello")
+    run(a, "push")
+    head = git(b, "rev-parse", "HEAD").strip()
+    git(b, "update-ref", STONE, head)  # a commit without the trailer
+    assert tombstones.removed_tip(make_ctx(b).repo.git, SID) is None
+    assert list(tombstones.all_removed(make_ctx(b).repo.git)) == []
+    assert json.loads(run(b, "pull", "--json"))["updated"] == {refs.session_ref(SID): "new"}
+
+
+def test_a_diverged_memory_push_is_still_rejected(clones: tuple[Path, Path, Path]) -> None:  # noqa: F811
+    a, b, _bare = clones
+    run(a, "memory", "add", "topic", "from a")
+    run(b, "memory", "add", "other", "from b")
+    run(a, "push")
+    out = run(b, "push", code=1)
+    assert "changed on origin since your last pull" in out
