@@ -72,7 +72,8 @@ def reconcile(ctx: Context, sid: str, theirs: pygit2.Oid, res: Result) -> None:
     if ours is None:
         removed = tombstones.removed_tip(git, sid)
         if removed is None:
-            _move(ctx, name, None, theirs, "new", res)
+            if not _own_line(git, remote_log):
+                _move(ctx, name, None, theirs, "new", res)
         elif tombstones.changed_since(git, removed, theirs):
             _fork(ctx, sid, None, remote_log, 0, res, removed=True)
         return  # removed here, and not changed there since: stays removed
@@ -90,9 +91,7 @@ def reconcile(ctx: Context, sid: str, theirs: pygit2.Oid, res: Result) -> None:
         return  # (theirs descending from ours with less: their rewind, or their merge: ours stays)
     if git.descendant_of(ours, theirs):
         return  # merged here already: its fork was made then, and push sends the merge
-    shared = common_prefix(git, local.tree, remote.tree)
-    if not _held_by_fork(ctx, sid, remote.tree, res):
-        _fork(ctx, sid, local, remote_log, shared, res)
+    _keep_their_line(ctx, sid, local, remote_log, res)
     if not git.descendant_of(theirs, ours):
         _merge(ctx, name, ours, theirs, local.tree_id, res)
 
@@ -117,19 +116,52 @@ def _merge(ctx: Context, name: str, ours: pygit2.Oid, theirs: pygit2.Oid, tree: 
     res.updated[name] = "merged"
 
 
-def _held_by_fork(ctx: Context, sid: str, tree: pygit2.Tree, res: Result) -> bool:
-    """Whether a fork of ``sid`` here (indexed, or taken by this pull) holds every message of
-    ``tree`` in place: the other side's line needs no new fork."""
-    git = ctx.repo.git
+def _own_line(git: pygit2.Repository, log: sessionlog.Log) -> bool:
+    """Whether ``log`` is a pull's fork (made on another clone) of a session whose tip here holds
+    all of it: our own line, as the other side kept it; taking it would only repeat it here."""
+    parent = log.session.parent_id
+    if not parent or "diverged_from" not in log.session.extra:
+        return False
+    tip = refs.read(git, refs.session_ref(parent))
+    return tip is not None and holds(git, git[tip].peel(pygit2.Tree), log.commit.tree)
+
+
+def _forks(ctx: Context, sid: str, res: Result) -> list[sessionlog.Log]:
+    """The forks of ``sid`` here: indexed, or taken or made by this pull."""
     forks = {r[0] for r in ctx.index.query("SELECT id FROM sessions WHERE parent_id=?", (sid,))}
-    for name, what in res.updated.items():
-        if name.startswith(refs.SESSIONS) and what in ("new", "fork"):
-            forks.add(name[len(refs.SESSIONS):])
-    for fid in sorted(forks):
-        log = sessionlog.load(git, fid)
-        if log is not None and log.session.parent_id == sid and holds(git, log.commit.tree, tree):
-            return True
-    return False
+    forks |= {n[len(refs.SESSIONS):] for n in res.updated if n.startswith(refs.SESSIONS)}
+    logs = [sessionlog.load(ctx.repo.git, f) for f in sorted(forks)]
+    return [log for log in logs if log is not None and log.session.parent_id == sid]
+
+
+def _keep_their_line(ctx: Context, sid: str, local: pygit2.Commit, remote: sessionlog.Log,
+                     res: Result) -> None:
+    """The other side's line kept here: nothing to do when a fork holds it; else the pull's fork
+    that holds its beginning grows to it (one fork per line, not one per pull); else a new fork."""
+    git = ctx.repo.git
+    tree = remote.commit.tree
+    grow = None
+    for log in _forks(ctx, sid, res):
+        if holds(git, log.commit.tree, tree):
+            return
+        if "diverged_from" in log.session.extra and holds(git, tree, log.commit.tree) and (
+                grow is None or log.count > grow.count):
+            grow = log
+    if grow is None:
+        _fork(ctx, sid, local, remote, common_prefix(git, local.tree, tree), res)
+        return
+    build = git.TreeBuilder(tree)
+    build.insert(sessionlog.SESSION_FILE, grow.commit.tree[sessionlog.SESSION_FILE].id,
+                 pygit2.enums.FileMode.BLOB)
+    sig = pygit2.Signature(*sessionlog.IDENTITY, ctx.now_ms // 1000, 0)
+    text = (f"fork {sid[:12]}: the other side's messages up to {remote.count}\n\n"
+            f"Oxide-Session: {grow.session.id}\n")
+    grown = git.create_commit(None, sig, sig, text, build.write(), [grow.tip, remote.tip])
+    name = refs.session_ref(grow.session.id)
+    refs.update(git, {name: (grow.tip, grown)}, f"oxide: pull {res.remote}")
+    res.move(name, grow.tip, grown)
+    res.updated[name] = "fork grown"
+    res.forks.append({"session": sid, "fork": grow.session.id, "from": str(remote.tip)})
 
 
 def _fork(ctx: Context, sid: str, local: pygit2.Commit | None, remote: sessionlog.Log, shared: int,

@@ -92,7 +92,8 @@ def test_diverged_session_becomes_local_plus_fork_and_nothing_is_lost(clones: tu
     assert texts(a) == ["base 1", "base 2", "a says 3", "a says 4"]
     [b_line] = res_a["forks"]
     assert texts(a, b_line["fork"]) == ["base 1", "base 2", "b says 3"]
-    assert texts(a, fork["fork"]) == ["base 1", "base 2", "a says 3", "a says 4"]
+    # the fork B made of A's line is A's own line: not taken again here
+    assert refs.read(make_ctx(a).repo.git, refs.session_ref(fork["fork"])) is None
     every = texts(a) + texts(a, b_line["fork"])
     for t in ("base 1", "base 2", "a says 3", "a says 4", "b says 3"):
         assert t in every
@@ -100,7 +101,15 @@ def test_diverged_session_becomes_local_plus_fork_and_nothing_is_lost(clones: tu
     again = json.loads(oxide(a, "pull", "--json").stdout)
     assert again["forks"] == [] and again["updated"] == {}  # quiet once synced
     listed = {r["id"]: r for r in json.loads(oxide(a, "list", "--all", "--json").stdout)}
-    assert listed[fork["fork"]]["parent_id"] == SID
+    assert listed[b_line["fork"]]["parent_id"] == SID
+    # A goes on: B's pull grows the fork it keeps of A's line, no new fork per pull
+    say(a, "a says 5", now=NOW_MS + 9000)
+    oxide(a, "pull")
+    oxide(a, "push")
+    grown = json.loads(oxide(b, "pull", "--json").stdout)
+    assert grown["updated"] == {refs.session_ref(fork["fork"]): "fork grown"}  # its tip stays B's
+    assert texts(b, fork["fork"]) == ["base 1", "base 2", "a says 3", "a says 4", "a says 5"]
+    assert texts(b) == ["base 1", "base 2", "b says 3"]
 
 
 def test_same_session_written_independently_merges_without_a_fork(clones: tuple[Path, Path, Path]) -> None:
