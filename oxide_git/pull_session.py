@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import pygit2
 
-from . import logwrite, refs, sessionlog, tombstones
+from . import incoming, logwrite, refs, sessionlog, tombstones
 from .context import Context
 from .model import new_session_id
 
@@ -71,12 +71,14 @@ def reconcile(ctx: Context, sid: str, theirs: pygit2.Oid, res: Result) -> None:
     remote_log = sessionlog.load_commit(git, theirs)
     if ours is None:
         removed = tombstones.removed_tip(git, sid)
-        if removed is None:
-            if not _own_line(git, remote_log):
-                _move(ctx, name, None, theirs, "new", res)
-        elif tombstones.changed_since(git, removed, theirs):
+        if removed is None and not _own_line(git, remote_log):
+            incoming.check_log(git, sid, theirs, None)
+            _move(ctx, name, None, theirs, "new", res)
+        elif removed is not None and tombstones.changed_since(git, removed, theirs):
+            incoming.check_log(git, sid, theirs, None)
             _fork(ctx, sid, None, remote_log, 0, res, removed=True)
-        return  # removed here, and not changed there since: stays removed
+        return  # removed here and not changed there since, or our own line: nothing to take
+    incoming.check_log(git, sid, theirs, ours)  # every message we may take decodes
     local = git[ours].peel(pygit2.Commit)
     remote = remote_log.commit
     if holds(git, remote.tree, local.tree):  # theirs has all of ours, in place

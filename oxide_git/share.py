@@ -82,7 +82,6 @@ def pull(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) 
         try:
             _is_commit(git, theirs)
             if rname.startswith(refs.SESSIONS):
-                incoming.check_log(git, rname[len(refs.SESSIONS):], theirs, refs.read(git, rname))
                 _retry(pull_session.reconcile, ctx, rname[len(refs.SESSIONS):], theirs, res)
             elif rname.startswith(refs.CHECKPOINTS):
                 _take_checkpoint(ctx, rname, theirs, res)
