@@ -110,17 +110,23 @@ def find(ctx: Context) -> list[Lost]:
             ids = _ids(git, logs[sid].commit.tree)
             held_blobs |= ids.keys()
             held_ids |= set(ids.values())
+        found, dropped = [], set()
         for sid in sorted(members):
-            lost = _walk(git, logs[sid], held_blobs, held_ids)
+            lost, gone = _walk(git, logs[sid], held_blobs, held_ids)
+            dropped |= gone  # a rewind in one member drops on purpose what another's history holds
+            found.append(lost)
+        for lost in found:
+            lost.by_commit = {c: kept for c, ids_ in lost.by_commit.items()
+                              if (kept := [m for m in ids_ if m not in dropped])}
             if lost.by_commit:
-                lost.session = sid
                 out.append(lost)
-                for ids_ in lost.by_commit.values():  # a fork shares its source's history: named once
-                    held_ids.update(ids_)
     return out
 
 
-def _walk(git: pygit2.Repository, log: sessionlog.Log, held_blobs: set[str], held_ids: set[str]) -> Lost:
+def _walk(git: pygit2.Repository, log: sessionlog.Log, held_blobs: set[str], held_ids: set[str]
+          ) -> tuple[Lost, set[str]]:
+    """The messages of ``log``'s history not held (each named once: ``held_*`` grow), by the
+    newest commit holding them; and those a rewind dropped."""
     lost = Lost(log.session.id)
     seen_trees: set[str] = set()
     dropped: set[str] = set()
@@ -140,14 +146,10 @@ def _walk(git: pygit2.Repository, log: sessionlog.Log, held_blobs: set[str], hel
                     continue
                 held_blobs.add(blob)  # looked at once
                 mid = _key(codec.decode_message(git[entry.id].data))  # type: ignore[attr-defined]
-                if mid in held_ids or mid in dropped:
-                    continue
-                lost.by_commit.setdefault(str(commit.id), []).append(mid)
-                held_ids.add(mid)
-    for mids in lost.by_commit.values():
-        mids[:] = [m for m in mids if m not in dropped]
-    lost.by_commit = {c: m for c, m in lost.by_commit.items() if m}
-    return lost
+                if mid not in held_ids:
+                    lost.by_commit.setdefault(str(commit.id), []).append(mid)
+                    held_ids.add(mid)
+    return lost, dropped
 
 
 def recover(ctx: Context, found: list[Lost]) -> list[dict[str, str]]:

@@ -91,3 +91,18 @@ def test_a_rewind_is_not_a_loss(clones: tuple[Path, Path, Path]) -> None:  # noq
     store.save(ctx, Session(SID, "claude"), {}, summary="rewind to 0123456789ab", truncate_at=3)
     assert texts(a) == ["m0", "m1", "b2"]
     assert lost.find(make_ctx(a)) == []
+
+
+def test_what_a_rewind_dropped_is_not_lost_though_a_fork_s_history_holds_it(
+        clones: tuple[Path, Path, Path]) -> None:  # noqa: F811
+    from oxide_git.fork import fork
+
+    a, b, _bare = clones
+    damaged(a, b)
+    _cli(a, "doctor", "--fix")
+    ctx = make_ctx(a, NOW_MS + 60)
+    fork(ctx, SID, at=ctx.index.query("SELECT id FROM messages WHERE session_id=? AND seq=2", (SID,))[0][0])
+    store.save(make_ctx(a, NOW_MS + 70), Session(SID, "claude"), {}, summary="rewind to 0123456789ab",
+               truncate_at=2)
+    assert texts(a) == ["m0", "m1"]
+    assert lost.find(make_ctx(a)) == []  # "b2", "a3": in the fork's history, dropped on purpose
