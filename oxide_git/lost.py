@@ -104,15 +104,10 @@ def find(ctx: Context) -> list[Lost]:
     for _root_id, members in sorted(families.items()):
         if not merged & set(members):
             continue
-        held_blobs: set[str] = set()
-        held_ids: set[str] = set()
-        for sid in members:
-            ids = _ids(git, logs[sid].commit.tree)
-            held_blobs |= ids.keys()
-            held_ids |= set(ids.values())
+        held = _Held(git, [logs[sid].commit.tree for sid in members])
         found, dropped = [], set()
         for sid in sorted(members):
-            lost, gone = _walk(git, logs[sid], held_blobs, held_ids)
+            lost, gone = _walk(git, logs[sid], held)
             dropped |= gone  # a rewind in one member drops on purpose what another's history holds
             found.append(lost)
         for lost in found:
@@ -123,9 +118,28 @@ def find(ctx: Context) -> list[Lost]:
     return out
 
 
-def _walk(git: pygit2.Repository, log: sessionlog.Log, held_blobs: set[str], held_ids: set[str]
-          ) -> tuple[Lost, set[str]]:
-    """The messages of ``log``'s history not held (each named once: ``held_*`` grow), by the
+class _Held:
+    """What the tips of a family hold: their blobs (read from the trees), and the messages' keys,
+    decoded only when some older blob is not at a tip (a healthy store decodes nothing)."""
+
+    def __init__(self, git: pygit2.Repository, trees: list[pygit2.Tree]) -> None:
+        self.git, self.trees = git, trees
+        self.blobs: set[str] = set()
+        for tree in trees:
+            if sessionlog.MESSAGES_DIR in tree:
+                for bucket in git[tree[sessionlog.MESSAGES_DIR].id]:  # type: ignore[attr-defined]
+                    self.blobs.update(str(e.id) for e in git[bucket.id])  # type: ignore[attr-defined]
+        self._ids: set[str] | None = None
+
+    @property
+    def ids(self) -> set[str]:
+        if self._ids is None:
+            self._ids = {k for tree in self.trees for k in _ids(self.git, tree).values()}
+        return self._ids
+
+
+def _walk(git: pygit2.Repository, log: sessionlog.Log, held: _Held) -> tuple[Lost, set[str]]:
+    """The messages of ``log``'s history not held (each named once: ``held`` grows), by the
     newest commit holding them; and those a rewind dropped."""
     lost = Lost(log.session.id)
     seen_trees: set[str] = set()
@@ -142,13 +156,13 @@ def _walk(git: pygit2.Repository, log: sessionlog.Log, held_blobs: set[str], hel
             seen_trees.add(str(bucket.id))
             for entry in git[bucket.id]:  # type: ignore[attr-defined]
                 blob = str(entry.id)
-                if blob in held_blobs:
+                if blob in held.blobs:
                     continue
-                held_blobs.add(blob)  # looked at once
+                held.blobs.add(blob)  # looked at once
                 mid = _key(codec.decode_message(git[entry.id].data))  # type: ignore[attr-defined]
-                if mid not in held_ids:
+                if mid not in held.ids:
                     lost.by_commit.setdefault(str(commit.id), []).append(mid)
-                    held_ids.add(mid)
+                    held.ids.add(mid)
     return lost, dropped
 
 
