@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import refs
+from . import lost, refs
 from .context import Context
 from .errors import OxideError
 
@@ -60,6 +60,23 @@ def _format_drift(ctx: Context) -> list[dict[str, Any]]:
                             "as other parts", "a newer agent release changed its format: they are "
                             "stored whole; an update of git oxide reads them"))
     return out
+
+
+def _lost(ctx: Context, fix: bool) -> list[dict[str, Any]]:
+    """Messages in a log's history alone (``lost``); with ``fix``, each back in a fork."""
+    found = lost.find(ctx)
+    if not found:
+        return []
+    n = sum(x.count for x in found)
+    f = _finding("error", f"{n} message(s) of {len(found)} session(s) are in their log's history but "
+                 "at no tip and in no fork (`show`, `search`, `resume` do not see them)",
+                 "`git oxide doctor --fix` puts them back, each in a fork made from the last commit "
+                 "that held it")
+    f["sessions"] = {x.session: x.count for x in found}
+    if fix:
+        f["forks"] = lost.recover(ctx, found)
+        f["level"] = "fixed"
+    return [f]
 
 
 def _not_writable(oxide_dir: Path) -> list[Path]:
@@ -157,6 +174,7 @@ def diagnose(ctx: Context, *, fix: bool = False) -> dict[str, Any]:
                 findings.append(f)
     if index_ok:
         findings.extend(_format_drift(ctx))
+        findings.extend(_lost(ctx, fix))
     usage = {
         "sessions": len(session_refs),
         "checkpoints": len(checkpoint_refs),

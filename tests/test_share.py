@@ -87,13 +87,29 @@ def test_diverged_session_becomes_local_plus_fork_and_nothing_is_lost(clones: tu
     assert again["forks"] == [] and again["updated"] == {}
     oxide(b, "push")  # the merge made the remote tip an ancestor: a plain fast-forward
     res_a = json.loads(oxide(a, "pull", "--json").stdout)
-    assert res_a["updated"][refs.session_ref(SID)] == "fast-forward"
-    assert texts(a, fork["fork"]) == ["base 1", "base 2", "a says 3", "a says 4"]
-    every = texts(a) + texts(a, fork["fork"])
+    # A's tip never moves to B's merge, which lacks A's messages (issue 39): B's line is a fork here
+    assert refs.session_ref(SID) not in res_a["updated"]
+    assert texts(a) == ["base 1", "base 2", "a says 3", "a says 4"]
+    [b_line] = res_a["forks"]
+    assert texts(a, b_line["fork"]) == ["base 1", "base 2", "b says 3"]
+    # the fork B made of A's line is A's own line: not taken again here
+    assert refs.read(make_ctx(a).repo.git, refs.session_ref(fork["fork"])) is None
+    every = texts(a) + texts(a, b_line["fork"])
     for t in ("base 1", "base 2", "a says 3", "a says 4", "b says 3"):
         assert t in every
+    assert json.loads(oxide(a, "push", "--json").stdout)["rejected"] == []  # behind on purpose: kept
+    again = json.loads(oxide(a, "pull", "--json").stdout)
+    assert again["forks"] == [] and again["updated"] == {}  # quiet once synced
     listed = {r["id"]: r for r in json.loads(oxide(a, "list", "--all", "--json").stdout)}
-    assert listed[fork["fork"]]["parent_id"] == SID
+    assert listed[b_line["fork"]]["parent_id"] == SID
+    # A goes on: B's pull grows the fork it keeps of A's line, no new fork per pull
+    say(a, "a says 5", now=NOW_MS + 9000)
+    oxide(a, "pull")
+    oxide(a, "push")
+    grown = json.loads(oxide(b, "pull", "--json").stdout)
+    assert grown["updated"] == {refs.session_ref(fork["fork"]): "fork grown"}  # its tip stays B's
+    assert texts(b, fork["fork"]) == ["base 1", "base 2", "a says 3", "a says 4", "a says 5"]
+    assert texts(b) == ["base 1", "base 2", "b says 3"]
 
 
 def test_same_session_written_independently_merges_without_a_fork(clones: tuple[Path, Path, Path]) -> None:
