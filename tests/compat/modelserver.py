@@ -59,6 +59,11 @@ class Turn:
     args: Mapping[str, Any] = field(default_factory=dict)
     name: str = ""
     reasoning: str = ""  # a reasoning item sent first (Responses API: summary, encrypted content)
+    pause: float = 0.0  # seconds before the answer, as a real model takes (what the agent starts meanwhile)
+
+    def after(self, seconds: float) -> Turn:
+        """This turn, answered only after ``seconds`` (a real model's first answer takes that long)."""
+        return replace(self, pause=seconds)
 
     def thinking(self, summary: str) -> Turn:
         """This turn, preceded by a reasoning item (as reasoning models answer)."""
@@ -424,6 +429,8 @@ class _Handler(BaseHTTPRequestHandler):
             if api == "gemini" and not turn:
                 text = gemini.side_json(body) or text
             row["reply"] = {"text": text, "call": call}
+            if turn is not None and turn.pause:
+                time.sleep(turn.pause)
         except LookupError as e:
             row["scripted"] = True
             row["error"] = str(e)

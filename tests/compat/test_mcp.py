@@ -105,7 +105,7 @@ def test_the_agent_runs_our_server_and_its_model_gets_the_search_result(
     try:
         d = make_driver(agent, compat_repo, srv)
         srv.script.update({"MCP-SEED": [Turn.say("Noted.")],
-                           "MCP-ASK": [*([Turn.tool(TOOL_SEARCH, {"query": "git oxide search", "limit": 5})]
+                           "MCP-ASK": [*([Turn.tool(TOOL_SEARCH, {"query": "git oxide search", "limit": 5}).after(3.0)]  # as a real model's first answer takes: Codex starts MCP servers meanwhile, and its tool_search lists those started
                                          if agent == "codex" else []),  # Codex: find the tool first
                                        Turn.tool("oxide-search", {"query": WORD}),
                                        Turn.say("It was " + WORD + ".")]})
