@@ -12,9 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oxide_git.agents import AgentEnv, pi
-from oxide_git.agents.pi_export import file_name, pi_id
-from oxide_git.model import Message, Part, Session, session_id_for
+from oxide_git.agents import AgentEnv
+from oxide_git.agents.pi import agent as pi
+from oxide_git.agents.pi.export import file_name, pi_id
+from oxide_git.core.model import Message, Part, Session, session_id_for
 from tests.agents.replay import damage, poke, replay
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "pi"
