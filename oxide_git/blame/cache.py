@@ -1,5 +1,5 @@
 """`git oxide blame`'s answers kept in ``<git-common-dir>/oxide/cache/blame/``, served before
-anything heavy is imported (stdlib only: ``os``, ``sys``, ``marshal``, ``gitdirs``, ``fastpath``'s names).
+anything heavy is imported (stdlib only: ``os``, ``sys``, ``marshal``, ``gitdirs``).
 
 Git is the source of truth and the cache only ever repeats an answer the full command gave for
 exactly the same inputs. An answer is a function of the file's bytes and mtime, what HEAD,
@@ -26,7 +26,7 @@ from typing import Any
 
 from oxide_git.core.ago import ago_ms
 from oxide_git.git import gitdirs
-from oxide_git.watch.fastpath import REPO_ENV
+from oxide_git.git.gitdirs import REPO_ENV
 
 FORMAT = 1
 RACY_NS = 100_000_000  # 0.1 s: more than any file system's timestamp tick

@@ -10,9 +10,13 @@ from typing import Any
 import click
 
 from oxide_git.core.model import ago  # noqa: F401 - how long ago, as every command says it
-from oxide_git.core.text_table import clip, json_list_text, table_text  # noqa: F401 - re-exported
+from oxide_git.core.text_table import (  # noqa: F401 - re-exported
+    clip,
+    json_lines_text,
+    json_list_text,
+    table_text,
+)
 from oxide_git.export.render_text import counted  # noqa: F401 - re-exported
-from oxide_git.ops.browse import json_lines_text  # noqa: F401 - re-exported
 
 
 def emit_bytes(data: bytes) -> None:

@@ -7,7 +7,11 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from oxide_git.ops.browse import json_lines_text
+
+def json_lines_text(items: list[str]) -> str:
+    """A JSON list from elements that are already JSON text, one per line."""
+    body = ",\n".join(items)
+    return f"[\n{body}\n]\n" if items else "[]\n"
 
 
 def json_list_text(items: list[Any]) -> str:

@@ -8,6 +8,11 @@ from __future__ import annotations
 
 import os
 
+# Variables that change which repository git means (what a cache of an answer must key on, and
+# what the watcher's fast path leaves to a process of its own).
+REPO_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES")
+
 
 def locate(cwd: str) -> tuple[str, str | None] | None:
     """The first folder at or above ``cwd`` that is a worktree top, with its git dir: ``.git`` as a

@@ -44,12 +44,6 @@ def list_sessions_json(ctx: Context, *, all_worktrees: bool = False, agent: str 
         worktree=None if all_worktrees else ctx.repo.worktree_id, agent=agent)
 
 
-def json_lines_text(items: list[str]) -> str:
-    """A JSON list from elements that are already JSON text, one per line."""
-    body = ",\n".join(items)
-    return f"[\n{body}\n]\n" if items else "[]\n"
-
-
 def session_tree(rows: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
     """Sessions as (depth, row) in fork-tree order: each parent followed by its forks."""
     by_parent: dict[str | None, list[dict[str, Any]]] = {}

@@ -33,9 +33,7 @@ SOCKET_NAME = "watch.sock"
 READY_TIMEOUT = 0.5  # a watcher busy importing for longer: do it ourselves
 RESULT_TIMEOUT = 120.0
 MAX_PATH = 100  # sun_path is 108 bytes; longer paths go through /proc/self/fd/<dir>
-# Variables that change which repository git means: those requests are not for the watcher.
-REPO_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-            "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES")
+REPO_ENV = gitdirs.REPO_ENV  # requests under these are not for the watcher
 UNSERVED = 125  # exit code with OXIDE_FASTPATH=only when the watcher did not serve
 
 
