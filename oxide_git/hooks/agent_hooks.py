@@ -284,8 +284,8 @@ def main(argv: list[str]) -> int:
 
 def _log(cwd: str | None, text: str) -> None:
     try:
+        from oxide_git.core.oxide_log import log
         from oxide_git.git.repo import find_repo
-        from oxide_git.hooks.impl import log
 
         log(find_repo(Path(cwd or os.getcwd()), environ={}).oxide_dir, text)
     except Exception:

@@ -16,19 +16,12 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from oxide_git.core.oxide_log import log as log
 from oxide_git.git.repo import clean_git_env
 from oxide_git.hooks import queue as hook_queue
 from oxide_git.store.notes import NOTES_REF, merge_notes, read_note, write_note
 
 PENDING = "pre-commit.json"
-
-
-def log(oxide_dir: Path, text: str) -> None:
-    try:
-        with open(oxide_dir / "log", "a") as f:
-            f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} [{os.getpid()}] {text.rstrip()}\n")
-    except OSError:
-        pass
 
 
 def _clean_env() -> None:

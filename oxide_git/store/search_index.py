@@ -287,7 +287,7 @@ def _main(argv: list[str]) -> int:
     except Exception:
         import traceback
 
-        from oxide_git.hooks.impl import log
+        from oxide_git.core.oxide_log import log
 
         log(db_path.parent, f"search: catching up failed:\n{traceback.format_exc()}")
         return 1

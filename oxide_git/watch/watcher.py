@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from oxide_git.core.oxide_log import log
 from oxide_git.git.repo import Repo, find_repo
-from oxide_git.hooks.impl import log
 from oxide_git.store.context import Context
 from oxide_git.watch import journal as journal
 from oxide_git.watch.capture_plan import Plan
