@@ -38,7 +38,7 @@ from typing import Any
 
 from oxide_git.agents import AgentEnv, Event, Export, Problem, Resumable
 from oxide_git.agents.aider.input import input_history_of, read_entries
-from oxide_git.agents.aider.read import MARKER, RESTORED, Reader, header_ms, name, unquote
+from oxide_git.agents.aider.read import HEADER, MARKER, RESTORED, Reader, header_ms, kind_of, name, unquote
 from oxide_git.core.agent_files import AIDER_HISTORY
 from oxide_git.core.errors import UnsupportedFormat
 from oxide_git.core.model import Message, Session
@@ -53,7 +53,6 @@ SNIFF = 8000  # bytes looked at for a NUL, as git does to call a file binary
 
 _ANNOUNCED = re.compile(r"^Aider v\d")
 _INPUT_ENTRY = re.compile(rb"^# \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+\r?$")
-_HEADER = re.compile(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$")
 
 
 def discover(env: AgentEnv) -> list[Path]:
@@ -69,17 +68,6 @@ def discover(env: AgentEnv) -> list[Path]:
             if p not in found and p.is_file() and env.belongs(str(p.parent)):
                 found.append(p)
     return found
-
-
-def kind_of(line: str) -> str:
-    """header, user, tool, blank or assistant: the five kinds of line aider writes."""
-    if _HEADER.match(line):
-        return "header"
-    if line.startswith("#### ") or line == "####":
-        return "user"
-    if line.startswith("> ") or line == ">":
-        return "tool"
-    return "blank" if not line.strip() else "assistant"
 
 
 @dataclass
@@ -159,7 +147,7 @@ def parse(
                         last = ev if isinstance(ev, Resumable) else last
                         yield ev
                 yield from reader.end_section()
-                stamp = _HEADER.match(line).group(1)  # type: ignore[union-attr]
+                stamp = HEADER.match(line).group(1)  # type: ignore[union-attr]
                 if header_ms(stamp) is None:
                     yield Problem(number, f"invalid time in session header: {stamp}")
                 before = dict(reader.ordinals)

@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from oxide_git.agents import AgentEnv, Export
-from oxide_git.agents.aider.agent import HISTORY, MARKER, kind_of, name
 from oxide_git.agents.aider.input import input_history_of, missing, render
-from oxide_git.agents.aider.read import RESTORED
+from oxide_git.agents.aider.read import MARKER, RESTORED, kind_of, name
+from oxide_git.core.agent_files import AIDER_HISTORY as HISTORY
 from oxide_git.core.errors import OxideError
 from oxide_git.core.model import Message, PartType, Role, Session, session_id_for
 

@@ -338,3 +338,17 @@ class Reader:
 
     def resumable(self, offset: int, ordinals: Mapping[str, int]) -> Resumable:
         return Resumable(offset, {"ordinals": dict(ordinals), "input_at": self.input_at})
+
+
+HEADER = re.compile(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$")
+
+
+def kind_of(line: str) -> str:
+    """header, user, tool, blank or assistant: the five kinds of line aider writes."""
+    if HEADER.match(line):
+        return "header"
+    if line.startswith("#### ") or line == "####":
+        return "user"
+    if line.startswith("> ") or line == ">":
+        return "tool"
+    return "blank" if not line.strip() else "assistant"

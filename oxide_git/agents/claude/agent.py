@@ -26,6 +26,7 @@ from oxide_git.agents import (
     jsonline,
 )
 from oxide_git.agents.claude.blocks import Builder, classify, line_ts
+from oxide_git.agents.claude.store import roots as roots
 from oxide_git.core.model import Message, Session, session_id_for
 
 name = "claude"
@@ -44,13 +45,6 @@ _CWD_SCAN_LINES = 200
 _SHOWN = ("id", "native_id", "title", "cwd", "branch", "model", "parent_id", "extra", "first_ts",
           "updated_at")
 _shown_but_time = emit.getter(_SHOWN)
-
-
-def roots(env: AgentEnv) -> list[Path]:
-    """Claude's config folders: each of ``CLAUDE_CONFIG_DIR`` (comma separated) or ``~/.claude``."""
-    raw = env.environ.get("CLAUDE_CONFIG_DIR", "")
-    found = [Path(p.strip()).expanduser() for p in raw.split(",") if p.strip()]
-    return found or [env.home / ".claude"]
 
 
 FILE_PATTERNS = ("*.jsonl",)

@@ -15,7 +15,7 @@ from typing import Any
 from oxide_git.agents import AgentEnv, Export
 from oxide_git.agents.claude import foreign as claude_foreign
 from oxide_git.agents.claude import shape as claude_shape
-from oxide_git.agents.claude.agent import roots
+from oxide_git.agents.claude.store import roots
 from oxide_git.core.model import Message, Part, PartType, Session, session_id_for, to_iso
 
 DEFAULT_VERSION = "2.1.39"

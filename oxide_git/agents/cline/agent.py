@@ -18,7 +18,6 @@ its ``source_message_count`` (``cline_compaction``); its bytes count in the dige
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,38 +35,28 @@ from oxide_git.agents import (
 )
 from oxide_git.agents.cline import compaction as cline_compaction
 from oxide_git.agents.cline.blocks import BLOCK_TYPES, message
+from oxide_git.agents.cline.store import (
+    MESSAGES_SUFFIX as MESSAGES_SUFFIX,
+)
+from oxide_git.agents.cline.store import (
+    created_of as created_of,
+)
+from oxide_git.agents.cline.store import (
+    sessions_dir as sessions_dir,
+)
 from oxide_git.core.model import Message, Session, from_iso, session_id_for
 
 name = "cline"
 
 FILE_PATTERNS = ("*.messages.json",)
-MESSAGES_SUFFIX = ".messages.json"
 STATE_VERSION = 1
 # Top-level keys of a messages file (Cline 3.0.65); any other is kept and reported as drift.
 FILE_KEYS = frozenset({"version", "updated_at", "agent", "sessionId", "origin", "taskType",
                        "messages", "system_prompt"})
-_ID_TIME = re.compile(r"(\d{12,14})_[A-Za-z0-9]+$")  # "<ms>_<5 chars>", a sub-agent's "agent_<ms>_<…>"
-
-
-def sessions_dir(env: AgentEnv) -> Path:
-    """Where Cline keeps its session folders (its own order of overrides)."""
-    e = env.environ
-    if e.get("CLINE_SESSION_DATA_DIR", "").strip():
-        return Path(e["CLINE_SESSION_DATA_DIR"].strip())
-    if e.get("CLINE_DATA_DIR", "").strip():
-        return Path(e["CLINE_DATA_DIR"].strip()) / "sessions"
-    base = Path(e["CLINE_DIR"].strip()) if e.get("CLINE_DIR", "").strip() else env.home / ".cline"
-    return base / "data" / "sessions"
 
 
 def watch_roots(env: AgentEnv) -> list[Path]:
     return [sessions_dir(env)]
-
-
-def created_of(native_id: str) -> int | None:
-    """The creation time in a Cline id (``1796162970748_d4qjp``; a sub-agent's ends in its own)."""
-    m = _ID_TIME.search(native_id)
-    return int(m.group(1)) if m else None
 
 
 def _load(path: Path) -> Any:

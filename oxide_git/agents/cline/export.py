@@ -20,8 +20,8 @@ from typing import Any
 from oxide_git.agents import AgentEnv, Export, js_json, jsonline
 from oxide_git.agents.cline import compaction as cline_compaction
 from oxide_git.agents.cline import foreign as cline_foreign
-from oxide_git.agents.cline.agent import MESSAGES_SUFFIX, created_of, sessions_dir
 from oxide_git.agents.cline.blocks import native_message
+from oxide_git.agents.cline.store import MESSAGES_SUFFIX, created_of, sessions_dir
 from oxide_git.core.model import Message, Part, PartType, Role, Session, session_id_for, to_iso
 
 VERSION = "3.0.65"  # the Cline release whose files these are (docs/agents/cline.md)

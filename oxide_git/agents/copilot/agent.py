@@ -33,18 +33,13 @@ from pathlib import Path
 from typing import Any
 
 from oxide_git.agents import AgentEnv, Event, Export
+from oxide_git.agents.copilot.store import home as home
 from oxide_git.core.model import Message, Session
 
 __all__ = ["FILE_PATTERNS", "discover", "export", "name", "parse", "watch_roots"]
 
 name = "copilot"
 FILE_PATTERNS = ("events.jsonl",)
-
-
-def home(env: AgentEnv) -> Path:
-    """Copilot's folder: ``COPILOT_HOME``, else ``~/.copilot`` (XDG variables do not move it)."""
-    raw = env.environ.get("COPILOT_HOME")
-    return Path(raw).expanduser() if raw else env.home / ".copilot"
 
 
 def watch_roots(env: AgentEnv) -> list[Path]:

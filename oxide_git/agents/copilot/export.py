@@ -20,8 +20,8 @@ from typing import Any
 
 from oxide_git.agents import AgentEnv, Export, tools
 from oxide_git.agents.copilot import foreign as copilot_foreign
-from oxide_git.agents.copilot.agent import home
 from oxide_git.agents.copilot.lines import dumps, line, line_groups
+from oxide_git.agents.copilot.store import home
 from oxide_git.core.model import Message, Part, PartType, Session, session_id_for, to_iso
 
 VERSION = "1.0.102"  # the release whose format this writes (tests/compat/pins.txt)

@@ -17,7 +17,6 @@ become messages in ``pi_entries``; export lives in ``pi_export``.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -36,9 +35,22 @@ from oxide_git.agents import (
     jsonline,
 )
 from oxide_git.agents.pi.entries import KNOWN, ROLES, message_of
+from oxide_git.agents.pi.store import (
+    agent_dir as agent_dir,
+)
+from oxide_git.agents.pi.store import (
+    encode_cwd as encode_cwd,
+)
+from oxide_git.agents.pi.store import (
+    flat_dirs as flat_dirs,
+)
+from oxide_git.agents.pi.store import (
+    name as name,
+)
+from oxide_git.agents.pi.store import (
+    session_dir as session_dir,
+)
 from oxide_git.core.model import Message, Session, from_iso, session_id_for
-
-name = "pi"
 
 STATE_VERSION = 1
 FILE_PATTERNS = ("*.jsonl",)
@@ -47,49 +59,6 @@ _shown_but_time = emit.getter(_SHOWN)
 
 
 # ---------------------------------------------------------------- where pi keeps sessions
-
-def _expand(path: str, home: Path) -> Path:
-    """pi's ``expandTildePath``: ``~`` and ``~/...`` are the home folder."""
-    if path == "~":
-        return home
-    return home / path[2:] if path.startswith("~/") else Path(path)
-
-
-def agent_dir(env: AgentEnv) -> Path:
-    """``PI_CODING_AGENT_DIR``, else ``~/.pi/agent``."""
-    raw = env.environ.get("PI_CODING_AGENT_DIR")
-    return _expand(raw, env.home) if raw else env.home / ".pi" / "agent"
-
-
-def _settings_session_dir(settings: Path, home: Path) -> Path | None:
-    try:
-        value = json.loads(settings.read_text(encoding="utf-8")).get("sessionDir")
-    except (OSError, ValueError, AttributeError):
-        return None
-    return _expand(value, home) if isinstance(value, str) and value else None
-
-
-def flat_dirs(env: AgentEnv) -> list[Path]:
-    """Session folders that hold every project's files side by side: ``PI_CODING_AGENT_SESSION_DIR``,
-    else a ``sessionDir`` of pi's settings (the project's ``.pi/settings.json`` wins, as in pi)."""
-    raw = env.environ.get("PI_CODING_AGENT_SESSION_DIR")
-    if raw:
-        return [_expand(raw, env.home)]
-    found = [d for w in env.worktrees if (d := _settings_session_dir(w / ".pi" / "settings.json", env.home))]
-    own = _settings_session_dir(agent_dir(env) / "settings.json", env.home)
-    return list(dict.fromkeys([*found, *([own] if own else [])]))
-
-
-def encode_cwd(cwd: str) -> str:
-    """The folder pi keeps a working directory's sessions in (``getDefaultSessionDir``)."""
-    inner = cwd[1:] if cwd[:1] in ("/", "\\") else cwd
-    return "--" + inner.replace("/", "-").replace("\\", "-").replace(":", "-") + "--"
-
-
-def session_dir(env: AgentEnv, cwd: str) -> Path:
-    """Where pi, started in ``cwd``, writes a new session (and looks for one first)."""
-    flat = flat_dirs(env)
-    return flat[0] if flat else agent_dir(env) / "sessions" / encode_cwd(cwd)
 
 
 def watch_roots(env: AgentEnv) -> list[Path]:

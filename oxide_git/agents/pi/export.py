@@ -22,9 +22,9 @@ from typing import Any
 
 from oxide_git.agents import AgentEnv, Export
 from oxide_git.agents.js_json import stringify
-from oxide_git.agents.pi.agent import name, session_dir
 from oxide_git.agents.pi.entries import entry_of
 from oxide_git.agents.pi.foreign import Rebuild
+from oxide_git.agents.pi.store import name, session_dir
 from oxide_git.core.model import Message, Session, to_iso
 
 VERSION = 3

@@ -14,22 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from oxide_git.agents import AgentEnv, Event, Export
+from oxide_git.agents.qwen.store import project_folder as project_folder
+from oxide_git.agents.qwen.store import qwen_dir as qwen_dir
 from oxide_git.core.model import Message, Session
 
 name = "qwen"
 
 FILE_PATTERNS = ("*.jsonl",)
 _SESSION_FILE = re.compile(r"^[0-9a-fA-F-]{36}\.jsonl$")
-
-
-def qwen_dir(env: AgentEnv) -> Path:
-    home = env.environ.get("QWEN_HOME")
-    return Path(home).expanduser() if home else env.home / ".qwen"
-
-
-def project_folder(cwd: str) -> str:
-    """The folder name Qwen Code keeps a project's sessions under (``sanitizeCwd``)."""
-    return re.sub(r"[^a-zA-Z0-9]", "-", cwd)
 
 
 def watch_roots(env: AgentEnv) -> list[Path]:

@@ -20,8 +20,8 @@ from oxide_git.agents import AgentEnv, Export
 from oxide_git.agents.gemini.foreign import Tools, last_compaction, lost_lines, turns
 from oxide_git.agents.gemini.records import ACK
 from oxide_git.agents.js_json import stringify as dumps
-from oxide_git.agents.qwen.agent import project_folder, qwen_dir
 from oxide_git.agents.qwen.records import KEY, record
+from oxide_git.agents.qwen.store import project_folder, qwen_dir
 from oxide_git.core.model import Message, Session, to_iso
 
 VERSION = "0.24.4"  # the release whose records another agent's session is written like
