@@ -115,8 +115,10 @@ def watch(daemon: bool, stop: bool, as_json: bool) -> None:
     elif daemon:
         res = w.start_daemon(ctx.repo)
     else:
+        from oxide_git.cli.serve import checkpoint_handler
+
         status("Watching (^C to stop)")
-        w.run(ctx)
+        w.run(ctx, answer=checkpoint_handler)
         return
     if as_json:
         emit_json(res)

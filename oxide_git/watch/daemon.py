@@ -18,8 +18,9 @@ from oxide_git.store.context import Context
 from oxide_git.watch import journal as journal
 
 
-def run(ctx: Context, ready: threading.Event | None = None) -> None:
-    """Watch in this process until SIGTERM/SIGINT (writes and removes the pid file)."""
+def run(ctx: Context, ready: threading.Event | None = None, answer: Any = None) -> None:
+    """Watch in this process until SIGTERM/SIGINT (writes and removes the pid file); ``answer``: see
+    ``Watcher`` (the CLI hands ``cli.serve.checkpoint_handler``)."""
     ctx.repo.oxide_dir.mkdir(parents=True, exist_ok=True)
     token = uuid.uuid4().hex
     pid_file = ctx.repo.oxide_dir / journal.PID_FILE
@@ -27,7 +28,7 @@ def run(ctx: Context, ready: threading.Event | None = None) -> None:
     from oxide_git.watch.watcher import Watcher
 
     search_index.in_children()  # this process lives for days: tantivy's writer's memory stays out
-    w = Watcher(ctx, token)
+    w = Watcher(ctx, token, answer)
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, lambda *_: w.stop.set())
         signal.signal(signal.SIGINT, lambda *_: w.stop.set())

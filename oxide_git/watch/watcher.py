@@ -14,7 +14,7 @@ import subprocess
 import threading
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +33,11 @@ BARRIER_TIMEOUT_S = 1.0
 
 
 class Watcher:
-    def __init__(self, ctx: Context, token: str) -> None:
-        self.ctx, self.token = ctx, token
+    def __init__(self, ctx: Context, token: str,
+                 answer: Callable[[Path, Mapping[str, Repo]], Any] | None = None) -> None:
+        """``answer(common_dir, repos)`` makes what answers `checkpoint` and `search` over the socket
+        (``cli.serve.checkpoint_handler``); None: no socket."""
+        self.ctx, self.token, self.answer = ctx, token, answer
         self.events: queue.Queue[str] = queue.Queue()
         self.obs = Observers(self.events, self.log)
         self.overflowed = self.obs.overflowed  # events were lost: the journals cannot be trusted
@@ -308,9 +311,11 @@ class Watcher:
         """Answer `git oxide checkpoint` over the socket (see ``fastpath``); optional."""
         from oxide_git.watch import server as watch_server
 
+        if self.answer is None:
+            return
         try:
             server = watch_server.Server(self.ctx.repo.common_dir, self.log, lambda: self.events.put(""))
-            self.serve = watch_server.checkpoint_handler(self.ctx.repo.common_dir, self.repos)
+            self.serve = self.answer(self.ctx.repo.common_dir, self.repos)
             if server.start():
                 self.server = server
         except Exception:
