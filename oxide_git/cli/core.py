@@ -150,10 +150,11 @@ def reindex(full: bool, as_json: bool) -> None:
               help="Repair what can be repaired (reindex, stale locks, messages in history alone: forks).")
 def doctor(as_json: bool, fix: bool) -> None:
     """Check refs, the index and oxide's per-worktree state; say what is wrong and how to fix it."""
+    from oxide_git.hooks.install import summary
     from oxide_git.ops.doctor import diagnose
 
     ctx = make_context()
-    report = diagnose(ctx, fix=fix)
+    report = diagnose(ctx, fix=fix, hooks=summary)
     if as_json:
         emit_json(report)
         return

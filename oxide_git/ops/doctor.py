@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from oxide_git.core.errors import OxideError
 from oxide_git.git import refs
+from oxide_git.git.repo import Repo
 from oxide_git.ops import lost
 from oxide_git.store.context import Context
 
@@ -89,7 +91,10 @@ def _not_writable(oxide_dir: Path) -> list[Path]:
     return [p for p in paths if p.exists() and not os.access(p, os.W_OK)]
 
 
-def diagnose(ctx: Context, *, fix: bool = False) -> dict[str, Any]:
+def diagnose(ctx: Context, *, fix: bool = False,
+             hooks: Callable[[Repo], str] | None = None) -> dict[str, Any]:
+    """Findings and usage; ``hooks(repo)`` says whose hooks folder it is and what runs there (the CLI
+    hands ``hooks.install.summary``: the git hooks are a layer above the operations)."""
     findings: list[dict[str, Any]] = []
     repo = ctx.repo
     if not repo.oxide_dir.is_dir():
@@ -186,6 +191,7 @@ def diagnose(ctx: Context, *, fix: bool = False) -> dict[str, Any]:
     from oxide_git.store.retention import usage_report
 
     usage.update(usage_report(ctx))  # disk used beyond the user's refs, per family; largest checkpoints
-    from oxide_git.hooks.install import summary
-
-    return {"findings": findings, "usage": usage, "hooks": summary(repo)}  # whose hooks folder, what runs
+    report: dict[str, Any] = {"findings": findings, "usage": usage}
+    if hooks is not None:
+        report["hooks"] = hooks(repo)  # whose hooks folder, what runs
+    return report
