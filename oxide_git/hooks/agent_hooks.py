@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from oxide_git.core.errors import OxideError
+from oxide_git.store.ties import session_of as _session_of
 
 MODULE = "oxide_git.agent_hooks"
 CLAUDE_EVENTS = {"UserPromptSubmit": "prompt", "Stop": "stop", "SubagentStop": "stop"}
@@ -206,13 +207,6 @@ def _context(cwd: str | None) -> Any:
     if not repo.initialised:
         return None
     return Context(repo, int(time.time() * 1000), dict(os.environ))
-
-
-def _session_of(ctx: Any, agent: str, native_id: str | None) -> str | None:
-    if not native_id:
-        return None
-    rows = ctx.index.query("SELECT id FROM sessions WHERE agent=? AND native_id=?", (agent, native_id))
-    return rows[0][0] if rows else None
 
 
 def claude(action: str, payload: dict[str, Any]) -> None:

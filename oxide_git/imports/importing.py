@@ -319,7 +319,7 @@ def _import_all(ctx: Context, items: list[tuple[str, Path]], dry_run: bool,
     if not dry_run:
         imported = {s for f in report.files for s in f.sessions}
         _follow_latest(ctx, imported)
-        from oxide_git.hooks.ties import tie_imported
+        from oxide_git.store.ties import tie_imported
 
         tie_imported(ctx, imported)  # prompt checkpoints a hook took before their session was here
     return report

@@ -147,8 +147,8 @@ class Watcher:
 
     def after_import(self, sid: str, seen: int, prompts: bool) -> None:
         """Make the session current in its worktree; checkpoint its newest new user prompt."""
-        from oxide_git.hooks import ties as hook_ties
         from oxide_git.ops.checkpoint import checkpoint
+        from oxide_git.store import ties as hook_ties
         from oxide_git.store import writes as store
 
         row = self.ctx.index.query("SELECT worktree FROM sessions WHERE id=?", (sid,))
