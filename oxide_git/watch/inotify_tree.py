@@ -24,7 +24,6 @@ Agents' stores (a few folders) stay with watchdog, as does every tree off Linux.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import errno
 import os
 import select
@@ -34,15 +33,27 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 
-from oxide_git.watch.inotify_walk import LIMIT_EXIT, SHARE_AFTER, records, walk
+from oxide_git.watch.inotify_walk import (
+    IN_ATTRIB,
+    IN_CLOSE_WRITE,
+    IN_CREATE,
+    IN_DELETE,
+    IN_DELETE_SELF,
+    IN_IGNORED,
+    IN_ISDIR,
+    IN_MODIFY,
+    IN_MOVE_SELF,
+    IN_MOVED_FROM,
+    IN_MOVED_TO,
+    IN_Q_OVERFLOW,
+    LIMIT_EXIT,
+    MASK,
+    SHARE_AFTER,
+    records,
+    walk,
+)
+from oxide_git.watch.inotify_walk import libc as _libc
 
-IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = 0x2, 0x4, 0x8
-IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x40, 0x80, 0x100, 0x200
-IN_DELETE_SELF, IN_MOVE_SELF = 0x400, 0x800
-IN_Q_OVERFLOW, IN_IGNORED, IN_ISDIR = 0x4000, 0x8000, 0x40000000
-IN_ONLYDIR, IN_DONT_FOLLOW, IN_EXCL_UNLINK = 0x01000000, 0x02000000, 0x04000000
-MASK = (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
-        | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW | IN_EXCL_UNLINK)
 _FILE_EVENTS = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
 _HEADER = struct.Struct("iIII")  # wd, mask, cookie, len (then len bytes of NUL-padded name)
 _SEP = os.sep.encode()
@@ -54,19 +65,6 @@ _Helper = tuple[subprocess.Popen[bytes], threading.Thread, list[bytes]]  # the p
 
 class WatchLimit(OSError):
     """The kernel's limit on inotify watches was reached (ENOSPC)."""
-
-
-def _libc() -> ctypes.CDLL | None:
-    if not sys.platform.startswith("linux") or os.environ.get("OXIDE_WATCH_INOTIFY") == "0":
-        return None
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.inotify_init1.argtypes = [ctypes.c_int]
-        libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
-        libc.inotify_rm_watch.argtypes = [ctypes.c_int, ctypes.c_int]
-        return libc
-    except (OSError, AttributeError):
-        return None
 
 
 def limit_hint() -> str:

@@ -16,6 +16,7 @@ kernel, so the gain is small: at 1M files, the daemon's start took 5.28 s with t
 from __future__ import annotations
 
 import ctypes
+import ctypes.util
 import errno
 import os
 import struct
@@ -26,6 +27,28 @@ from typing import Any
 SHARE_AFTER = 2_000  # folders walked alone before a helper takes half of the rest
 RECORD = struct.Struct("iI")  # watch descriptor, length of the path that follows
 LIMIT_EXIT = 3
+
+IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = 0x2, 0x4, 0x8
+IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x40, 0x80, 0x100, 0x200
+IN_DELETE_SELF, IN_MOVE_SELF = 0x400, 0x800
+IN_Q_OVERFLOW, IN_IGNORED, IN_ISDIR = 0x4000, 0x8000, 0x40000000
+IN_ONLYDIR, IN_DONT_FOLLOW, IN_EXCL_UNLINK = 0x01000000, 0x02000000, 0x04000000
+MASK = (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
+        | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW | IN_EXCL_UNLINK)
+
+
+def libc() -> ctypes.CDLL | None:
+    """The C library with the inotify calls typed (None: not Linux, or turned off)."""
+    if not sys.platform.startswith("linux") or os.environ.get("OXIDE_WATCH_INOTIFY") == "0":
+        return None
+    try:
+        lib = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        lib.inotify_init1.argtypes = [ctypes.c_int]
+        lib.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
+        lib.inotify_rm_watch.argtypes = [ctypes.c_int, ctypes.c_int]
+        return lib
+    except (OSError, AttributeError):
+        return None
 
 
 def walk(lib: Any, fd: int, mask: int, stack: list[bytes], *, limit: int | None = None,
@@ -70,9 +93,7 @@ def records(data: bytes) -> Iterator[tuple[int, bytes]]:
 
 
 def main(argv: list[str]) -> int:
-    from oxide_git.watch.inotify_tree import MASK, _libc
-
-    lib = _libc()
+    lib = libc()
     if lib is None or len(argv) != 1:
         return 2
     fd = int(argv[0])
