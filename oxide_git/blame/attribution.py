@@ -25,7 +25,7 @@ from oxide_git.core.errors import NotFound, OxideError
 from oxide_git.store.context import Context
 
 WHO = (AGENT, HUMAN, EITHER, BEFORE)
-__all__ = ["BadRevision", "BlameResult", "LineBlame", "blame_file", "blame_range", "summary"]
+__all__ = ["BadRevision", "BlameResult", "LineBlame", "blame_file", "summary"]
 
 
 class LineBlame(NamedTuple):
@@ -395,9 +395,3 @@ def summary(result: BlameResult) -> dict[str, Any]:
     }
 
 
-def blame_range(ctx: Context, rng: str) -> Any:
-    """``blame_range.blame_range``: who wrote the lines the commits of ``rng`` (A..B) added, a
-    ``RangeSummary`` (``.markdown()``, ``.to_json()``)."""
-    from oxide_git.blame.range import blame_range as of_range
-
-    return of_range(ctx, rng)

@@ -13,7 +13,7 @@ from oxide_git.core.model import Message, PartType, to_iso
 from oxide_git.core.titles import display, is_real_prompt
 from oxide_git.export.markdown import as_text, redactions_line
 from oxide_git.export.render_text import counted, tool_gist
-from oxide_git.export.sessions import CheckpointView, SessionView, replay, spool, tool_names
+from oxide_git.export.views import CheckpointView, SessionView, replay, spool, tool_names
 from oxide_git.ops.usage import line as usage_line
 
 CLIP = 20000  # characters of one tool input or output

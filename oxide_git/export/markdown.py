@@ -11,7 +11,7 @@ from typing import IO, Any
 
 from oxide_git.core.model import Message, PartType
 from oxide_git.export.render_text import counted
-from oxide_git.export.sessions import CheckpointView, SessionView, replay, spool, tool_names
+from oxide_git.export.views import CheckpointView, SessionView, replay, spool, tool_names
 
 CLIP = 4000  # characters of a tool input or output shown in Markdown
 

@@ -8,17 +8,21 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import tempfile
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import IO, Any
 
 import pygit2
 
 from oxide_git.core.errors import NotFound, OxideError
-from oxide_git.core.model import Message, PartType, Session, to_iso
+from oxide_git.core.model import Message, to_iso
 from oxide_git.core.secret_files import SecretNames
+from oxide_git.export.views import CheckpointView as CheckpointView
+from oxide_git.export.views import SessionView as SessionView
+from oxide_git.export.views import replay as replay
+from oxide_git.export.views import spool as spool
+from oxide_git.export.views import tool_names as tool_names
 from oxide_git.git import refs
 from oxide_git.git.repo import clean_git_env
 from oxide_git.ops.browse import message_json, session_json
@@ -35,66 +39,6 @@ _TRAILER = re.compile(r"^Oxide-Session:\s*([A-Za-z0-9_-]+)\s*$", re.M)
 
 class BadRange(OxideError):
     """A commit or range git cannot resolve."""
-
-
-@dataclass
-class CheckpointView:
-    id: str
-    kind: str
-    message_id: str | None
-    branch: str
-    worktree: str
-    head: str | None
-    created_at: str | None
-    title: str
-    files: list[dict[str, Any]]
-    additions: int
-    deletions: int
-    files_total: int
-    patch: str | None = None
-    patch_truncated: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        d = {k: v for k, v in self.__dict__.items() if k not in ("patch", "patch_truncated")}
-        return d
-
-
-@dataclass
-class SessionView:
-    """One session ready to render: redacted messages stream, counts grow as they do."""
-
-    session: Session
-    count: int
-    checkpoints: list[CheckpointView]
-    stored: dict[str, int]
-    extra: Counter[str] = field(default_factory=Counter)
-    first_prompt: str | None = None  # the first real prompt, found by the renderer (for the title)
-    usage: dict[str, Any] | None = None  # the session's tokens and cost (``usage.session_total``)
-    _messages: Iterator[tuple[int, Message]] | None = None
-
-    def messages(self) -> Iterator[tuple[int, Message]]:
-        assert self._messages is not None
-        return self._messages
-
-    def timeline(self) -> Iterator[tuple[int, Message] | CheckpointView]:
-        """Messages in order, each checkpoint where it was taken (those tied to no message of
-        this session at the end): a prompt checkpoint (the state before its prompt was worked on)
-        just before its message, any other kind just after the last message it saw."""
-        before: dict[str | None, list[CheckpointView]] = {}
-        after: dict[str | None, list[CheckpointView]] = {}
-        for cp in self.checkpoints:
-            (before if cp.kind == "prompt" else after).setdefault(cp.message_id, []).append(cp)
-        for seq, m in self.messages():
-            yield from before.pop(m.id, [])
-            yield seq, m
-            yield from after.pop(m.id, [])
-        for cps in [*before.values(), *after.values()]:
-            yield from cps
-
-    @property
-    def redactions(self) -> dict[str, int]:
-        total = Counter(self.stored) + self.extra
-        return dict(sorted(total.items()))
 
 
 # -- which sessions -------------------------------------------------------------------------------
@@ -238,27 +182,6 @@ def load(ctx: Context, sid: str, *, patches: bool = False) -> SessionView:
 
     view._messages = messages()
     return view
-
-
-def spool() -> IO[str]:
-    """Where a renderer keeps what it drew until the heading that counts it is written: in memory
-    up to 4 MB, then in a temporary file, so an export of a million messages stays small."""
-    return tempfile.SpooledTemporaryFile(max_size=4 << 20, mode="w+", encoding="utf-8", newline="\n")
-
-
-def replay(buf: IO[str]) -> Iterator[str]:
-    """What ``buf`` (a ``spool``) holds, in chunks, then closes it."""
-    buf.seek(0)
-    while chunk := buf.read(1 << 16):
-        yield chunk
-    buf.close()
-
-
-def tool_names(m: Message, names: dict[str, str]) -> None:
-    """Remember each tool call's name by call id (results name the tool they answer)."""
-    for p in m.parts:
-        if p.type == PartType.TOOL_CALL and p.get("call_id"):
-            names[str(p.get("call_id"))] = str(p.get("name") or "tool")
 
 
 # -- JSON and JSONL -------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import Any
 
 from oxide_git.core.errors import NotFound, OxideError
 from oxide_git.core.model import from_iso, to_iso
-from oxide_git.mcp.tools import Page, clip, limit_of, make_cursor, read_cursor
+from oxide_git.mcp.paging import Page, clip, limit_of, make_cursor, read_cursor
 from oxide_git.store.context import Context
 
 PROMPT_CHARS = 300  # of each prompt quoted beside a checkpoint or a blamed line
