@@ -35,13 +35,15 @@ from oxide_git.core.errors import OxideError
 
 if TYPE_CHECKING:
     from oxide_git.core.model import Message, Session
-    from oxide_git.imports.importing import FileReport, Progress, Sink, _Store
+    from oxide_git.imports.report import FileReport
+    from oxide_git.imports.saving import Progress, Store
+    from oxide_git.imports.writer import Sink
 
 Resume = tuple[int, Any, dict[str, int]] | None
 Read = Callable[["Sink | None", "Progress | None"], Resume]
 
 
-def run(store: _Store, report: FileReport, read: Read, progress: Progress | None) -> Resume:
+def run(store: Store, report: FileReport, read: Read, progress: Progress | None) -> Resume:
     """``read(sink, progress)`` in a child process, its batches stored here; the restart point it
     reached. ``report`` ends up as the child left it."""
     pid, rfd = forked.fork(lambda pipe: _child(pipe, read, report))
@@ -61,7 +63,7 @@ def run(store: _Store, report: FileReport, read: Read, progress: Progress | None
 Job = tuple[int, "FileReport", Read]  # a file of a run: its number, its report, its reader
 
 
-def run_files(store: _Store, jobs: list[Job], started: Callable[[int], None],
+def run_files(store: Store, jobs: list[Job], started: Callable[[int], None],
               ended: Callable[[int, Resume, tuple[int, str | None] | None], None],
               children: int | None = None) -> int | None:
     """Many small files parsed in child processes (``children``, default ``workers``: the files
@@ -100,7 +102,7 @@ def run_files(store: _Store, jobs: list[Job], started: Callable[[int], None],
         forked.reap(procs, pipes, clean)
 
 
-def _child_files(pipe: BinaryIO, store: _Store, jobs: list[Job]) -> None:  # pragma: no cover - the child
+def _child_files(pipe: BinaryIO, store: Store, jobs: list[Job]) -> None:  # pragma: no cover - the child
     from pathlib import Path
 
     from oxide_git.imports import plan as import_plan
@@ -188,7 +190,7 @@ class _ReadAhead:
         os.close(self.fd)
 
 
-def _receive(pipe: BinaryIO, store: _Store, report: FileReport, progress: Progress | None) -> Resume:
+def _receive(pipe: BinaryIO, store: Store, report: FileReport, progress: Progress | None) -> Resume:
     while True:
         item = _load(pipe, report.path)
         kind = item[0]
@@ -216,8 +218,8 @@ _OUT_OF_STEP = ("error", "the process parsing the files sent them out of order",
                 "import again: what was stored is kept, the rest is read again", None)
 
 
-def _store_batch(store: _Store, item: Any) -> None:
-    from oxide_git.imports.importing import summary
+def _store_batch(store: Store, item: Any) -> None:
+    from oxide_git.imports.saving import summary
     from oxide_git.store import writes as stores
 
     _, s, start, blobs, counts, rows, native_ids, ids, scans = item

@@ -85,7 +85,7 @@ def test_in_place_branches_are_forks_that_repeat_the_path_they_left():
     assert main.title == "my pi session"  # session_info names the file
     for b in (b1, b2):
         assert b.extra["forked_from"] == TREE_ID and b.extra["branch_of"] == "c010e0f0"
-        assert b.parent_id is None  # the import links it (importing._link_copied_history)
+        assert b.parent_id is None  # the import links it (saving._link_copied_history)
     assert (b1.title, b2.title) == ("PROMPT-3: a branch", "PROMPT-3: second branch with a summary")
     path = ["da719dcd", "a0cc53c9", "b8e256c5", "592c9c27", "73099cc8", "04cc95bc", "f7b2a6f6",
             "4b57765d", "57b8fbd2", "c010e0f0"]
