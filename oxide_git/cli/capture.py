@@ -1,4 +1,5 @@
-"""Capture commands: `hooks install|uninstall|status`, `watch`, and the hidden `hook-impl`."""
+"""Capture commands: `hooks install|uninstall|status`, `hook`, and the hidden `hook-impl` and `agent-hook`
+(`watch` is in ``cli.watch``)."""
 
 from __future__ import annotations
 
@@ -92,38 +93,6 @@ def hooks_status(as_json: bool) -> None:
         click.echo(f"{d['pending_jobs']} hook job(s) queued")
     for line in d["team_lines"]:  # type: ignore[attr-defined]
         click.echo(line)
-
-
-@main.command()
-@click.option("--daemon", is_flag=True, help="Run in the background (pid file under .git/oxide/).")
-@click.option("--stop", is_flag=True, help="Stop the background watcher.")
-@click.option("--json", "as_json", is_flag=True, help="With --daemon/--stop: print the result as JSON.")
-def watch(daemon: bool, stop: bool, as_json: bool) -> None:
-    """Import agent sessions as they grow, checkpoint each new prompt, journal changed files.
-
-    In the foreground until ^C, or --daemon; `git oxide watch --stop` stops it.
-    While it runs, `git oxide checkpoint` and `git oxide search` are answered
-    by it over a unix socket (<git-common-dir>/oxide/run/, only for your
-    user): the same output without starting click and pygit2, or opening the
-    index. OXIDE_FASTPATH=0 turns that off.
-    """
-    from oxide_git.watch import daemon as w
-
-    ctx = make_context()
-    if stop:
-        res = w.stop(ctx.repo)
-    elif daemon:
-        res = w.start_daemon(ctx.repo)
-    else:
-        from oxide_git.cli.serve import checkpoint_handler
-
-        status("Watching (^C to stop)")
-        w.run(ctx, answer=checkpoint_handler)
-        return
-    if as_json:
-        emit_json(res)
-    else:
-        status(res["message"])
 
 
 @main.command("hook", context_settings={"ignore_unknown_options": True})

@@ -20,7 +20,7 @@ from oxide_git.watch import journal as journal
 
 def run(ctx: Context, ready: threading.Event | None = None, answer: Any = None) -> None:
     """Watch in this process until SIGTERM/SIGINT (writes and removes the pid file); ``answer``: see
-    ``Watcher`` (the CLI hands ``cli.serve.checkpoint_handler``)."""
+    ``Watcher`` (the CLI hands ``cli.watch.checkpoint_handler``)."""
     ctx.repo.oxide_dir.mkdir(parents=True, exist_ok=True)
     token = uuid.uuid4().hex
     pid_file = ctx.repo.oxide_dir / journal.PID_FILE

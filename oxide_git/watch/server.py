@@ -4,7 +4,7 @@ A thread accepts connections on ``<git-common-dir>/oxide/run/watch.sock`` (folde
 0600, peers of another uid refused), reads one bounded request with a timeout and queues it; the
 watcher's own loop answers queued requests between its journal and import work, one at a time, so
 a checkpoint never races the journal it reads and every pygit2/SQLite handle stays on one thread.
-The answer (``cli.serve``, which the CLI hands to the watcher) runs the same code as the command
+The answer (``cli.watch``, which the CLI hands to the watcher) runs the same code as the command
 (``cli.core.checkpoint_output``) on a fresh repository and index handle with the client's cwd,
 clock and environment. Anything unexpected answers ``F`` (the client then does the work itself)
 and is logged; nothing a client sends can stop the watcher.

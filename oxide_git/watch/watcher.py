@@ -36,7 +36,7 @@ class Watcher:
     def __init__(self, ctx: Context, token: str,
                  answer: Callable[[Path, Mapping[str, Repo]], Any] | None = None) -> None:
         """``answer(common_dir, repos)`` makes what answers `checkpoint` and `search` over the socket
-        (``cli.serve.checkpoint_handler``); None: no socket."""
+        (``cli.watch.checkpoint_handler``); None: no socket."""
         self.ctx, self.token, self.answer = ctx, token, answer
         self.events: queue.Queue[str] = queue.Queue()
         self.obs = Observers(self.events, self.log)

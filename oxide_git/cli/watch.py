@@ -1,6 +1,6 @@
-"""What `git oxide watch` answers over its socket (``watch.server``): `checkpoint` and `search`, by
-the CLI's own code. The CLI hands ``checkpoint_handler`` to the watcher (``watch.daemon.run``), so
-the watch daemon never imports the CLI."""
+"""`git oxide watch`, and what the watcher answers over its socket (``watch.server``): `checkpoint`
+and `search`, by the CLI's own code. The command hands ``checkpoint_handler`` to the watcher
+(``watch.daemon.run``), so the watch daemon never imports the CLI."""
 
 from __future__ import annotations
 
@@ -8,9 +8,43 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+import click
+
+from oxide_git.cli import main, make_context
+from oxide_git.cli.output import emit_json, status
 from oxide_git.git.repo import Repo
 from oxide_git.watch import fastpath
 from oxide_git.watch.server import Handler, Request, env_differs
+
+
+@main.command()
+@click.option("--daemon", is_flag=True, help="Run in the background (pid file under .git/oxide/).")
+@click.option("--stop", is_flag=True, help="Stop the background watcher.")
+@click.option("--json", "as_json", is_flag=True, help="With --daemon/--stop: print the result as JSON.")
+def watch(daemon: bool, stop: bool, as_json: bool) -> None:
+    """Import agent sessions as they grow, checkpoint each new prompt, journal changed files.
+
+    In the foreground until ^C, or --daemon; `git oxide watch --stop` stops it.
+    While it runs, `git oxide checkpoint` and `git oxide search` are answered
+    by it over a unix socket (<git-common-dir>/oxide/run/, only for your
+    user): the same output without starting click and pygit2, or opening the
+    index. OXIDE_FASTPATH=0 turns that off.
+    """
+    from oxide_git.watch import daemon as w
+
+    ctx = make_context()
+    if stop:
+        res = w.stop(ctx.repo)
+    elif daemon:
+        res = w.start_daemon(ctx.repo)
+    else:
+        status("Watching (^C to stop)")
+        w.run(ctx, answer=checkpoint_handler)
+        return
+    if as_json:
+        emit_json(res)
+    else:
+        status(res["message"])
 
 
 def checkpoint_handler(common_dir: Path, repos: Mapping[str, Repo]) -> Handler:
