@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from oxide_git.agents import AgentEnv, Event, Problem, Unknown
-from oxide_git.agents.opencode.agent import ROW_KEY, _dict, _int, _loads, _session_events, _str
+from oxide_git.agents.opencode.messages import _session_events
+from oxide_git.agents.opencode.store import ROW_KEY, _dict, _int, _loads, _str
 
 _SESSION_COLUMNS = frozenset({  # 1.18.33's, besides the totals (cost, tokens_*)
     "id", "project_id", "workspace_id", "parent_id", "slug", "directory", "path", "title", "version",

@@ -32,10 +32,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from oxide_git.agents import AgentEnv, Export
-from oxide_git.agents.opencode.agent import ROW_KEY, _dict, _load, _loads, data_home
 from oxide_git.agents.opencode.parts import part as _part
 from oxide_git.agents.opencode.parts import provider as _provider
 from oxide_git.agents.opencode.parts import tokens as _tokens
+from oxide_git.agents.opencode.store import ROW_KEY, _dict, _load, _loads, data_home
 from oxide_git.core.errors import OxideError
 from oxide_git.core.model import Message, Part, PartType, Session
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
-from oxide_git.agents.opencode.agent import _dict
+from oxide_git.agents.opencode.store import _dict
 from oxide_git.agents.opencode.tools import opencode_tool, tool_part
 from oxide_git.core.model import Part, PartType
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from oxide_git.agents.opencode.agent import ROW_KEY, _dict, _int
+from oxide_git.agents.opencode.store import ROW_KEY, _dict, _int
 
 TOTALS = ("cost", "tokens_input", "tokens_output", "tokens_reasoning", "tokens_cache_read",
           "tokens_cache_write")
