@@ -88,7 +88,7 @@ def test_a_child_that_dies_stops_it_with_whole_sessions_and_a_reindex_again_fini
     _full(repo)
     whole = _tables(repo)
     monkeypatch.setattr(reindex_worker, "FORK_FROM", 8)
-    from oxide_git.store import reindex as reindex_mod
+    from oxide_git.store import reindex_items as reindex_mod  # where the workers take it from
 
     parent, real = os.getpid(), reindex_mod.session_items
     victim = _ids(11)[3]  # the long one: its child dies after its first batch of rows
@@ -121,7 +121,7 @@ def test_a_child_that_fails_outside_a_session_stops_it_with_its_traceback(
         repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _store(repo)
     monkeypatch.setattr(reindex_worker, "FORK_FROM", 8)
-    from oxide_git.store import reindex as reindex_mod
+    from oxide_git.store import reindex_items as reindex_mod  # where the workers take it from
 
     def failing(git: Any, oid: Any, tip: Any) -> Any:
         raise ValueError("not an OxideError")

@@ -45,6 +45,8 @@ def object_id(kind: int, data: bytes) -> bytes:
 class Objects:
     """The object database under ``objects_dir`` (and its alternates)."""
 
+    batched = False  # a batch of files' writes held back (store.batch.FileBatch) says True
+
     def __init__(self, objects_dir: Path) -> None:
         self.dir = str(objects_dir)
         self._packs: list[packread.Pack] | None = None

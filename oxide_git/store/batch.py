@@ -67,6 +67,8 @@ def held(ctx: Any, wanted: bool) -> Iterator[FileBatch | None]:
 class FileBatch(Objects):
     """The object store with the writes of a batch of files held back (see the module's text)."""
 
+    batched = True  # the session-log writer (logwrite) asks this rather than importing this class
+
     def __init__(self, objects_dir: Path, common_dir: Path, index_path: Path) -> None:
         super().__init__(objects_dir)
         self.common = common_dir

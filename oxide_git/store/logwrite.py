@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from oxide_git.core import codec
 from oxide_git.core.errors import OxideError
@@ -33,7 +34,6 @@ from oxide_git.git.rawgit import (
     object_id,
     parse_tree,
 )
-from oxide_git.store.batch import FileBatch
 
 PACK_MIN = 64  # messages written at once from which they go to a pack, not loose files
 IDENTITY = ("git oxide", "oxide@localhost")
@@ -60,10 +60,17 @@ class Tip:
     count: int
 
 
+def _batch(objects: Objects) -> Any:
+    """``objects`` when it is a batch (``store.batch.FileBatch``: it packs what it holds, and moves
+    the refs when it is stored), else None. A flag, not isinstance: the batch builds on this module."""
+    return objects if objects.batched else None
+
+
 def tip(objects: Objects, common_dir: Path, session_id: str) -> Tip | None:
     """The session's log at its ref, or None if there is no such session."""
     name = refs.session_ref(session_id)
-    oid = objects.ref(name) if isinstance(objects, FileBatch) else refs.read_raw(common_dir, name)
+    batch = _batch(objects)
+    oid = batch.ref(name) if batch is not None else refs.read_raw(common_dir, name)
     return None if oid is None else tip_at(objects, oid)
 
 
@@ -119,10 +126,11 @@ def blobs_at(objects: Objects, tree: bytes, seqs: Iterable[int]) -> Iterator[tup
 def _blob_ids(objects: Objects, blobs: list[bytes], ids: list[bytes] | None = None) -> list[bytes]:
     """Store message blobs: a batch as one pack (imports), a few as loose objects (appends).
     ``ids``: theirs, already worked out (by an import's parser process)."""
-    if isinstance(objects, FileBatch):  # a batch packs all it holds at once
+    batch = _batch(objects)
+    if batch is not None:  # a batch packs all it holds at once
         if ids is not None:
-            return [objects.write_known(BLOB, b, oid) for b, oid in zip(blobs, ids, strict=True)]
-        return [objects.write(BLOB, b) for b in blobs]
+            return [batch.write_known(BLOB, b, oid) for b, oid in zip(blobs, ids, strict=True)]
+        return [batch.write(BLOB, b) for b in blobs]
     if len(blobs) < PACK_MIN:
         return [objects.write(BLOB, b) for b in blobs]
     return packwriter.write_pack(Path(objects.dir), [(BLOB, b) for b in blobs], ids)
@@ -225,8 +233,9 @@ def commit(
         parents = [expected] if expected is not None else []
     text = f"{summary}\n\nOxide-Session: {session.id}\n"
     oid = objects.write(COMMIT, format_commit(tree, parents, *IDENTITY, now_ms // 1000, text))
-    if isinstance(objects, FileBatch):
-        objects.move_ref(refs.session_ref(session.id), expected, oid)  # moved when the batch is stored
+    batch = _batch(objects)
+    if batch is not None:
+        batch.move_ref(refs.session_ref(session.id), expected, oid)  # moved when the batch is stored
     else:
         refs.swap(common_dir, refs.session_ref(session.id), expected, oid)
     return oid

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import pygit2
 
     from oxide_git.store.index import Index
-    from oxide_git.store.reindex import Item, ReindexResult
+    from oxide_git.store.reindex_items import Item, ReindexResult
 
 FORK_FROM = 8  # sessions to read: fewer cost less than a fork (the reindex after an undo, a rm)
 Job = tuple[str, "pygit2.Oid", "str | None"]  # a session to read: its id, its log, the tip known
@@ -38,7 +38,7 @@ Job = tuple[str, "pygit2.Oid", "str | None"]  # a session to read: its id, its l
 def run(git_path: str, index: Index, jobs: list[Job], res: ReindexResult) -> None:
     """The sessions ``jobs`` read by child processes (their repository opened at ``git_path``)
     and written to ``index`` here, in order."""
-    from oxide_git.store.reindex import write_session
+    from oxide_git.store.reindex_items import write_session
 
     n = max(1, min(workers(len(jobs)), len(jobs)))
     forked = [fork(functools.partial(_child, git_path=git_path, jobs=jobs[i::n])) for i in range(n)]
@@ -84,7 +84,7 @@ def _items(pipe: BinaryIO) -> Iterator[Item]:
 def _child(pipe: BinaryIO, git_path: str, jobs: list[Job]) -> None:  # pragma: no cover - the child
     def work() -> None:
         from oxide_git.git.repo import open_git
-        from oxide_git.store.reindex import session_items
+        from oxide_git.store.reindex_items import session_items
 
         git = open_git(git_path)  # its own: libgit2's caches and mapped packs stay the parent's
         for _sid, oid, tip in jobs:
