@@ -138,9 +138,9 @@ def test_the_post_commit_hook_hands_over_the_head_it_committed_to(repo: Path, tm
     git(repo, "checkout", "-q", "-b", "feature")
     idle(repo)  # the checkout's own drain is done: it would take the commit's line too
     fake = tmp_path / "fake" / "oxide_git"  # a drain that does nothing: the queue stays to be read
-    fake.mkdir(parents=True)
-    (fake / "__init__.py").write_text("")
-    (fake / "hook_impl.py").write_text("")
+    (fake / "hooks").mkdir(parents=True)
+    for module in ("__init__.py", "hooks/__init__.py", "hooks/impl.py"):  # what the shim runs
+        (fake / module).write_text("")
     (repo / "f.txt").write_text("f\n")
     git(repo, "add", "f.txt")
     env = {**os.environ, "PYTHONPATH": str(fake.parent), "OXIDE_HOOK_SYNC": "1"}

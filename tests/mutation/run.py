@@ -337,7 +337,8 @@ def main(argv: list[str]) -> int:
         earlier = json.loads(a.retry.read_text())
         only = {(u["module"], u["operator"], u["occurrence"]) for r in earlier for u in r.get("unexplained", [])}
         a.modules = a.modules or [r["module"] for r in earlier if r.get("unexplained")]
-    modules = a.modules or (list(CI_MODULES) if a.ci else list(MODULES))
+    by_name = {m.rpartition("/")[2]: m for m in MODULES}  # `rm` for `ops/rm`: the module's own name
+    modules = [by_name.get(m, m) for m in a.modules] or (list(CI_MODULES) if a.ci else list(MODULES))
     sample = a.sample or (5 if a.ci else None)
     for m in modules:
         if m not in MODULES:
