@@ -160,9 +160,9 @@ def _appended_line_latency(root: Path, transcript: Path, reps: int) -> list[floa
 
 
 def _watch_rows(tmp: Path, files: int, reps: int) -> list[dict[str, Any]]:
+    from oxide_git.git import watch_journal as journal
     from oxide_git.git.repo import find_repo
     from oxide_git.store import snapshots
-    from oxide_git.watch import journal as journal
 
     root = _repo(tmp / "big", files)
     _run(["git", "oxide", "init"], root)

@@ -212,9 +212,9 @@ def bench_size(n: int, reps: int, log: Log = _log) -> list[dict[str, Any]]:
 def bench_watch_search(path: Path, label: str, reps: int) -> list[dict[str, Any]]:
     """``search`` with `watch` running: the command (answered over the watcher's socket) against
     ``--version``, and the socket's own round trip (connect, ask, answer) measured in this process."""
+    from oxide_git.git import watch_journal as journal
     from oxide_git.git.repo import find_repo
     from oxide_git.watch import fastpath
-    from oxide_git.watch import journal as journal
 
     home = common.fresh_dir(common.CACHE / "run" / "watch-home")  # no agent store to import
     extra = {"HOME": str(home), "XDG_DATA_HOME": str(home / "xdg"), "XDG_CONFIG_HOME": str(home / "cfg"),

@@ -91,7 +91,7 @@ def _journal_active(command: str) -> bool:
 
     from oxide_git.core.errors import OxideError
     from oxide_git.git.repo import find_repo
-    from oxide_git.watch.journal import active
+    from oxide_git.git.watch_journal import active
 
     try:
         return active(find_repo(Path.cwd()))

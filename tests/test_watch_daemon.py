@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from oxide_git.core.errors import OxideError
+from oxide_git.git import watch_journal as journal
 from oxide_git.watch import daemon as watch_daemon
-from oxide_git.watch import journal as journal
 
 from .conftest import make_ctx, oxide
 

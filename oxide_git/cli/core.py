@@ -79,8 +79,8 @@ def checkpoint_output(
 ) -> tuple[str, str]:
     """Take the checkpoint; return what the command prints (stdout, stderr). The watcher serves
     `git oxide checkpoint` with this same function (``watch_server``)."""
+    from oxide_git.git.watch_journal import status_from_journal
     from oxide_git.ops.checkpoint import checkpoint as take
-    from oxide_git.watch.journal import status_from_journal
 
     st = status_from_journal(ctx.repo)  # `watch` running: only the paths it saw change
     cp = take(ctx, text=message, kind=kind, session=session, status=st)

@@ -30,9 +30,9 @@ def trace(rev: str, fmt: str, write: bool, as_json: bool) -> None:
     `git config oxide.trace agent-trace,git-ai` writes both at every commit (the post-commit
     hook, within oxide.traceBudget seconds, 10 by default) and after amends and rebases.
     """
-    from oxide_git.export.trace import commit_lines, commits_of, render
-    from oxide_git.export.trace_notes import REF
     from oxide_git.hooks import queue as hook_queue
+    from oxide_git.ops.trace import commit_lines, commits_of, render
+    from oxide_git.ops.trace_notes import REF
     from oxide_git.store.notes import write_text
 
     ctx = make_context()

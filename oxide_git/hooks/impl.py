@@ -126,7 +126,7 @@ def job_post_commit(worktree: str, current: str, commit: str, seq: str = "", sou
     if note["sessions"]:
         _remember_branch(ctx, branch, note["sessions"][0])
     if ctx.config("oxide.trace"):  # Agent Trace / Git AI notes (trace_notes), after oxide's own
-        from oxide_git.export.trace_notes import after_commit
+        from oxide_git.ops.trace_notes import after_commit
 
         after_commit(ctx, commit)
 
@@ -143,7 +143,7 @@ def job_rewrite(worktree: str, kind: str, pairs: list[tuple[str, str]]) -> None:
         if notes:
             write_note(ctx, new, merge_notes(*notes, {"rewritten": kind}))
     if ctx.config("oxide.trace") or _trace_notes_exist(ctx):  # worked out again for the rewrites
-        from oxide_git.export.trace_notes import after_rewrite
+        from oxide_git.ops.trace_notes import after_rewrite
 
         after_rewrite(ctx, by_new)
 

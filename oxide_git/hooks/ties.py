@@ -43,9 +43,9 @@ def turn_checkpoint(ctx: Context, session: str | None) -> Checkpoint | None:
     if not session:
         return None
     from oxide_git.core.tool_kinds import READ_ONLY
+    from oxide_git.git.watch_journal import status_from_journal
     from oxide_git.ops.checkpoint import checkpoint
     from oxide_git.store.snapshots import TURN_END
-    from oxide_git.watch.journal import status_from_journal
 
     last = ctx.index.query("SELECT max(created_at) FROM checkpoints WHERE worktree=?",
                            (ctx.repo.worktree_id,))

@@ -13,9 +13,9 @@ import time
 import uuid
 from typing import Any
 
+from oxide_git.git import watch_journal as journal
 from oxide_git.git.repo import Repo
 from oxide_git.store.context import Context
-from oxide_git.watch import journal as journal
 
 
 def run(ctx: Context, ready: threading.Event | None = None, answer: Any = None) -> None:

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from oxide_git.core.oxide_log import log
+from oxide_git.git import watch_journal as journal
 from oxide_git.git.repo import Repo, find_repo
 from oxide_git.store.context import Context
-from oxide_git.watch import journal as journal
 from oxide_git.watch.capture_plan import Plan
 from oxide_git.watch.observers import Observers
 from oxide_git.watch.paths import database_of, may_hold_sessions, store_roots

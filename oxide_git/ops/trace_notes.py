@@ -10,8 +10,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from oxide_git.export.trace import FORMATS, commit_lines, render
 from oxide_git.git import refs
+from oxide_git.ops.trace import FORMATS, commit_lines, render
 from oxide_git.store.context import Context
 from oxide_git.store.notes import read_text, write_text
 
