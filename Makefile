@@ -34,9 +34,10 @@ test: pyc  ## the fast suite (+ the compatibility suite when OXIDE_REAL_FIXTURES
 test-all: pyc
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m "not bench and not compat"
 
-lint: $(STAMP)
+lint: $(STAMP)  ## ruff, mypy, and the layers and circles of .importlinter
 	$(BIN)/ruff check oxide_git tests
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 demo: pyc  ## the main job on bundled data, in a temporary repository
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash docs/demo.sh

@@ -8,8 +8,8 @@ pre-commit checkpoint and note (400 checkpoints, 200 commits): `git oxide blame`
 and follows each commit's note. In "uncommitted" the turns are never committed (200 prompt
 checkpoints): the lines come from the checkpoints alone, and the baseline is `git blame` of the
 committed history (the same versions of the same file). Each is timed as repeated (the answer kept
-in the cache, ``oxide_git.blame_cache``); cold (``OXIDE_BLAME_CACHE=0``: no kept answer, while the
-memo of what the unchanged history works out, ``oxide_git.blame_memo``, is read); with every memo
+in the cache, ``oxide_git.blame.cache``); cold (``OXIDE_BLAME_CACHE=0``: no kept answer, while the
+memo of what the unchanged history works out, ``oxide_git.blame.memo``, is read); with every memo
 empty too (the very first blame of the history, an info row); and after one new turn (the first
 blame after a change: the kept answer is stale and the memo lacks the new intervals).
 """
@@ -49,13 +49,14 @@ def add_turns(root: Path, first: int, count: int, *, commit: bool, per_turn: int
     ``commit``, then the git hooks' pre-commit checkpoint, a commit and its note."""
     import pygit2
 
-    from oxide_git import snapshots, store
-    from oxide_git import status as status_mod
-    from oxide_git.context import Context
-    from oxide_git.model import Message, Part, Session
-    from oxide_git.notes import NOTES_REF
-    from oxide_git.repo import find_repo
-    from oxide_git.sessionlog import IDENTITY
+    from oxide_git.core.model import Message, Part, Session
+    from oxide_git.git import status as status_mod
+    from oxide_git.git.repo import find_repo
+    from oxide_git.store import snapshots
+    from oxide_git.store import writes as store
+    from oxide_git.store.context import Context
+    from oxide_git.store.notes import NOTES_REF
+    from oxide_git.store.sessionlog import IDENTITY
 
     big = root / "big.txt"
     lines = big.read_text().splitlines()

@@ -28,10 +28,10 @@ def _repo(where: Path) -> Path:
 
 def _session(root: Path, n: int, sid: str) -> None:
     """A session of ``n`` messages: prompts, answers with a tool call, tool results."""
-    from oxide_git import store
-    from oxide_git.context import Context
-    from oxide_git.model import Message, Part, Session
-    from oxide_git.repo import find_repo
+    from oxide_git.core.model import Message, Part, Session
+    from oxide_git.git.repo import find_repo
+    from oxide_git.store import writes as store
+    from oxide_git.store.context import Context
 
     ctx = Context(find_repo(root), NOW_MS, dict(os.environ))
     s = Session(sid, "claude", title="benchmark session", created_at=NOW_MS)

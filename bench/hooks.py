@@ -61,10 +61,10 @@ def _repo(root: Path, files: int) -> Path:
 
 def _sessions(root: Path, n: int) -> str:
     """``n`` stored sessions (written through the store, as import would); returns the last id."""
-    from oxide_git import store
-    from oxide_git.context import Context
-    from oxide_git.model import Message, Part, Session, session_id_for
-    from oxide_git.repo import find_repo
+    from oxide_git.core.model import Message, Part, Session, session_id_for
+    from oxide_git.git.repo import find_repo
+    from oxide_git.store import writes as store
+    from oxide_git.store.context import Context
 
     ctx = Context(find_repo(root, environ={}), int(time.time() * 1000), {})
     sid = ""
@@ -79,7 +79,7 @@ def _sessions(root: Path, n: int) -> str:
 
 
 def _idle(root: Path) -> None:
-    from oxide_git.hook_queue import wait_idle
+    from oxide_git.hooks.queue import wait_idle
 
     wait_idle(root / ".git", 60)
 
@@ -160,9 +160,9 @@ def _appended_line_latency(root: Path, transcript: Path, reps: int) -> list[floa
 
 
 def _watch_rows(tmp: Path, files: int, reps: int) -> list[dict[str, Any]]:
-    from oxide_git import snapshots
-    from oxide_git import watch_journal as journal
-    from oxide_git.repo import find_repo
+    from oxide_git.git import watch_journal as journal
+    from oxide_git.git.repo import find_repo
+    from oxide_git.store import snapshots
 
     root = _repo(tmp / "big", files)
     _run(["git", "oxide", "init"], root)

@@ -153,8 +153,8 @@ def bench_checkpoint(files: int, reps: int, log: Log = _log) -> list[dict[str, A
 
 def _timed_watch_start(tree: Path) -> tuple[float, float]:
     """(seconds until ``watch --daemon`` journals, its resident MB then) on ``tree``."""
-    from oxide_git import watch_journal as journal
-    from oxide_git.repo import find_repo
+    from oxide_git.git import watch_journal as journal
+    from oxide_git.git.repo import find_repo
 
     repo = find_repo(tree, environ={})
     t0 = time.perf_counter()
@@ -177,8 +177,8 @@ def _rss_mb(pid: int) -> float:
 
 def _seen_within(tree: Path, paths: list[str], reps: int) -> list[float]:
     """Seconds from writing a file until the watcher's journal names it."""
-    from oxide_git import watch_journal as journal
-    from oxide_git.repo import find_repo
+    from oxide_git.git import watch_journal as journal
+    from oxide_git.git.repo import find_repo
 
     repo = find_repo(tree, environ={})
     out = []
@@ -222,8 +222,8 @@ def bench_watch(files: int, reps: int, log: Log = _log) -> list[dict[str, Any]]:
         cp = Contender("checkpoint", [common.oxide_cmd("checkpoint")], before=another_state)
         log(f"watch-assisted checkpoint vs git status ({label}), {reps} reps interleaved…")
         t = common.interleaved([status, cp], tree, reps, warmup=2)
-        from oxide_git import watch_journal as journal
-        from oxide_git.repo import find_repo
+        from oxide_git.git import watch_journal as journal
+        from oxide_git.git.repo import find_repo
 
         info = journal.watcher(find_repo(tree, environ={}))
         rss_after = _rss_mb(int(info["pid"])) if info else float("nan")

@@ -47,10 +47,10 @@ def _copy(src: Path, name: str) -> Path:
 
 def _new_session(repo: Path, i: int, current: bool = False) -> str:
     """One more session in ``repo``'s store, written as an import writes it."""
-    from oxide_git import store
-    from oxide_git.context import Context
-    from oxide_git.model import Message, Part, Session, session_id_for
-    from oxide_git.repo import find_repo
+    from oxide_git.core.model import Message, Part, Session, session_id_for
+    from oxide_git.git.repo import find_repo
+    from oxide_git.store import writes as store
+    from oxide_git.store.context import Context
 
     t = int(time.time() * 1000)
     ctx = Context(find_repo(repo, environ={}), t, {})
@@ -65,7 +65,7 @@ def _new_session(repo: Path, i: int, current: bool = False) -> str:
 
 
 def _idle(repo: Path) -> None:
-    from oxide_git.hook_queue import wait_idle
+    from oxide_git.hooks.queue import wait_idle
 
     wait_idle(repo / ".git", 120)
 

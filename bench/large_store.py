@@ -30,8 +30,8 @@ Log = Callable[[str], None]
 SIZES = (1_000, 10_000, 100_000, 1_000_000)
 PER_SESSION = 100
 QUERY = "flaky retry"
-_KEY_SOURCES = ("logwrite.py", "rawgit.py", "sessionlog.py", "codec.py", "model.py", "index.py", "store.py",
-                "context.py")
+_KEY_SOURCES = ("store/logwrite.py", "git/rawgit.py", "store/sessionlog.py", "core/codec.py", "core/model.py", "store/index.py", "store/writes.py",
+                "store/context.py")
 
 _TEXT = (
     "the test fails when the cache is cold and the retry loop gives up after three attempts so we "
@@ -58,7 +58,7 @@ def _text(rng: random.Random, words: int) -> str:
 
 def messages(rng: random.Random, n: int, t: int) -> list[Any]:
     """``n`` messages of one session: prompts, answers with a tool call, tool results."""
-    from oxide_git.model import Message, Part
+    from oxide_git.core.model import Message, Part
 
     out = []
     for i in range(n):
@@ -145,7 +145,7 @@ def sqlite_floor(path: Path) -> float:
     import sqlite3
     import tempfile
 
-    from oxide_git.index import _create_schema
+    from oxide_git.store.index import _create_schema
 
     src = sqlite3.connect(path / ".git" / "oxide" / "index.db")
     msgs = src.execute("SELECT session_id, seq, id, role, created_at, native_id, compacted, is_compaction, "
@@ -212,9 +212,9 @@ def bench_size(n: int, reps: int, log: Log = _log) -> list[dict[str, Any]]:
 def bench_watch_search(path: Path, label: str, reps: int) -> list[dict[str, Any]]:
     """``search`` with `watch` running: the command (answered over the watcher's socket) against
     ``--version``, and the socket's own round trip (connect, ask, answer) measured in this process."""
-    from oxide_git import fastpath
-    from oxide_git import watch_journal as journal
-    from oxide_git.repo import find_repo
+    from oxide_git.git import watch_journal as journal
+    from oxide_git.git.repo import find_repo
+    from oxide_git.watch import fastpath
 
     home = common.fresh_dir(common.CACHE / "run" / "watch-home")  # no agent store to import
     extra = {"HOME": str(home), "XDG_DATA_HOME": str(home / "xdg"), "XDG_CONFIG_HOME": str(home / "cfg"),

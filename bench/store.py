@@ -102,12 +102,12 @@ def bench_first_checkpoint(quick: bool, log: Log = _log) -> list[dict[str, Any]]
 
 # -- session logs ---------------------------------------------------------------------------------
 
-_KEY_SOURCES = ("logwrite.py", "rawgit.py", "sessionlog.py", "codec.py", "model.py", "index.py", "store.py",
-                "context.py")
+_KEY_SOURCES = ("store/logwrite.py", "git/rawgit.py", "store/sessionlog.py", "core/codec.py", "core/model.py", "store/index.py", "store/writes.py",
+                "store/context.py")
 
 
 def _message(i: int, now_ms: int) -> Any:
-    from oxide_git.model import Message, Part
+    from oxide_git.core.model import Message, Part
 
     if i % 3 == 0:
         return Message("user", (Part.text(f"Please look at module {i} and fix the failing test; "
@@ -124,14 +124,14 @@ def _message(i: int, now_ms: int) -> Any:
 
 
 def _context(path: Path, now_ms: int) -> Any:
-    from oxide_git.context import Context
-    from oxide_git.repo import find_repo
+    from oxide_git.git.repo import find_repo
+    from oxide_git.store.context import Context
 
     return Context(find_repo(path), now_ms, {})
 
 
 def _session(ctx: Any, n: int, now_ms: int) -> Any:
-    from oxide_git.model import Session
+    from oxide_git.core.model import Session
 
     return Session(id=f"{now_ms:012x}{n:020d}"[-32:], agent="claude", native_id=f"bench-{n}",
                    title=f"bench session of {n} messages", created_at=now_ms, updated_at=now_ms,
@@ -150,7 +150,8 @@ def _init_repo(path: Path) -> None:
 def _write_new_session(ctx: Any, s: Any, messages: list[Any], now_ms: int, chunk: int = 10_000
                        ) -> None:
     """A new session with ``messages``, written the way ``store.save`` writes (git, then index)."""
-    from oxide_git import codec, logwrite
+    from oxide_git.core import codec
+    from oxide_git.store import logwrite
 
     objects, common_dir = ctx.repo.objects, ctx.repo.common_dir
     _ = ctx.index  # opened (and reindexed when new) before anything is written
@@ -172,7 +173,8 @@ def write_sessions(ctx: Any, sessions: Iterable[tuple[Any, list[Any]]], batch: i
     """New sessions and their messages, written the way the store writes them (``logwrite.commit``,
     then the index rows), with one index transaction per ``batch`` sessions instead of one per
     session: only the setup is faster. Each commit is dated its session's ``created_at``."""
-    from oxide_git import codec, logwrite
+    from oxide_git.core import codec
+    from oxide_git.store import logwrite
 
     objects, common_dir = ctx.repo.objects, ctx.repo.common_dir
     _ = ctx.index  # opened (and reindexed when new) before anything is written
@@ -227,7 +229,8 @@ def _sessions_repo(sizes: list[int], log: Log) -> tuple[Path, dict[int, str]]:
 
 
 def bench_append(quick: bool, log: Log = _log) -> list[dict[str, Any]]:
-    from oxide_git import sessionlog, store
+    from oxide_git.store import sessionlog
+    from oxide_git.store import writes as store
 
     sizes = [1_000, 10_000] if quick else [1_000, 10_000, 100_000]
     reps = 10 if quick else 20

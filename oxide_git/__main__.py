@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from .entry import main
+from oxide_git.entry import main
 
 main()

@@ -16,63 +16,63 @@ _SNAPSHOT_FIRST = ("checkpoint", "rewind", "undo")
 def main() -> None:
     argv = sys.argv[1:]
     if argv[:1] in (["checkpoint"], ["search"]):
-        from .fastpath import serve as served
+        from oxide_git.watch.fastpath import serve as served
 
         rc = served(argv[0], argv[1:])  # `git oxide watch` answers, without click or pygit2 here
         if rc is not None:
             _exit_now(rc)  # written with os.write: nothing to flush or free (~3 ms of teardown)
     if argv[:1] == ["search"]:
-        from .search_command import plain as plain_search
+        from oxide_git.ops.search_command import plain as plain_search
 
         rc = plain_search(argv[1:])  # `search QUERY [--json] [-n N]`, without click
         if rc is not None:
             _exit_now(rc)
     if argv[:1] == ["import"]:
-        from .import_command import plain
+        from oxide_git.imports.command import plain
 
         rc = plain(argv[1:])  # the form hooks and scripts run, without click
         if rc is not None:
             _exit_now(rc)
     if argv[:1] == ["list"]:
-        from .list_command import plain as plain_list
+        from oxide_git.ops.list_command import plain as plain_list
 
         rc = plain_list(argv[1:])  # `list --json [--all]`, without click
         if rc is not None:
             _exit_now(rc)
     if argv[:1] == ["blame"]:
-        from . import blame_prefetch
+        from oxide_git.blame import prefetch as blame_prefetch
 
         # `git blame` first: it runs while Python imports the rest, and while the kept answer is
         # looked for (ended if there is one: ~2 ms against the ~10 ms a cold blame gains)
         blame_prefetch.start(argv[1:])
-        from .blame_cache import serve
+        from oxide_git.blame.cache import serve
 
         rc = serve(argv[1:])  # the answer kept from the same question, when nothing it depends on moved
         if rc is not None:
             blame_prefetch.cancel()
             _exit_now(rc)
-        from .blame_command import plain as plain_blame
+        from oxide_git.blame.command import plain as plain_blame
 
         rc = plain_blame(argv[1:])  # FILE with its usual options, without click
         if rc is not None:
             _exit_now(rc)
     if argv[:1] == ["hook"] and argv[1:2] and not argv[1].startswith("-"):
-        from .hook_entry import main as hook_main
+        from oxide_git.hooks.entry import main as hook_main
 
         sys.exit(hook_main(argv[1:]))  # a team's hook runs it on every commit: no click
     if argv[:1] == ["mcp"]:
-        from .mcp_server import main as mcp_main
+        from oxide_git.mcp.server import main as mcp_main
 
         rc = mcp_main(argv[1:])  # a server an agent starts: its start-up is the agent's wait
         if rc is not None:
             _exit_now(rc)
     quiet = not {"-h", "--help", "-n", "--dry-run"} & set(argv)
     if argv[:1] and argv[0] in _SNAPSHOT_FIRST and quiet and not _journal_active(argv[0]):
-        from . import prefetch
+        from oxide_git.git import prefetch
 
         prefetch.start()  # before any other import: git finds the worktree itself
         os.nice(5)  # git status is the critical path: our imports must not take its CPU
-    from .cli import main as cli_main
+    from oxide_git.cli import main as cli_main
 
     if argv[:1] and argv[0] in _QUICK_EXIT:
         try:
@@ -89,9 +89,9 @@ def _journal_active(command: str) -> bool:
         return False
     from pathlib import Path
 
-    from .errors import OxideError
-    from .repo import find_repo
-    from .watch_journal import active
+    from oxide_git.core.errors import OxideError
+    from oxide_git.git.repo import find_repo
+    from oxide_git.git.watch_journal import active
 
     try:
         return active(find_repo(Path.cwd()))

@@ -8,9 +8,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from oxide_git import store
-from oxide_git.checkpoint import checkpoint
-from oxide_git.model import Message, Part, Session
+from oxide_git.core.model import Message, Part, Session
+from oxide_git.ops.checkpoint import checkpoint
+from oxide_git.store import writes as store
 
 from .conftest import make_ctx
 
@@ -107,7 +107,7 @@ def take(repo: Path, clock: Clock, **kw: Any) -> str:
 
 
 def memo_file(repo: Path, rel: str = "notes.txt") -> Path:
-    from oxide_git.blame_memo import memo_path
+    from oxide_git.blame.memo import memo_path
 
     return Path(memo_path(str(repo / ".git"), rel))
 
@@ -122,7 +122,7 @@ def exact_blame(ctx: Any, rel: str, **kw: Any) -> Any:
     """``blame_file`` with what the memo holds (``blame_memo``), checked against the memo-less
     answer, the answer with the memo empty, and the answer from the memo that run filled (which
     must hold all that run needs: nothing is added to it)."""
-    from oxide_git.blame import blame_file
+    from oxide_git.blame.attribution import blame_file
 
     res = blame_file(ctx, rel, **kw)
     want = lines_of(res)

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from oxide_git.cli import main
-from oxide_git.model import to_iso
+from oxide_git.core.model import to_iso
 
 
 class ClaudeRun:

@@ -89,8 +89,8 @@ NOW_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 
 def make_ctx(path: Path, now_ms: int = NOW_MS):  # type: ignore[no-untyped-def]
     """An operation context on the repository at ``path`` with a pinned clock."""
-    from oxide_git.context import Context
-    from oxide_git.repo import find_repo
+    from oxide_git.git.repo import find_repo
+    from oxide_git.store.context import Context
 
     return Context(find_repo(path), now_ms, dict(os.environ))
 

@@ -18,9 +18,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-GUARDED = ("redact", "secretgate", "checkpoint_screen", "journal", "undo", "undo_plan", "restore", "rewind", "resume",
-           "share", "remote_refs", "notes", "notesmerge", "gc", "retention", "rm", "memory", "doctor", "agent_hooks",
-           "hook_impl", "hooks")
+GUARDED = ("store/redact", "store/secretgate", "ops/checkpoint_screen", "store/journal", "ops/undo", "ops/undo_plan", "git/restore", "ops/rewind", "ops/resume",
+           "ops/share", "ops/remote_refs", "store/notes", "store/notesmerge", "ops/gc", "store/retention", "ops/rm", "ops/memory", "ops/doctor", "hooks/agent_hooks",
+           "hooks/impl", "hooks/install")
 GUARDED_MIN, TOTAL_MIN, MODULE_MIN = 95.0, 90.0, 80.0
 
 

@@ -20,9 +20,12 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from oxide_git import fork, importing, refs, rewind, rm, sessionlog, share, undo
-from oxide_git.checkpoint import checkpoint
-from oxide_git.errors import OxideError
+from oxide_git.core.errors import OxideError
+from oxide_git.git import refs
+from oxide_git.imports import importing
+from oxide_git.ops import fork, rewind, rm, share, undo
+from oxide_git.ops.checkpoint import checkpoint
+from oxide_git.store import sessionlog
 from tests.conftest import NOW_MS, git, make_ctx, new_repo
 
 NATIVE = "70000000-0000-4000-8000-000000000039"

@@ -43,7 +43,7 @@ def test_claude_settings_merge_and_remove(repo: Path) -> None:
 
 
 def test_claude_hook_commands_checkpoint_and_import(repo: Path) -> None:
-    from oxide_git import store
+    from oxide_git.store import writes as store
 
     oxide(repo, "init")
     transcript = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "p" / "t.jsonl"

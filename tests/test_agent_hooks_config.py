@@ -7,7 +7,7 @@ import os
 import tomllib
 from pathlib import Path
 
-from oxide_git.agent_hooks import _notify_span
+from oxide_git.hooks.agent_hooks import _notify_span
 
 from .conftest import oxide
 
@@ -103,7 +103,7 @@ def test_a_notify_is_added_at_the_top_where_toml_keeps_it_top_level(tmp_path: Pa
     the table's), the user's lines follow unchanged, and --remove gives back the very same bytes."""
     import json
 
-    from oxide_git.agent_hooks import configure_codex
+    from oxide_git.hooks.agent_hooks import configure_codex
 
     home = tmp_path / "home"
     config = home / ".codex" / "config.toml"

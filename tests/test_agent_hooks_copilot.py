@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import agent_hooks_copilot as hooks
+from oxide_git.hooks import agent_hooks_copilot as hooks
 from tests.conftest import FIXTURES, make_ctx, oxide
 
 SID = "01fbf44d-0f39-4b67-aab1-efc7e7ef9294"
@@ -61,7 +61,7 @@ def test_broken_local_settings_are_refused_and_left_as_they_are(repo: Path,
     local = repo / ".github" / "copilot" / "settings.local.json"
     local.parent.mkdir(parents=True)
     local.write_text("{not json")
-    from oxide_git.errors import OxideError
+    from oxide_git.core.errors import OxideError
 
     with pytest.raises(OxideError, match="not valid JSON"):
         hooks.configure(repo)
@@ -127,7 +127,7 @@ def _write_events(repo: Path) -> Path:
 
 
 def _assert_tied(repo: Path, untied: dict) -> None:  # type: ignore[type-arg]
-    from oxide_git import refs
+    from oxide_git.git import refs
 
     ctx = make_ctx(repo)
     [sid] = [x[0] for x in ctx.index.query("SELECT id FROM sessions WHERE native_id=?", (SID,))]
@@ -168,7 +168,8 @@ def test_without_a_stop_hook_git_oxide_import_ties_the_waiting_checkpoint(repo: 
 
 
 def test_a_waiting_checkpoint_removed_meanwhile_is_not_tied_and_no_longer_waits(repo: Path) -> None:
-    from oxide_git import hook_ties, refs
+    from oxide_git.git import refs
+    from oxide_git.hooks import ties as hook_ties
 
     from .conftest import git
 
@@ -185,8 +186,9 @@ def test_two_sessions_waiting_on_the_same_worktree_state_each_get_a_checkpoint_o
     """Two agents' first prompts before either session file exists, nothing changed in between:
     each waits with its own checkpoint (the dedupe of an unchanged state would have given the second
     the first's, and the first session imported would have taken both)."""
-    from oxide_git import hook_ties, store
-    from oxide_git.model import Message, Part, Session
+    from oxide_git.core.model import Message, Part, Session
+    from oxide_git.hooks import ties as hook_ties
+    from oxide_git.store import writes as store
     from tests.conftest import NOW_MS
 
     oxide(repo, "init")

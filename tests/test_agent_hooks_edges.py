@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git.agent_hooks import configure_codex
+from oxide_git.hooks.agent_hooks import configure_codex
 
 from .conftest import FIXTURES, make_ctx, oxide
 from .test_agent_hooks import hook_log, run_hook
@@ -173,8 +173,8 @@ def test_codex_notify_says_set_then_removed(tmp_path: Path) -> None:
 def test_configure_reaches_an_agents_own_hooks_module_and_refuses_an_agent_without_hooks(repo: Path) -> None:
     import pytest
 
-    from oxide_git.agent_hooks import configure, hooked_agents
-    from oxide_git.errors import OxideError
+    from oxide_git.core.errors import OxideError
+    from oxide_git.hooks.agent_hooks import configure, hooked_agents
 
     oxide(repo, "init")
     ctx = make_ctx(repo)
@@ -190,7 +190,7 @@ def test_claude_hooks_without_git_oxide_on_path_stay_on_this_machine_and_move_wh
     """Without `git-oxide` on PATH the hooks name this machine's Python and go in the per-machine
     settings.local.json only; `--remove` takes them out there; once `git-oxide` is on PATH, the
     portable hooks go in settings.json and this machine's entries leave settings.local.json."""
-    from oxide_git.agent_hooks import configure_claude
+    from oxide_git.hooks.agent_hooks import configure_claude
 
     shared, local = repo / ".claude" / "settings.json", repo / ".claude" / "settings.local.json"
     monkeypatch.setenv("PATH", "/nowhere")

@@ -42,7 +42,7 @@ def test_gemini_settings_merge_and_remove(repo: Path) -> None:
 
 
 def test_without_git_oxide_on_path_the_hooks_go_in_the_users_settings(repo: Path) -> None:
-    from oxide_git.agent_hooks_gemini import configure
+    from oxide_git.hooks.agent_hooks_gemini import configure
 
     done = configure(repo, python="/opt/py/bin/python3")
     user = Path(os.environ["HOME"]) / ".gemini" / "settings.json"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from oxide_git.blame import summary
+from oxide_git.blame.attribution import summary
 
 from .blame_helpers import Clock, FakeAgent, exact_blame, human_edit, take
 from .conftest import make_ctx
@@ -133,8 +133,8 @@ def test_two_sessions_in_one_worktree(repo: Path) -> None:
 def test_a_session_without_times_goes_by_its_prompt_checkpoint(repo: Path) -> None:
     """Aider records one time for a whole session: its calls have no order in time, so those of
     the turn a prompt checkpoint starts are that checkpoint's intervals' (and are not replayed)."""
-    from oxide_git import store
-    from oxide_git.model import Message, Part, Session
+    from oxide_git.core.model import Message, Part, Session
+    from oxide_git.store import writes as store
 
     clock = Clock()
     s = Session(id=SID, agent="aider", cwd=str(repo), worktree="main")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import blame_cache
+from oxide_git.blame import cache as blame_cache
 
 from .blame_helpers import Clock, FakeAgent, human_edit
 from .conftest import oxide
@@ -146,7 +146,7 @@ def test_the_git_blame_started_first_is_ended_when_the_kept_answer_serves(repo: 
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """The console script starts `git blame` before looking for a kept answer; one found, that
     `git blame` is ended and reaped (nothing left running, no pipe left open)."""
-    from oxide_git import blame_prefetch
+    from oxide_git.blame import prefetch as blame_prefetch
 
     monkeypatch.chdir(repo)
     monkeypatch.delenv("GIT_DIR", raising=False)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from .blame_helpers import Clock, FakeAgent
 from .conftest import git, oxide
 from .test_blame_history import SID, _turn_and_commit, work  # noqa: F401 - the fixture
@@ -82,3 +84,20 @@ def test_range_in_markdown_and_in_export(work: tuple[Path, Clock, FakeAgent]) ->
     assert "Who wrote the lines of" in oxide(repo, "export", "--range", f"{base}..HEAD", "--format", "html").stdout
     empty = oxide(repo, "blame", "--range", "HEAD..HEAD").stdout
     assert "0 line(s) added by 0 commit(s)." in empty
+
+
+def test_the_click_form_refuses_what_the_plain_form_leaves_to_it(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What `git oxide blame` hands to click (two output forms, a bad -L, no FILE) is refused there,
+    with git's exit codes: in process (the plain form never runs these)."""
+    from click.testing import CliRunner
+
+    from oxide_git.cli import main
+
+    monkeypatch.chdir(repo)
+    (repo / "f.txt").write_text("a\n")
+    both = CliRunner().invoke(main, ["blame", "--porcelain", "--json", "f.txt"])
+    assert both.exit_code == 1 and "give one of --porcelain, --json, --summary" in both.output
+    bad = CliRunner().invoke(main, ["blame", "-L", "x", "f.txt"])
+    assert bad.exit_code == 2 and "is not START,END or START,+COUNT" in bad.output
+    none = CliRunner().invoke(main, ["blame"])
+    assert none.exit_code == 2 and "give a FILE (or --range A..B)" in none.output

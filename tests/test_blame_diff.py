@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oxide_git import blame_diff
-from oxide_git.blame_diff import Diff
-from oxide_git.blame_timeline import runs
+from oxide_git.blame import diff as blame_diff
+from oxide_git.blame.diff import Diff
+from oxide_git.blame.timeline import runs
 
 # few distinct lines, so that versions share many of them and hunks slide among equal lines
 _lines = st.lists(st.sampled_from(["a", "b", "c", "", "d e"]), max_size=30)

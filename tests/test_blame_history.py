@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import store
-from oxide_git.blame import BadRevision
+from oxide_git.blame.attribution import BadRevision
+from oxide_git.store import writes as store
 
 from .blame_helpers import Clock, FakeAgent, exact_blame, human_edit
 from .conftest import git, make_ctx, oxide

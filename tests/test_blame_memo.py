@@ -14,9 +14,9 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from oxide_git import blame_memo
-from oxide_git.blame_memo import MAGIC, Memo
-from oxide_git.blame_objects import Objects
+from oxide_git.blame import memo as blame_memo
+from oxide_git.blame.memo import MAGIC, Memo
+from oxide_git.blame.objects import Objects
 
 from .blame_helpers import Clock, FakeAgent, exact_blame, lines_of, memo_file
 from .conftest import git, make_ctx
@@ -40,7 +40,7 @@ def _history(repo: Path, turns: int = 3) -> tuple[Clock, FakeAgent]:
 
 
 def _blame(repo: Path, clock: Clock, **env: str):  # type: ignore[no-untyped-def]
-    from oxide_git.blame import blame_file
+    from oxide_git.blame.attribution import blame_file
 
     ctx = make_ctx(repo, clock.tick())
     ctx.environ.update(env)
@@ -168,7 +168,7 @@ _RUN = ("import sys, os; os.chdir(sys.argv[1]); sys.argv = ['git-oxide', 'blame'
         "def stop(code):\n    raise SystemExit(code)\ne._exit_now = stop\n"
         "try:\n    e.main()\nfinally:\n    sys.stdout.flush()\n    sys.stderr.write(' '.join(sys.modules))")
 # what no blame needs to replay a call: the model's dataclasses and the codec that builds them
-_MODEL = {"oxide_git.codec", "oxide_git.model", "oxide_git.agents.events", "dataclasses"}
+_MODEL = {"oxide_git.core.codec", "oxide_git.core.model", "oxide_git.agents.events", "dataclasses"}
 
 
 def _console(repo: Path, rel: str = "notes.txt") -> tuple[str, set[str]]:
@@ -186,10 +186,10 @@ def test_a_blame_from_the_memo_loads_no_pygit2(work: tuple[Path, Clock, FakeAgen
     a.edit("notes.txt", "turn 0\n", "turn zero\n")  # a changed line: git's diff, not only trimming
     commit(repo, "-m", "notes")
     first, loaded = _console(repo)
-    assert "oxide_git.payload" in loaded  # the calls replayed, the diffs worked out by `git diff`
+    assert "oxide_git.core.payload" in loaded  # the calls replayed, the diffs worked out by `git diff`
     assert not {"pygit2", *_MODEL} & loaded
     again, loaded = _console(repo)
-    assert again == first and not {"pygit2", "oxide_git.payload", "oxide_git.agents", *_MODEL} & loaded
+    assert again == first and not {"pygit2", "oxide_git.core.payload", "oxide_git.agents", *_MODEL} & loaded
     assert "(claude" in again
     readme, loaded = _console(repo, "README.md")  # a line older than oxide: its commit, abbreviated
     root = git(repo, "rev-list", "--max-parents=0", "HEAD").strip()
@@ -208,14 +208,14 @@ def test_a_blame_after_a_new_turn_loads_neither_pygit2_nor_the_model(
     a.edit("notes.txt", "turn 0\n", "turn 0\nturn 1\n")
     commit(repo, "-m", "more notes")
     after, loaded = _console(repo)
-    assert {"oxide_git.payload", "oxide_git.agents.file_effects"} <= loaded  # the new call replayed
+    assert {"oxide_git.core.payload", "oxide_git.agents.file_effects"} <= loaded  # the new call replayed
     assert not {"pygit2", *_MODEL} & loaded
     assert after.splitlines()[-1].endswith("turn 1") and "(claude" in after.splitlines()[-1]
     assert after == _console(repo)[0]
 
 
 def test_a_set_core_abbrev_is_libgit2s_to_read(repo: Path) -> None:
-    from oxide_git.blame import blame_file
+    from oxide_git.blame.attribution import blame_file
 
     root = git(repo, "rev-list", "--max-parents=0", "HEAD").strip()
     git(repo, "config", "core.abbrev", "10")

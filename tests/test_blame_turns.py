@@ -140,7 +140,7 @@ def test_the_stop_hook_checkpoints_only_a_turn_that_may_have_written(repo: Path,
     run.write("notes.txt", "a\n")  # the same content: the worktree is as the last checkpoint holds it
     run.answer("rewritten")
     assert kinds() == ["prompt", "prompt", "turn-end", "prompt"]
-    from oxide_git import hook_ties
+    from oxide_git.hooks import ties as hook_ties
 
     ctx = make_ctx(repo)
     try:
@@ -167,7 +167,7 @@ def _restore_who(repo: Path, clock: Clock, rel: str) -> list[tuple[str, str, str
 
 
 def _rewind(repo: Path, clock: Clock, checkpoint: str) -> None:
-    from oxide_git.rewind import rewind
+    from oxide_git.ops.rewind import rewind
 
     ctx = make_ctx(repo, clock.tick())
     try:
@@ -177,7 +177,7 @@ def _rewind(repo: Path, clock: Clock, checkpoint: str) -> None:
 
 
 def _undo(repo: Path, clock: Clock) -> None:
-    from oxide_git.undo import undo
+    from oxide_git.ops.undo import undo
 
     ctx = make_ctx(repo, clock.tick())
     try:
@@ -269,7 +269,7 @@ def test_a_path_the_restore_left_is_not_the_targets(repo: Path) -> None:
 
 def test_a_codex_notify_closes_its_turn(repo: Path) -> None:
     """Codex's notify runs at the end of each turn: its turn's writes are closed by a checkpoint."""
-    from oxide_git import agent_hooks
+    from oxide_git.hooks import agent_hooks
 
     from .conftest import FIXTURES
 

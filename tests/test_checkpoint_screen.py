@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import mcp_tools, refs, store
+from oxide_git.git import refs
+from oxide_git.mcp import tools as mcp_tools
+from oxide_git.store import writes as store
 from tests.blame_helpers import Clock, FakeAgent, exact_blame, human_edit
 from tests.conftest import git, make_ctx, oxide
 from tests.planted import NEEDLES, PLANTED

@@ -13,11 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oxide_git import checkpoint_screen, refs, share
-from oxide_git.checkpoint import checkpoint
-from oxide_git.doctor import diagnose
-from oxide_git.redact import Redactor
-from oxide_git.secret_files import SecretNames
+from oxide_git.core.secret_files import SecretNames
+from oxide_git.git import refs
+from oxide_git.ops import checkpoint_screen, share
+from oxide_git.ops.checkpoint import checkpoint
+from oxide_git.ops.doctor import diagnose
+from oxide_git.store.redact import Redactor
 from tests.conftest import git, make_ctx, new_repo
 from tests.planted import PLANTED
 from tests.test_redact import _all_objects
@@ -214,8 +215,9 @@ def test_the_map_file_is_one_json_line_per_checkpoint(shared: tuple[Path, Path])
 
 
 def test_an_export_shows_a_secret_files_name_not_its_lines(repo: Path) -> None:
-    from oxide_git import export, store
-    from oxide_git.model import Message, Part, Session
+    from oxide_git.core.model import Message, Part, Session
+    from oxide_git.export import sessions as export
+    from oxide_git.store import writes as store
 
     sid = "0" * 12 + "e" * 20
     ctx = make_ctx(repo)
@@ -248,7 +250,7 @@ def test_the_map_is_rewritten_when_it_holds_mostly_what_is_gone(shared: tuple[Pa
 
 def test_a_pulled_note_on_a_commit_not_fetched_here_links_nothing(repo: Path) -> None:
     """A teammate pulls the notes before the code: `checkpoints` lists, no error."""
-    from oxide_git import retention
+    from oxide_git.store import retention
 
     g = make_ctx(repo).repo.git
     sig = pygit2.Signature("x", "x@x", 0, 0)

@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from oxide_git import refs, store
 from oxide_git.cli import COMMANDS, load_all, main
-from oxide_git.errors import LockTimeout
-from oxide_git.model import Message, Part, Session
+from oxide_git.core.errors import LockTimeout
+from oxide_git.core.model import Message, Part, Session
+from oxide_git.git import refs
+from oxide_git.store import writes as store
 
 from .conftest import git, make_ctx, oxide
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import agent_hooks_cline
 from oxide_git.agents import js_json
+from oxide_git.hooks import agent_hooks_cline
 from tests.conftest import make_ctx, oxide
 from tests.test_watch import wait_for
 
@@ -97,7 +97,7 @@ def payload(repo: Path, hook: str) -> dict[str, object]:
 
 
 def test_the_hook_imports_the_session_and_checkpoints_a_new_task(repo: Path) -> None:
-    from oxide_git import store
+    from oxide_git.store import writes as store
 
     oxide(repo, "init")
     cline_session(repo, messages=1)

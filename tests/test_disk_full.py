@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import failure
+from oxide_git.git import failure
 
 from .conftest import git, oxide
 

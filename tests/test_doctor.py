@@ -7,10 +7,11 @@ import os
 import time
 from pathlib import Path
 
-from oxide_git import refs, store
-from oxide_git.checkpoint import checkpoint
-from oxide_git.doctor import diagnose
-from oxide_git.model import Message, Part, Session
+from oxide_git.core.model import Message, Part, Session
+from oxide_git.git import refs
+from oxide_git.ops.checkpoint import checkpoint
+from oxide_git.ops.doctor import diagnose
+from oxide_git.store import writes as store
 
 from .conftest import git, make_ctx, oxide
 
@@ -55,7 +56,7 @@ def test_index_behind_git_is_reported_and_fixed(repo: Path) -> None:
 
 
 def test_a_session_written_without_the_index_is_behind_too(repo: Path) -> None:
-    from oxide_git import logwrite
+    from oxide_git.store import logwrite
 
     oxide(repo, "init")
     ctx = make_ctx(repo)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import store
-from oxide_git.model import Message, Part, Session
+from oxide_git.core.model import Message, Part, Session
+from oxide_git.store import writes as store
 
 from .conftest import make_ctx, oxide
 
@@ -79,7 +79,7 @@ def test_a_lock_that_is_a_dangling_link_is_no_finding(repo: Path) -> None:
 
 
 def test_a_damaged_import_cursor_first_does_not_hide_the_others(repo: Path) -> None:
-    from oxide_git.doctor import diagnose
+    from oxide_git.ops.doctor import diagnose
 
     _store_with_a_session(repo)
     db = sqlite3.connect(repo / ".git" / "oxide" / "index.db")
@@ -105,7 +105,7 @@ def test_doctor_without_the_worktrees_folder_and_the_index_size_it_reports(repo:
 
 
 def test_doctor_counts_each_family_of_refs_it_keeps(repo: Path) -> None:
-    from oxide_git import refs
+    from oxide_git.git import refs
 
     from .conftest import git
 
@@ -121,7 +121,7 @@ def test_doctor_counts_each_family_of_refs_it_keeps(repo: Path) -> None:
 
 
 def test_format_drift_is_listed_by_agent_then_record_type(repo: Path) -> None:
-    from oxide_git.doctor import diagnose
+    from oxide_git.ops.doctor import diagnose
 
     _store_with_a_session(repo)
     ctx = make_ctx(repo)

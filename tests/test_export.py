@@ -17,7 +17,7 @@ SCHEMA = Path(__file__).resolve().parent.parent / "docs" / "export.schema.json"
 
 @pytest.fixture
 def imported(repo: Path, tmp_path: Path) -> tuple[Path, str]:
-    from oxide_git.importing import import_sessions
+    from oxide_git.imports.importing import import_sessions
 
     oxide(repo, "init")
     path = claude_transcript(tmp_path / "t.jsonl", str(repo), turns=2)
@@ -128,7 +128,7 @@ def _validate(value: object, schema: dict, root: dict) -> None:  # type: ignore[
 def test_harness_context_is_folded_not_shown_as_a_user_turn(repo: Path, tmp_path: Path) -> None:
     """Claude's isMeta lines (local-command caveats) are the harness's, not the user's: the HTML
     and Markdown exports fold them under "harness context", as `show` does."""
-    from oxide_git.importing import import_sessions
+    from oxide_git.imports.importing import import_sessions
     from tests.planted import line
 
     oxide(repo, "init")

@@ -110,7 +110,7 @@ class Browser:
 
 @pytest.fixture
 def page_file(repo: Path, tmp_path: Path) -> Path:
-    from oxide_git.importing import import_sessions
+    from oxide_git.imports.importing import import_sessions
 
     oxide(repo, "init")
     path = claude_transcript(tmp_path / "t.jsonl", str(repo), turns=3)
@@ -179,8 +179,8 @@ def test_html_export_in_headless_chromium(page_file: Path, tmp_path: Path) -> No
 def test_html_heading_timeline_and_empty_turns_in_chromium(repo: Path, tmp_path: Path) -> None:
     """Issue 14, item 6: the heading is the session's title, empty assistant turns are gone, each
     checkpoint sits where it was taken, with the files it changed and their diff folded."""
-    from oxide_git import store
-    from oxide_git.model import Message, Part, Session
+    from oxide_git.core.model import Message, Part, Session
+    from oxide_git.store import writes as store
 
     oxide(repo, "init")
     ctx = make_ctx(repo)

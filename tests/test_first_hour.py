@@ -6,8 +6,8 @@ import json
 import re
 from pathlib import Path
 
-from oxide_git import store
-from oxide_git.model import Message, Part, Session
+from oxide_git.core.model import Message, Part, Session
+from oxide_git.store import writes as store
 
 from .conftest import git, make_ctx, oxide
 
@@ -44,7 +44,7 @@ def test_list_shows_ids_that_resolve_even_when_sessions_share_a_moment(repo: Pat
 
 
 def test_an_abbreviation_has_a_minimum_and_avoids_agent_ids(repo: Path) -> None:
-    from oxide_git.abbrev import Abbreviator
+    from oxide_git.core.abbrev import Abbreviator
 
     ab = Abbreviator([("0123456789", "0123456789"), ("0123456789-native", "0123456789"),
                       ("01234567ff", "01234567ff"), ("abcdef0000", "abcdef0000"),

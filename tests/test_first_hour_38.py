@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from oxide_git import logwrite
+from oxide_git.store import logwrite
 
 from .conftest import git, make_ctx, oxide
 
@@ -202,7 +202,7 @@ def test_a_message_id_once_shown_stays_as_the_transcript_grows(repo: Path, tmp_p
 
 def test_another_message_at_a_number_gets_its_own_id(repo: Path, tmp_path: Path) -> None:
     """A transcript rewritten in place: the message now at #2 is another one, and its id is its own."""
-    from oxide_git.importing import import_sessions
+    from oxide_git.imports.importing import import_sessions
 
     oxide(repo, "init")
     lines = (FIXTURES / "claude" / "split_response.jsonl").read_text().splitlines(True)
@@ -223,7 +223,7 @@ def test_another_message_at_a_number_gets_its_own_id(repo: Path, tmp_path: Path)
 
 
 def _stored_messages(ctx: Any, sid: str) -> list[tuple[int, Any]]:
-    from oxide_git import sessionlog
+    from oxide_git.store import sessionlog
 
     log = sessionlog.load(ctx.repo.git, sid)
     assert log is not None

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import journal, store
 from oxide_git.cli.history import singular
-from oxide_git.model import Message, Part, Session
+from oxide_git.core.model import Message, Part, Session
+from oxide_git.store import journal
+from oxide_git.store import writes as store
 
 from .conftest import NOW_MS, configure_opencode_model, git, make_ctx, oxide
 
@@ -68,9 +69,9 @@ def test_rewind_leaves_the_aider_history_alone_and_says_so(repo: Path) -> None:
 
 
 def test_the_agents_session_files_come_from_the_importers() -> None:
-    from oxide_git.agent_files import is_session_file, session_files
-    from oxide_git.agents.aider import HISTORY
-    from oxide_git.agents.aider_input import INPUT_HISTORY
+    from oxide_git.agents.aider.agent import HISTORY
+    from oxide_git.agents.aider.input import INPUT_HISTORY
+    from oxide_git.core.agent_files import is_session_file, session_files
 
     names = session_files({"AIDER_CHAT_HISTORY_FILE": "docs/chat.md"})
     assert {HISTORY, INPUT_HISTORY, ".aider.llm.history", "docs/chat.md"} <= names
@@ -154,7 +155,7 @@ def test_an_undo_that_cannot_be_journaled_changes_nothing(repo: Path) -> None:
 
 def test_an_unexpected_error_without_a_log_prints_the_traceback_end(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from oxide_git import failure
+    from oxide_git.git import failure
 
     monkeypatch.chdir(tmp_path)  # not a repository: the log would go to $TMPDIR...
     monkeypatch.setenv("TMPDIR", str(tmp_path / "missing"))  # ...which cannot be written

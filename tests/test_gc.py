@@ -8,10 +8,11 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from oxide_git import refs, retention
-from oxide_git.browse import list_checkpoints
-from oxide_git.checkpoint import checkpoint
-from oxide_git.gc import DAY, HOUR, gc, thin
+from oxide_git.git import refs
+from oxide_git.ops.browse import list_checkpoints
+from oxide_git.ops.checkpoint import checkpoint
+from oxide_git.ops.gc import DAY, HOUR, gc, thin
+from oxide_git.store import retention
 
 from .conftest import NOW_MS, fsck_clean, git, make_ctx, oxide
 
@@ -73,8 +74,8 @@ def test_expiry_pin_link_and_gc_then_git_gc(repo: Path) -> None:
     g = pygit2.Repository(str(repo))
     assert g.get(old.id) is None
     # rewinding to it says that it expired, and when
-    from oxide_git.errors import NotFound
-    from oxide_git.rewind import rewind
+    from oxide_git.core.errors import NotFound
+    from oxide_git.ops.rewind import rewind
 
     with pytest.raises(NotFound) as e:
         rewind(make_ctx(repo, NOW_MS + 4 * DAY), old.id[:12])
@@ -131,7 +132,7 @@ def test_gc_with_empty_oplog_and_empty_store(repo: Path) -> None:
 
 
 def test_doctor_reports_space_per_family(repo: Path) -> None:
-    from oxide_git.doctor import diagnose
+    from oxide_git.ops.doctor import diagnose
 
     (repo / "big.txt").write_text("x" * 100_000)
     cp = checkpoint(make_ctx(repo))
@@ -141,7 +142,7 @@ def test_doctor_reports_space_per_family(repo: Path) -> None:
 
 
 def test_gc_thins_oplog_snapshots_per_worktree_and_keeps_pinned_ones(repo: Path) -> None:
-    from oxide_git import snapshots
+    from oxide_git.store import snapshots
 
     now = NOW_MS + 30 * DAY
     made = {}
@@ -166,7 +167,7 @@ def test_gc_thins_oplog_snapshots_per_worktree_and_keeps_pinned_ones(repo: Path)
 def test_gc_boundaries_counts_and_why_expired_ones_stayed(repo: Path) -> None:
     import json as _json
 
-    from oxide_git.gc import WEEK
+    from oxide_git.ops.gc import WEEK
 
     assert WEEK == 7 * DAY
     ctx = make_ctx(repo)
@@ -204,7 +205,7 @@ def test_thinning_at_exactly_a_day_and_a_week() -> None:
 
 
 def test_expired_at_names_the_removal_by_prefix_only(repo: Path) -> None:
-    from oxide_git.gc import expired_at
+    from oxide_git.ops.gc import expired_at
 
     oxide(repo, "init")
     ctx = make_ctx(repo)

@@ -10,14 +10,16 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from oxide_git import refs, sessionlog, store
-from oxide_git.checkpoint import checkpoint
-from oxide_git.errors import Refused, UntrustedTree
-from oxide_git.fork import fork
-from oxide_git.model import Message, Part, Session
-from oxide_git.resume import context
-from oxide_git.rewind import rewind
-from oxide_git.undo import undo
+from oxide_git.core.errors import Refused, UntrustedTree
+from oxide_git.core.model import Message, Part, Session
+from oxide_git.git import refs
+from oxide_git.ops.checkpoint import checkpoint
+from oxide_git.ops.fork import fork
+from oxide_git.ops.resume import context
+from oxide_git.ops.rewind import rewind
+from oxide_git.ops.undo import undo
+from oxide_git.store import sessionlog
+from oxide_git.store import writes as store
 
 from .conftest import NOW_MS, fsck_clean, git, make_ctx, oxide
 
@@ -168,7 +170,7 @@ def test_hostile_checkpoint_tree_is_refused(repo: Path) -> None:
         c = g.create_commit(f"refs/oxide/checkpoints/manual/{hostile}", sig, sig,
                             "oxide: evil\n\nOxide-Kind: manual\nOxide-Worktree: main\nOxide-Branch: main\n",
                             hostile, [g.head.target])
-        from oxide_git.reindex import reindex
+        from oxide_git.store.reindex import reindex
 
         reindex(ctx)
         with pytest.raises(UntrustedTree):

@@ -1,4 +1,4 @@
-"""The hooks' Python side, run as the shims run it (`python -m oxide_git.hook_impl ...`): it never
+"""The hooks' Python side, run as the shims run it (`python -m oxide_git.hooks.impl ...`): it never
 fails the user's git command, and says what went wrong where someone will look."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from oxide_git import hook_queue
+from oxide_git.hooks import queue as hook_queue
 
 from .conftest import git, make_ctx, oxide
 
 
 def hook_impl(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "oxide_git.hook_impl", *args], cwd=cwd, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "oxide_git.hooks.impl", *args], cwd=cwd, capture_output=True,
                           text=True, timeout=60, env={**os.environ, **(env or {})})
 
 
@@ -115,7 +115,7 @@ def test_a_commit_is_noted_on_the_branch_it_was_made_on_when_a_checkout_came_fir
     already switched branches still notes (and remembers the session for) the commit's branch."""
     import json
 
-    from oxide_git.notes import read_note
+    from oxide_git.store.notes import read_note
 
     from .test_hooks import make_session
 
@@ -138,9 +138,9 @@ def test_the_post_commit_hook_hands_over_the_head_it_committed_to(repo: Path, tm
     git(repo, "checkout", "-q", "-b", "feature")
     idle(repo)  # the checkout's own drain is done: it would take the commit's line too
     fake = tmp_path / "fake" / "oxide_git"  # a drain that does nothing: the queue stays to be read
-    fake.mkdir(parents=True)
-    (fake / "__init__.py").write_text("")
-    (fake / "hook_impl.py").write_text("")
+    (fake / "hooks").mkdir(parents=True)
+    for module in ("__init__.py", "hooks/__init__.py", "hooks/impl.py"):  # what the shim runs
+        (fake / module).write_text("")
     (repo / "f.txt").write_text("f\n")
     git(repo, "add", "f.txt")
     env = {**os.environ, "PYTHONPATH": str(fake.parent), "OXIDE_HOOK_SYNC": "1"}

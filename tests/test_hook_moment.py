@@ -108,7 +108,7 @@ def _first_pre_commit(repo: Path) -> str:
 def test_a_checkpoint_as_of_a_tree_and_a_moment(repo: Path) -> None:
     """``snapshots.take(as_of=...)`` when HEAD moved on since that moment: built from the tree
     then, a file changed since keeps that tree's version, one not changed since is read."""
-    from oxide_git import snapshots
+    from oxide_git.store import snapshots
 
     (repo / "README.md").write_text("staged then\n")
     (repo / "src" / "app.py").write_text("print('then, unstaged')\n")
@@ -130,7 +130,7 @@ def test_a_checkpoint_as_of_a_tree_and_a_moment(repo: Path) -> None:
 
 
 def test_a_queued_tree_without_its_mark_is_not_trusted(repo: Path) -> None:
-    from oxide_git.hook_impl import hook_moment
+    from oxide_git.hooks.impl import hook_moment
 
     oxide(repo, "init")
     wdir = common_dir(repo) / "oxide" / "worktrees" / "main"

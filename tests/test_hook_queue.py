@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import hook_queue
+from oxide_git.hooks import queue as hook_queue
 
 
 def _ran(into: list[str]) -> hook_queue.Run:
@@ -85,7 +85,7 @@ WRITER = 'i=0; while [ $i -lt {n} ]; do printf "%s\\n" "{w} $i" >>"{q}"; i=$((i+
 DRAINER = """
 import sys
 from pathlib import Path
-from oxide_git import hook_queue
+from oxide_git.hooks import queue as hook_queue
 d = Path(sys.argv[1])
 def run(lines):
     with open(d / "ran", "a") as f:

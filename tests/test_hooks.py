@@ -24,7 +24,8 @@ def claude_line(cwd: Path, n: int, text: str, role: str = "user") -> str:
 
 def make_session(repo: Path, n: int = 1, current: bool = True) -> str:
     """A tiny Claude session of ``repo`` imported into the store; optionally made current."""
-    from oxide_git import importing, store
+    from oxide_git.imports import importing
+    from oxide_git.store import writes as store
 
     store_dir = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "p"
     store_dir.mkdir(parents=True, exist_ok=True)
@@ -43,7 +44,7 @@ def common_dir(repo: Path) -> Path:
 
 
 def idle(repo: Path) -> None:
-    from oxide_git.hook_queue import wait_idle
+    from oxide_git.hooks.queue import wait_idle
 
     assert wait_idle(common_dir(repo), 30)
 
@@ -159,7 +160,7 @@ def test_amend_and_rebase_carry_notes(hooked: Path) -> None:
 
 
 def test_checkout_switches_to_the_session_last_used_on_the_branch(hooked: Path) -> None:
-    from oxide_git import store
+    from oxide_git.store import writes as store
 
     s1 = make_session(hooked, 1)
     git(hooked, "checkout", "-q", "-b", "feature")
@@ -268,7 +269,7 @@ def test_pre_commit_framework_entry_points(repo: Path) -> None:
 
 def test_reindex_rebuilds_links_from_notes(tmp_path: Path) -> None:
     """The links table is a cache of refs/notes/oxide: a deleted index gets it back."""
-    from oxide_git import notes
+    from oxide_git.store import notes
 
     from .conftest import make_ctx as _make_ctx
 

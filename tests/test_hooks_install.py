@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import hooks
-from oxide_git.errors import OxideError, Refused
-from oxide_git.repo import find_repo
+from oxide_git.core.errors import OxideError, Refused
+from oxide_git.git.repo import find_repo
+from oxide_git.hooks import install as hooks
 
 from .conftest import oxide
 

@@ -11,8 +11,8 @@ import os
 import stat
 from pathlib import Path
 
-from oxide_git import hooks
-from oxide_git.repo import find_repo
+from oxide_git.git.repo import find_repo
+from oxide_git.hooks import install as hooks
 
 from .conftest import git, oxide
 

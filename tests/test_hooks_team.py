@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import hooks
-from oxide_git.repo import find_repo
+from oxide_git.git.repo import find_repo
+from oxide_git.hooks import install as hooks
 
 from .conftest import git, oxide
 from .test_hooks import idle, make_session, note
@@ -169,7 +169,7 @@ def test_a_plain_tracked_folder_is_left_and_tracked_writes_portable_shims(repo: 
     assert "installed post-commit (portable: runs `git oxide` from PATH)" in r.stderr
     for hook in ("pre-commit", "post-commit", "post-rewrite"):
         text = (d / hook).read_text()
-        assert "git oxide hook-impl" in text and "oxide_git.hook_impl" not in text
+        assert "git oxide hook-impl" in text and "oxide_git.hooks.impl" not in text
         assert sys.executable not in text and str(repo) not in text and "PY=" not in text
     assert (d / "pre-commit.pre-oxide").exists()  # the team's own hook, chained
     st = json.loads(oxide(repo, "hooks", "status", "--json").stdout)
@@ -262,6 +262,6 @@ def test_git_oxide_hook_runs_the_shims_work(repo: Path, on_path: None) -> None:
     (repo / ".git" / "oxide" / "push-error").write_text("rejected\n")
     r = oxide(repo, "hook", "pre-push", "nowhere", "nowhere")
     assert r.returncode == 0 and "the last background push of sessions failed" in r.stderr
-    from oxide_git.hook_entry import main
+    from oxide_git.hooks.entry import main
 
     assert main([]) == 0 and main(["pre-commit", "x"]) == 0  # never fails git

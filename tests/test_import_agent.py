@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import import_paths
 from oxide_git.agents import AGENT_NAMES
 from oxide_git.agents.recognise import HEAD_BYTES, Head, kind, looks_like, recognise
-from oxide_git.errors import OxideError, Refused
-from oxide_git.importing import import_sessions
+from oxide_git.core.errors import OxideError, Refused
+from oxide_git.imports import paths as import_paths
+from oxide_git.imports.importing import import_sessions
 
 from .conftest import FIXTURES, git, make_ctx, oxide
 
@@ -170,7 +170,7 @@ def test_a_file_stuck_as_another_agent_imports_as_the_right_one(repo: Path, tmp_
 
 
 def test_two_sessions_left_are_named_for_rm_one_by_one(repo: Path, tmp_path: Path) -> None:
-    from oxide_git.import_report import FileReport, ImportReport
+    from oxide_git.imports.report import FileReport, ImportReport
 
     report = ImportReport(files=[FileReport("claude", "t.jsonl", "new", earlier_agent="codex",
                                             earlier_sessions=["aaa", "bbb"])])

@@ -12,8 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import import_batch, importing, logwrite, refs, store
-from oxide_git.model import Message, Part
+from oxide_git.core.model import Message, Part
+from oxide_git.git import refs
+from oxide_git.imports import importing
+from oxide_git.store import batch as import_batch
+from oxide_git.store import logwrite
+from oxide_git.store import writes as store
 from tests.conftest import git, make_ctx, new_repo
 
 
@@ -151,7 +155,7 @@ def _held_session(ctx, sid: str, batch: import_batch.FileBatch):  # type: ignore
 
 
 def test_the_batch_holds_only_objects_the_store_lacks(tmp_path: Path) -> None:
-    from oxide_git.rawgit import BLOB
+    from oxide_git.git.rawgit import BLOB
 
     root = new_repo(tmp_path / "r")
     loose = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=root, input=b"loose one\n",

@@ -9,7 +9,7 @@ import sys
 
 from tests.conftest import oxide
 
-HEAVY = ("pygit2", "sqlite_utils", "watchdog", "msgpack", "oxide_git.agents.claude")
+HEAVY = ("pygit2", "sqlite_utils", "watchdog", "msgpack", "oxide_git.agents.claude.agent")
 # Coverage measurement (`make test`) would load sqlite3 and more in these children: not measured.
 
 
@@ -30,12 +30,12 @@ def test_cli_import_is_light() -> None:
 
 
 def test_hook_impl_and_status_import_is_stdlib_only() -> None:
-    loaded = _loaded_after("import oxide_git.hook_impl, oxide_git.status, oxide_git.repo")
+    loaded = _loaded_after("import oxide_git.hooks.impl, oxide_git.git.status, oxide_git.git.repo")
     assert not {m for m in (*HEAVY, "click", "sqlite3") if m in loaded}
 
 
 def test_list_path_reads_only_the_index() -> None:
-    loaded = _loaded_after("import oxide_git.cli, oxide_git.browse, oxide_git.context")
+    loaded = _loaded_after("import oxide_git.cli, oxide_git.ops.browse, oxide_git.store.context")
     assert not {m for m in (*HEAVY, "sqlite_utils") if m in loaded}
 
 
@@ -63,7 +63,7 @@ def test_reimporting_loads_neither_pygit2_nor_click(repo, tmp_path) -> None:  # 
                            env=unmeasured())
         assert p.returncode == 0 and not p.stderr, p.stderr
         loaded = set(p.stdout.split())
-        assert "oxide_git.importing" in loaded  # the import ran here, and this is what it loaded
+        assert "oxide_git.imports.importing" in loaded  # the import ran here, and this is what it loaded
         return loaded
 
     modules()

@@ -6,8 +6,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from oxide_git import import_plan, sessionlog
-from oxide_git.importing import import_sessions
+from oxide_git.imports import plan as import_plan
+from oxide_git.imports.importing import import_sessions
+from oxide_git.store import sessionlog
 from tests.conftest import FIXTURES, make_ctx
 
 PLAIN = FIXTURES / "copilot" / "01fbf44d-0f39-4b67-aab1-efc7e7ef9294" / "events.jsonl"

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import forked as forking
-from oxide_git import import_worker, importing
-from oxide_git.errors import OxideError
+from oxide_git.core import forked as forking
+from oxide_git.core.errors import OxideError
+from oxide_git.imports import importing
+from oxide_git.imports import worker as import_worker
 from tests.conftest import FIXTURES, git, make_ctx, new_repo
 from tests.planted import claude_transcript
 from tests.test_import_batch import _claude, _index, _refs
@@ -145,7 +146,7 @@ def test_a_child_that_dies_mid_run_leaves_a_store_the_next_import_finishes(
 def test_a_process_with_threads_of_its_own_keeps_its_batch_whole(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """As in `watch`: no fork, and the batch is not stored file by file waiting for a chance to."""
-    from oxide_git import import_batch
+    from oxide_git.store import batch as import_batch
 
     items = _items(tmp_path)
     settled: list[int] = []

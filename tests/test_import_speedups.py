@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import import_writer, importing
-from oxide_git.index_queue import IndexQueue
-from oxide_git.logwrite import with_ids
-from oxide_git.model import Message, Part
+from oxide_git.core.model import Message, Part
+from oxide_git.imports import importing
+from oxide_git.imports import writer as import_writer
+from oxide_git.store.index_queue import IndexQueue
+from oxide_git.store.logwrite import with_ids
 from tests.conftest import make_ctx
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"

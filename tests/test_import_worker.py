@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import forked, import_worker, importing
-from oxide_git.errors import OxideError
+from oxide_git.core import forked
+from oxide_git.core.errors import OxideError
+from oxide_git.imports import importing
+from oxide_git.imports import worker as import_worker
 from tests.conftest import FIXTURES, git, make_ctx, new_repo, oxide
 from tests.planted import NEEDLES, claude_transcript
 

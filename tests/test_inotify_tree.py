@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git.inotify_tree import TreeWatch
+from oxide_git.watch.inotify_tree import TreeWatch
 
 from .conftest import wait_for
 
@@ -147,7 +147,7 @@ def _wide_tree(root: Path, n: int) -> list[Path]:
 @pytest.mark.parametrize("helper", ["runs", "fails"])
 def test_a_big_tree_is_walked_with_a_helper_and_every_folder_is_watched(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helper: str) -> None:
-    from oxide_git.inotify_walk import SHARE_AFTER
+    from oxide_git.watch.inotify_walk import SHARE_AFTER
 
     root = tmp_path / "wt"
     leaves = _wide_tree(root, SHARE_AFTER + 1_000)

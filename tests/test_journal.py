@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import refs, sessionlog, store
-from oxide_git.checkpoint import checkpoint
-from oxide_git.errors import NotFound, OxideError, Refused
-from oxide_git.model import Message, Part
-from oxide_git.rewind import rewind
-from oxide_git.undo import undo
+from oxide_git.core.errors import NotFound, OxideError, Refused
+from oxide_git.core.model import Message, Part
+from oxide_git.git import refs
+from oxide_git.ops.checkpoint import checkpoint
+from oxide_git.ops.rewind import rewind
+from oxide_git.ops.undo import undo
+from oxide_git.store import sessionlog
+from oxide_git.store import writes as store
 
 from .conftest import NOW_MS, git, make_ctx, oxide
 from .test_history import _session
@@ -88,7 +90,7 @@ def test_a_ref_deleted_since_is_refused_then_forced_back(repo: Path) -> None:
 
 
 def test_undo_after_undo_is_a_redo_and_says_so(repo: Path) -> None:
-    from oxide_git.undo import action
+    from oxide_git.ops.undo import action
 
     sid, _before, after = _rewound(repo)
     first = undo(make_ctx(repo, NOW_MS + 6), dry_run=True).undone
@@ -100,14 +102,14 @@ def test_undo_after_undo_is_a_redo_and_says_so(repo: Path) -> None:
     assert git(repo, "rev-parse", refs.session_ref(sid)).strip() == after
     third = undo(make_ctx(repo, NOW_MS + 8), dry_run=True).undone
     assert third["action"] == "undo" and third["what"] == first["summary"]  # undo undo undo: an undo
-    from oxide_git.journal import Entry
+    from oxide_git.store.journal import Entry
 
     assert action(Entry("x", 0, "undo undo undo rm a")) == ("redo", "rm a")
 
 
 def test_an_entry_older_than_a_gc_is_refused_unless_forced(repo: Path) -> None:
     sid, before, _after = _rewound(repo)
-    from oxide_git import journal
+    from oxide_git.store import journal
 
     journal.record(make_ctx(repo), journal.Entry("gc", NOW_MS + 6, "git oxide gc (removed 3 ref(s))",
                                                  undoable=False))
@@ -151,7 +153,7 @@ def test_undo_of_a_rewind_whose_before_checkpoint_was_pruned_says_so(repo: Path)
 
 
 def test_a_gc_before_the_operation_does_not_refuse_its_undo(repo: Path) -> None:
-    from oxide_git import journal
+    from oxide_git.store import journal
 
     oxide(repo, "init")
     journal.record(make_ctx(repo), journal.Entry("gc", NOW_MS, "git oxide gc (removed 1 ref(s))", undoable=False))
@@ -182,8 +184,8 @@ def _session_of(repo: Path, sid: str):  # type: ignore[no-untyped-def]
 
 
 def test_an_interrupted_undo_of_several_refs_is_finished_whichever_moved(repo: Path) -> None:
-    from oxide_git.fork import fork
-    from oxide_git.rm import rm
+    from oxide_git.ops.fork import fork
+    from oxide_git.ops.rm import rm
 
     ctx = make_ctx(repo)
     s = _session(ctx, 4)

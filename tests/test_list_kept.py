@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import store
-from oxide_git.browse import list_sessions, list_sessions_json
-from oxide_git.index import SCHEMA_VERSION
-from oxide_git.model import Message, Part, Session
-from oxide_git.snapshots import Checkpoint
+from oxide_git.core.model import Message, Part, Session
+from oxide_git.ops.browse import list_sessions, list_sessions_json
+from oxide_git.store import writes as store
+from oxide_git.store.index import SCHEMA_VERSION
+from oxide_git.store.snapshots import Checkpoint
 
 from .conftest import make_ctx, oxide
 

@@ -11,11 +11,13 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from oxide_git import lost, refs, store
 from oxide_git.cli import main
-from oxide_git.model import Message, Part, Session
-from oxide_git.reindex import reindex
-from oxide_git.undo import undo
+from oxide_git.core.model import Message, Part, Session
+from oxide_git.git import refs
+from oxide_git.ops import lost
+from oxide_git.ops.undo import undo
+from oxide_git.store import writes as store
+from oxide_git.store.reindex import reindex
 from tests.conftest import NOW_MS, git, make_ctx
 from tests.test_share import SID, clones, say, texts  # noqa: F401 - the fixture
 
@@ -95,7 +97,7 @@ def test_a_rewind_is_not_a_loss(clones: tuple[Path, Path, Path]) -> None:  # noq
 
 def test_what_a_rewind_dropped_is_not_lost_though_a_fork_s_history_holds_it(
         clones: tuple[Path, Path, Path]) -> None:  # noqa: F811
-    from oxide_git.fork import fork
+    from oxide_git.ops.fork import fork
 
     a, b, _bare = clones
     damaged(a, b)

@@ -59,9 +59,9 @@ def serve(repo: Path, calls: list[tuple[str, dict[str, Any]]], *, writes: bool =
 def store(repo: Path, tmp_path: Path) -> dict[str, Any]:
     """A Claude Code session imported while redaction was off (its secrets are in git as they came),
     a long session with a compaction, two checkpoints, and a memory topic."""
-    from oxide_git import store as st
-    from oxide_git.importing import import_sessions
-    from oxide_git.model import Message, Part, Session
+    from oxide_git.core.model import Message, Part, Session
+    from oxide_git.imports.importing import import_sessions
+    from oxide_git.store import writes as st
 
     oxide(repo, "init")
     git(repo, "config", "oxide.redact", "false")
@@ -138,7 +138,7 @@ def test_results_are_redacted_as_exports_are(store: dict[str, Any]) -> None:
 
 
 def test_compaction_paging_and_the_size_bound(store: dict[str, Any]) -> None:
-    from oxide_git.mcp_tools import MAX_CHARS
+    from oxide_git.mcp.tools import MAX_CHARS
 
     sid = store["long"]
     _l, (latest, first, hit1) = serve(store["repo"], [
@@ -179,7 +179,7 @@ def test_memory_add_only_when_the_user_allows_writes(store: dict[str, Any]) -> N
 
 
 def test_errors_say_what_and_the_server_goes_on(store: dict[str, Any], tmp_path: Path) -> None:
-    from oxide_git.mcp_tools import make_cursor
+    from oxide_git.mcp.tools import make_cursor
 
     forged = make_cursor("checkpoints", offset="ten", limit=5, session=None, path=None)
     _l, (unknown, bad_cursor, made_up, bad_date, outside, fine) = serve(store["repo"], [
@@ -278,7 +278,7 @@ def test_the_argument_check_agrees_with_jsonschema() -> None:
     invalid arguments of each kind."""
     import jsonschema
 
-    from oxide_git.mcp_tools import check_arguments, tools
+    from oxide_git.mcp.tools import check_arguments, tools
 
     samples: list[Any] = ["x", "", 0, 1, 2.0, 2.5, -1, 10_000, True, False, None, [], {}, "claude"]
     for tool in tools(allow_writes=True):

@@ -7,11 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import memory, refs, store
-from oxide_git.checkpoint import checkpoint
-from oxide_git.model import Message, Part
-from oxide_git.rewind import rewind
-from oxide_git.undo import undo
+from oxide_git.core.model import Message, Part
+from oxide_git.git import refs
+from oxide_git.ops import memory
+from oxide_git.ops.checkpoint import checkpoint
+from oxide_git.ops.rewind import rewind
+from oxide_git.ops.undo import undo
+from oxide_git.store import writes as store
 
 from .conftest import NOW_MS, fsck_clean, git, make_ctx, oxide
 from .test_history import _session

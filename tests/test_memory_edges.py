@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import memory
-from oxide_git.errors import NotFound, Refused
+from oxide_git.core.errors import NotFound, Refused
+from oxide_git.ops import memory
 
 from .conftest import NOW_MS, make_ctx
 
@@ -65,8 +65,8 @@ def test_the_resumed_context_is_memory_md_s_head(repo: Path) -> None:
 
 
 def test_memory_commits_carry_the_clock_s_time_and_claude_s_folder_defaults_to_home(repo: Path) -> None:
-    from oxide_git import refs
-    from oxide_git.context import Context
+    from oxide_git.git import refs
+    from oxide_git.store.context import Context
 
     from .conftest import git
 
@@ -98,7 +98,7 @@ def test_a_long_first_line_is_cut_in_the_index(repo: Path) -> None:
 
 
 def test_a_memory_commit_made_by_plain_git_dates_from_its_commit(repo: Path) -> None:
-    from oxide_git import refs
+    from oxide_git.git import refs
 
     from .conftest import git
 
@@ -124,8 +124,8 @@ def test_export_to_claude_writes_only_what_differs(repo: Path, isolated_env: Pat
 
 
 def test_log_limit_writes_after_and_by_session(repo: Path) -> None:
-    from oxide_git import store
-    from oxide_git.model import Message, Part, Session
+    from oxide_git.core.model import Message, Part, Session
+    from oxide_git.store import writes as store
 
     from .conftest import git
 
@@ -152,7 +152,7 @@ def test_log_limit_writes_after_and_by_session(repo: Path) -> None:
 
 
 def refs_memory() -> str:
-    from oxide_git import refs
+    from oxide_git.git import refs
 
     return refs.MEMORY
 
@@ -167,7 +167,7 @@ def subprocess_mktree(repo: Path, listing: str) -> str:
 def test_add_and_rm_return_the_commit_they_made(repo: Path) -> None:
     """What `memory add --json` / `rm --json` and the MCP memory_add print: the new tip, not the
     one it replaced."""
-    from oxide_git import refs
+    from oxide_git.git import refs
 
     from .conftest import git
 
@@ -182,8 +182,8 @@ def test_add_and_rm_return_the_commit_they_made(repo: Path) -> None:
 
 def test_importing_claude_memory_returns_its_commit_and_refuses_a_file_that_is_no_topic(
         repo: Path, isolated_env: Path) -> None:
-    from oxide_git import refs
-    from oxide_git.errors import OxideError
+    from oxide_git.core.errors import OxideError
+    from oxide_git.git import refs
 
     from .conftest import git
 

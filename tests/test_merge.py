@@ -10,14 +10,16 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from oxide_git import journal, refs, sessionlog, store
-from oxide_git.checkpoint import checkpoint
 from oxide_git.cli import main
-from oxide_git.errors import Refused
-from oxide_git.fork import fork
-from oxide_git.merge import MARKER, merge
-from oxide_git.model import Message, Part, Session
-from oxide_git.undo import undo
+from oxide_git.core.errors import Refused
+from oxide_git.core.model import Message, Part, Session
+from oxide_git.git import refs
+from oxide_git.ops.checkpoint import checkpoint
+from oxide_git.ops.fork import fork
+from oxide_git.ops.merge import MARKER, merge
+from oxide_git.ops.undo import undo
+from oxide_git.store import journal, sessionlog
+from oxide_git.store import writes as store
 
 from .conftest import NOW_MS, fsck_clean, git, make_ctx
 

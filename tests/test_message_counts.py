@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from oxide_git import store
-from oxide_git.fork import fork
-from oxide_git.model import Message, Part, Session
-from oxide_git.reindex import reindex
+from oxide_git.core.model import Message, Part, Session
+from oxide_git.ops.fork import fork
+from oxide_git.store import writes as store
+from oxide_git.store.reindex import reindex
 
 from .conftest import NOW_MS, make_ctx
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from oxide_git import notes, notesmerge
-from oxide_git.reindex import reindex
+from oxide_git.store import notes, notesmerge
+from oxide_git.store.reindex import reindex
 
 from .conftest import NOW_MS, git, make_ctx
 
@@ -161,8 +161,8 @@ def test_a_note_waits_for_a_live_lock_and_breaks_a_stale_one(repo: Path, monkeyp
     import os
     import time
 
-    from oxide_git import refs
-    from oxide_git.errors import LockTimeout
+    from oxide_git.core.errors import LockTimeout
+    from oxide_git.git import refs
 
     ctx = make_ctx(repo)
     head = git(repo, "rev-parse", "HEAD").strip()

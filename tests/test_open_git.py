@@ -12,7 +12,7 @@ from .conftest import git
 
 READ_ALL = """
 import sys
-from oxide_git.repo import open_git
+from oxide_git.git.repo import open_git
 
 def rss_file_kb():  # file pages mapped and resident (a tmpfs's count as RssShmem)
     kb = {line.split(":")[0]: int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("Rss")}

@@ -10,8 +10,10 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from oxide_git import packread, packwriter, rawgit, sessionlog, store
-from oxide_git.model import Message, Part, Session
+from oxide_git.core.model import Message, Part, Session
+from oxide_git.git import packread, packwriter, rawgit
+from oxide_git.store import sessionlog
+from oxide_git.store import writes as store
 
 from .conftest import fsck_clean, git, make_ctx, oxide
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import store
 from oxide_git.cli.pager import command
-from oxide_git.model import Message, Part, Session
+from oxide_git.core.model import Message, Part, Session
+from oxide_git.store import writes as store
 
 from .conftest import git, make_ctx, oxide
 

@@ -10,10 +10,10 @@ from typing import Any
 import msgpack
 import pytest
 
-from oxide_git import codec, payload
 from oxide_git.agents import AGENT_NAMES, FoundMessage, agent, file_effects, file_patterns, tools
-from oxide_git.errors import UnsupportedPayload
-from oxide_git.model import Message, Part
+from oxide_git.core import codec, payload
+from oxide_git.core.errors import UnsupportedPayload
+from oxide_git.core.model import Message, Part
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 

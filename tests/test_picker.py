@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import store
-from oxide_git.checkpoint import checkpoint
-from oxide_git.model import Message, Part, Session
+from oxide_git.core.model import Message, Part, Session
+from oxide_git.ops.checkpoint import checkpoint
+from oxide_git.store import writes as store
 
 from .conftest import NOW_MS, make_ctx, oxide
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import prefetch, status
+from oxide_git.git import prefetch, status
 
 from .conftest import git
 

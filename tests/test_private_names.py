@@ -28,8 +28,10 @@ def reaches(tree: ast.AST) -> list[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found += [f"{node.lineno}: import {a.name}" for a in node.names if _private(a.name)]
-        elif isinstance(node, ast.ImportFrom) and not node.level:  # oxide's own modules are ours
+        elif isinstance(node, ast.ImportFrom) and not node.level:
             module = node.module or ""
+            if module == "oxide_git" or module.startswith("oxide_git."):
+                continue  # oxide's own modules are ours
             if _private(module):
                 found.append(f"{node.lineno}: from {module} import ...")
             found += [f"{node.lineno}: from {module} import {a.name}" for a in node.names

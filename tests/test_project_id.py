@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import repo as repo_mod
-from oxide_git.repo import find_repo
+from oxide_git.git import repo as repo_mod
+from oxide_git.git.repo import find_repo
 from tests.conftest import git
 
 
@@ -39,7 +39,7 @@ def test_a_file_cut_short_is_asked_of_git_again(repo: Path, content: str) -> Non
 def test_a_repo_and_a_context_are_values_without_dataclasses(repo: Path) -> None:
     """``Repo`` and ``Context`` are plain classes (every command makes them; ``dataclasses`` costs
     ~5 ms to import): a Repo compares and hashes by its folders and is not changed after."""
-    from oxide_git.context import Context
+    from oxide_git.store.context import Context
 
     a, b = find_repo(repo), find_repo(repo / "sub" if (repo / "sub").is_dir() else repo)
     assert a == b and hash(a) == hash(b) and len({a, b}) == 1 and a != "repo"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import refs
+from oxide_git.git import refs
 
 from .conftest import git, oxide
 from .test_share import SID, say
@@ -109,7 +109,7 @@ def test_the_remotes_trash_oplog_and_mirrors_are_passed_over_in_silence(
 
 
 def test_the_reason_given_is_gits_first_error_not_its_aborting_line() -> None:
-    from oxide_git.remote_refs import _reason
+    from oxide_git.ops.remote_refs import _reason
 
     said = "warning: redirecting to x\nremote: counting\nerror: object abc is missing\nfatal: aborting fetch\n"
     assert _reason(said) == "object abc is missing"

@@ -10,9 +10,10 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from oxide_git import refs, store
-from oxide_git.incoming import MAX_DEPTH, size_text
-from oxide_git.model import Message, Part, Session
+from oxide_git.core.model import Message, Part, Session
+from oxide_git.git import refs
+from oxide_git.ops.incoming import MAX_DEPTH, size_text
+from oxide_git.store import writes as store
 
 from .conftest import git, make_ctx, oxide
 from .test_share_edges import clones  # noqa: F401  (a fixture)

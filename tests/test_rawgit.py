@@ -12,9 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oxide_git import logwrite, rawgit, refs, sessionlog, store
-from oxide_git.errors import LockTimeout, OxideError
-from oxide_git.model import Message, Part, Session
+from oxide_git.core.errors import LockTimeout, OxideError
+from oxide_git.core.model import Message, Part, Session
+from oxide_git.git import rawgit, refs
+from oxide_git.store import logwrite, sessionlog
+from oxide_git.store import writes as store
 from tests.conftest import git, make_ctx
 
 
@@ -176,7 +178,7 @@ def test_trees_are_in_gits_order(repo: Path, names: dict[str, bool]) -> None:
 def test_an_object_in_a_pack_gc_removed_is_written_again(repo: Path) -> None:
     """A long-lived process (watch) holds packs open; after `git gc` deleted one, an object that
     was only there is written again instead of being taken as stored."""
-    from oxide_git import packwriter
+    from oxide_git.git import packwriter
 
     objects_dir = repo / ".git" / "objects"
     data = b"only in a pack\n" * 100

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git.model import Message, Part
-from oxide_git.redact import RULES, Redactor, redact_message, redact_session
+from oxide_git.core.model import Message, Part
+from oxide_git.store.redact import RULES, Redactor, redact_message, redact_session
 from tests.conftest import git, make_ctx, oxide
 from tests.planted import NEEDLES, PLANTED, claude_transcript
 
@@ -81,7 +81,7 @@ def test_redact_message_walks_every_part_and_counts() -> None:
 
 
 def test_redact_session_sums_messages() -> None:
-    from oxide_git.model import Session
+    from oxide_git.core.model import Session
 
     s = Session("s1", "claude", title="deploy with " + PLANTED["stripe_key"][0])
     msgs = [Message("user", (Part.text(PLANTED["openai_key"][0]),)) for _ in range(3)]
@@ -96,8 +96,8 @@ def _all_objects(root: Path) -> bytes:
 
 
 def test_nothing_planted_reaches_git_or_exports(repo: Path, tmp_path: Path) -> None:
-    from oxide_git.importing import import_sessions
-    from oxide_git.sessionlog import load
+    from oxide_git.imports.importing import import_sessions
+    from oxide_git.store.sessionlog import load
 
     oxide(repo, "init")
     path = claude_transcript(tmp_path / "t.jsonl", str(repo), turns=2)
@@ -128,7 +128,7 @@ def test_nothing_planted_reaches_git_or_exports(repo: Path, tmp_path: Path) -> N
 
 
 def test_config_switch_turns_redaction_off(repo: Path, tmp_path: Path) -> None:
-    from oxide_git.importing import import_sessions
+    from oxide_git.imports.importing import import_sessions
 
     oxide(repo, "init")
     git(repo, "config", "oxide.redact", "false")
@@ -138,7 +138,7 @@ def test_config_switch_turns_redaction_off(repo: Path, tmp_path: Path) -> None:
 
 
 def test_allowlist_files_are_honoured(repo: Path, tmp_path: Path) -> None:
-    from oxide_git.importing import import_sessions
+    from oxide_git.imports.importing import import_sessions
 
     oxide(repo, "init")
     (repo / ".oxideallow").write_text("# test keys\n" + PLANTED["stripe_key"][1] + "\n")
@@ -152,9 +152,9 @@ def test_allowlist_files_are_honoured(repo: Path, tmp_path: Path) -> None:
 
 
 def test_store_append_redacts_and_accumulates(repo: Path) -> None:
-    from oxide_git import store
-    from oxide_git.model import Session
-    from oxide_git.sessionlog import load
+    from oxide_git.core.model import Session
+    from oxide_git.store import writes as store
+    from oxide_git.store.sessionlog import load
 
     oxide(repo, "init")
     ctx = make_ctx(repo)
@@ -171,7 +171,7 @@ def test_store_append_redacts_and_accumulates(repo: Path) -> None:
 def test_export_redacts_on_its_own_what_was_stored_unredacted(repo: Path, tmp_path: Path) -> None:
     """The second pass: a session stored while redaction was off (or by an older release, or pulled
     from a clone that had it off) still leaves no secret in an export, once redaction is on."""
-    from oxide_git.importing import import_sessions
+    from oxide_git.imports.importing import import_sessions
 
     oxide(repo, "init")
     git(repo, "config", "oxide.redact", "false")

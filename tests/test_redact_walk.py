@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import codec, store
-from oxide_git.model import Message, Part, Session
-from oxide_git.redact import Redactor, Rule, entropy, high_entropy
-from oxide_git.sessionlog import load
+from oxide_git.core import codec
+from oxide_git.core.model import Message, Part, Session
+from oxide_git.store import writes as store
+from oxide_git.store.redact import Redactor, Rule, entropy, high_entropy
+from oxide_git.store.sessionlog import load
 from tests.conftest import make_ctx, oxide
 from tests.planted import PLANTED
 
@@ -154,7 +155,7 @@ def test_assignments_are_found_whatever_their_case() -> None:
 def test_rules_cannot_be_changed_in_place() -> None:
     import dataclasses
 
-    from oxide_git.redact import RULES
+    from oxide_git.store.redact import RULES
 
     with pytest.raises(dataclasses.FrozenInstanceError):
         RULES[0].hints = ()  # type: ignore[misc]
@@ -166,7 +167,7 @@ def test_a_value_under_four_characters_is_no_password() -> None:
 
 
 def test_allowlist_lines_blank_comments_and_invalid_patterns(tmp_path: Path) -> None:
-    from oxide_git.redact import read_allowlist
+    from oxide_git.store.redact import read_allowlist
 
     first = tmp_path / "missing"  # an allowlist file that is not there is skipped, not the end
     second = tmp_path / "allow"
@@ -181,7 +182,7 @@ def test_allowlist_lines_blank_comments_and_invalid_patterns(tmp_path: Path) -> 
 
 
 def test_the_repositorys_own_allowlist_is_honoured_without_an_oxideallow_file(repo: Path) -> None:
-    from oxide_git.redact import redactor_for
+    from oxide_git.store.redact import redactor_for
 
     oxide(repo, "init")
     (repo / ".git" / "oxide" / "allowlist").write_text("^AKIAIOSFODNN7EXAMPLE$\n")

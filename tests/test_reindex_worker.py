@@ -12,10 +12,12 @@ from typing import Any
 
 import pytest
 
-from oxide_git import codec, logwrite, reindex_worker, store
-from oxide_git.errors import OxideError
-from oxide_git.model import Message, Part, Session
-from oxide_git.reindex import reindex
+from oxide_git.core import codec
+from oxide_git.core.errors import OxideError
+from oxide_git.core.model import Message, Part, Session
+from oxide_git.store import logwrite, reindex_worker
+from oxide_git.store import writes as store
+from oxide_git.store.reindex import reindex
 
 from .conftest import make_ctx
 
@@ -86,7 +88,7 @@ def test_a_child_that_dies_stops_it_with_whole_sessions_and_a_reindex_again_fini
     _full(repo)
     whole = _tables(repo)
     monkeypatch.setattr(reindex_worker, "FORK_FROM", 8)
-    from oxide_git import reindex as reindex_mod
+    from oxide_git.store import reindex_items as reindex_mod  # where the workers take it from
 
     parent, real = os.getpid(), reindex_mod.session_items
     victim = _ids(11)[3]  # the long one: its child dies after its first batch of rows
@@ -119,7 +121,7 @@ def test_a_child_that_fails_outside_a_session_stops_it_with_its_traceback(
         repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _store(repo)
     monkeypatch.setattr(reindex_worker, "FORK_FROM", 8)
-    from oxide_git import reindex as reindex_mod
+    from oxide_git.store import reindex_items as reindex_mod  # where the workers take it from
 
     def failing(git: Any, oid: Any, tip: Any) -> Any:
         raise ValueError("not an OxideError")

@@ -13,10 +13,10 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from oxide_git import restore
-from oxide_git.checkpoint import checkpoint
-from oxide_git.errors import UntrustedTree
-from oxide_git.rewind import rewind
+from oxide_git.core.errors import UntrustedTree
+from oxide_git.git import restore
+from oxide_git.ops.checkpoint import checkpoint
+from oxide_git.ops.rewind import rewind
 
 from .conftest import NOW_MS, git, make_ctx
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from oxide_git import restore
-from oxide_git.errors import UntrustedTree
+from oxide_git.core.errors import UntrustedTree
+from oxide_git.git import restore
 
 FM = pygit2.enums.FileMode
 OBJ_TREE = pygit2.enums.ObjectType.TREE

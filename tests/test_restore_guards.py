@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git.checkpoint import checkpoint
-from oxide_git.errors import Refused, UntrustedTree
-from oxide_git.rewind import rewind
+from oxide_git.core.errors import Refused, UntrustedTree
+from oxide_git.ops.checkpoint import checkpoint
+from oxide_git.ops.rewind import rewind
 
 from .conftest import NOW_MS, make_ctx
 

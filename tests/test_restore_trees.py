@@ -9,8 +9,8 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from oxide_git import restore
-from oxide_git.errors import UntrustedTree
+from oxide_git.core.errors import UntrustedTree
+from oxide_git.git import restore
 
 from .conftest import git
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git.model import Part
+from oxide_git.core.model import Part
 
 from .conftest import FIXTURES, oxide
 
@@ -63,8 +63,8 @@ def test_pis_context_goes_on_from_its_first_kept_entry(repo: Path, tmp_path: Pat
 
 def _stored(repo: Path, compaction: Part, sid: str) -> str:
     """A session of five messages (native ids n0..n3, then the compaction, then one after)."""
-    from oxide_git import store
-    from oxide_git.model import Message, Session
+    from oxide_git.core.model import Message, Session
+    from oxide_git.store import writes as store
 
     from .conftest import make_ctx
 
@@ -88,7 +88,7 @@ def test_what_a_compaction_kept_is_read_by_native_id_and_nothing_else(
         repo: Path, compaction: Part, texts: list[str]) -> None:
     """Kept ids in the session's order, each once; an id the session lacks, or that is no name,
     adds nothing; markdown and JSON give the same messages."""
-    from oxide_git import resume
+    from oxide_git.ops import resume
 
     from .conftest import make_ctx
 

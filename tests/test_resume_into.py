@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import sessionlog
 from oxide_git.agents import FoundSession, agent
-from oxide_git.import_paths import expand
-from oxide_git.importing import import_sessions
-from oxide_git.resume import into
+from oxide_git.imports.importing import import_sessions
+from oxide_git.imports.paths import expand
+from oxide_git.ops.resume import into
+from oxide_git.store import sessionlog
 
 from .conftest import FIXTURES, configure_opencode_model, make_ctx, oxide
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from oxide_git import store
-from oxide_git.model import Message, Part, Session
+from oxide_git.core.model import Message, Part, Session
+from oxide_git.store import writes as store
 
 from .conftest import make_ctx, oxide
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from oxide_git import refs
+from oxide_git.git import refs
 
 from .conftest import configure_opencode_model, git, oxide
 from .test_resume_rewound import SID, _line, _transcript
@@ -73,8 +73,9 @@ def test_a_rewound_aider_resume_still_looks_at_the_input_history(repo: Path) -> 
 def test_turns_added_after_a_rewind_end_its_reach(repo: Path, isolated_env: Path) -> None:
     # The rewind governs only while nothing but records of resumes came after it: once the
     # conversation went on, an agent whose own copy is longer keeps it (OpenCode here).
-    from oxide_git import sessionlog, store
-    from oxide_git.model import Message, Part
+    from oxide_git.core.model import Message, Part
+    from oxide_git.store import sessionlog
+    from oxide_git.store import writes as store
 
     from .conftest import make_ctx
 
@@ -100,7 +101,7 @@ def test_turns_added_after_a_rewind_end_its_reach(repo: Path, isolated_env: Path
 
 
 def test_a_resume_into_another_agent_records_what_it_wrote(repo: Path, isolated_env: Path) -> None:
-    from oxide_git import sessionlog
+    from oxide_git.store import sessionlog
 
     from .conftest import make_ctx
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from oxide_git.agents.claude_export import encode_cwd
+from oxide_git.agents.claude.export import encode_cwd
 
 from .conftest import oxide
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import retention
-from oxide_git.checkpoint import checkpoint
-from oxide_git.errors import NotFound
-from oxide_git.gc import DAY
-from oxide_git.retention import Policy, human, linked_ids, pin
+from oxide_git.core.errors import NotFound
+from oxide_git.ops.checkpoint import checkpoint
+from oxide_git.ops.gc import DAY
+from oxide_git.store import retention
+from oxide_git.store.retention import Policy, human, linked_ids, pin
 
 from .conftest import NOW_MS, git, make_ctx
 

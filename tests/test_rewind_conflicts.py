@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import refs, store
-from oxide_git.checkpoint import checkpoint
-from oxide_git.errors import Refused
-from oxide_git.model import Message, Part
-from oxide_git.rewind import rewind
+from oxide_git.core.errors import Refused
+from oxide_git.core.model import Message, Part
+from oxide_git.git import refs
+from oxide_git.ops.checkpoint import checkpoint
+from oxide_git.ops.rewind import rewind
+from oxide_git.store import writes as store
 
 from .conftest import NOW_MS, git, make_ctx, oxide
 from .test_history import _session
@@ -89,7 +90,8 @@ def test_a_conversation_rewind_with_nothing_to_drop_writes_no_commit(repo: Path)
 
 
 def test_what_a_rewind_writes_names_the_checkpoint_by_the_id_a_user_types(repo: Path) -> None:
-    from oxide_git import memory, snapshots
+    from oxide_git.ops import memory
+    from oxide_git.store import snapshots
 
     from .test_memory import _rewind_setup
 
@@ -152,7 +154,7 @@ def test_a_checkpoint_of_another_session_at_the_same_instant_is_its_base(repo: P
 
 
 def test_a_checkpoint_of_a_session_with_no_message_yet_rewinds_the_files_only(repo: Path) -> None:
-    from oxide_git.model import Session
+    from oxide_git.core.model import Session
 
     ctx = make_ctx(repo)
     s = Session("0" * 12 + "e" * 20, "claude", worktree=ctx.repo.worktree_id)
@@ -167,8 +169,8 @@ def test_a_checkpoint_of_a_session_with_no_message_yet_rewinds_the_files_only(re
 def test_a_worktree_deleted_under_a_running_command(repo: Path, tmp_path: Path) -> None:
     import shutil
 
-    from oxide_git.context import Context
-    from oxide_git.errors import OxideError
+    from oxide_git.core.errors import OxideError
+    from oxide_git.store.context import Context
 
     wt = tmp_path / "wt"
     git(repo, "worktree", "add", "-q", "-b", "feature", str(wt))

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import refs, store
-from oxide_git.checkpoint import checkpoint
-from oxide_git.errors import NotFound
-from oxide_git.model import Message, Part
-from oxide_git.rewind import rewind
+from oxide_git.core.errors import NotFound
+from oxide_git.core.model import Message, Part
+from oxide_git.git import refs
+from oxide_git.ops.checkpoint import checkpoint
+from oxide_git.ops.rewind import rewind
+from oxide_git.store import writes as store
 
 from .conftest import NOW_MS, git, make_ctx, oxide
 from .test_history import _session

@@ -6,13 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import refs, sessionlog
-from oxide_git.errors import NotFound, Refused
-from oxide_git.fork import fork
-from oxide_git.gc import DAY, gc
-from oxide_git.reindex import reindex
-from oxide_git.rm import rm
-from oxide_git.undo import undo
+from oxide_git.core.errors import NotFound, Refused
+from oxide_git.git import refs
+from oxide_git.ops.fork import fork
+from oxide_git.ops.gc import DAY, gc
+from oxide_git.ops.rm import rm
+from oxide_git.ops.undo import undo
+from oxide_git.store import sessionlog
+from oxide_git.store.reindex import reindex
 
 from .conftest import NOW_MS, fsck_clean, git, make_ctx, oxide
 from .test_history import _session
@@ -133,8 +134,8 @@ def test_rm_of_a_session_whose_ref_is_gone_and_of_a_fork_whose_ref_is_gone(repo:
 
 def test_rm_recursive_ends_on_a_parent_cycle(repo: Path) -> None:
     """Session logs can come from a remote: two that name each other as parent must not hang rm."""
-    from oxide_git import store
-    from oxide_git.model import Message, Part, Session
+    from oxide_git.core.model import Message, Part, Session
+    from oxide_git.store import writes as store
 
     a, b = "0" * 12 + "a" * 20, "0" * 12 + "b" * 20
     ctx = make_ctx(repo)

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import search_index, store
-from oxide_git.model import Message, Part, Session
-from oxide_git.search_query import query_terms, snippet
+from oxide_git.core.model import Message, Part, Session
+from oxide_git.store import search_index
+from oxide_git.store import writes as store
+from oxide_git.store.search_query import query_terms, snippet
 
 from .conftest import make_ctx, oxide, wait_for
 from .test_first_hour_safety import _as_unprivileged

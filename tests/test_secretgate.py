@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oxide_git import codec
-from oxide_git.model import SCHEMA_VERSION, Message, Part
-from oxide_git.redact import Redactor
-from oxide_git.secretgate import Gate
+from oxide_git.core import codec
+from oxide_git.core.model import SCHEMA_VERSION, Message, Part
+from oxide_git.store.redact import Redactor
+from oxide_git.store.secretgate import Gate
 from tests.planted import PLANTED
 
 REDACTOR = Redactor()

@@ -19,10 +19,10 @@ import ahocorasick_rs
 import msgpack
 import pytest
 
-from oxide_git import codec
-from oxide_git.model import Message, Part
-from oxide_git.redact import Redactor
-from oxide_git.secretgate import PASSWORD_TAIL, SECRET_TAIL, URL_TAIL, Gate
+from oxide_git.core import codec
+from oxide_git.core.model import Message, Part
+from oxide_git.store.redact import Redactor
+from oxide_git.store.secretgate import PASSWORD_TAIL, SECRET_TAIL, URL_TAIL, Gate
 
 REDACTOR = Redactor()
 

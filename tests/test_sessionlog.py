@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import codec, logwrite, sessionlog, store
-from oxide_git.errors import Ambiguous, NotFound
-from oxide_git.model import Message, Part, Session
+from oxide_git.core import codec
+from oxide_git.core.errors import Ambiguous, NotFound
+from oxide_git.core.model import Message, Part, Session
+from oxide_git.store import logwrite, sessionlog
+from oxide_git.store import writes as store
 
 from .conftest import fsck_clean, git, make_ctx, oxide
 
@@ -87,8 +89,8 @@ def test_concurrent_appends_lose_nothing(repo: Path) -> None:
     code = (
         "import sys; sys.path.insert(0, %r)\n"
         "from tests.conftest import make_ctx\n"
-        "from oxide_git import store\n"
-        "from oxide_git.model import Message, Part, Session\n"
+        "from oxide_git.store import writes as store\n"
+        "from oxide_git.core.model import Message, Part, Session\n"
         "from pathlib import Path\n"
         "w = int(sys.argv[1])\n"
         "ctx = make_ctx(Path(%r))\n"
@@ -136,7 +138,7 @@ def test_incremental_reindex_sees_appends_and_truncation(repo: Path) -> None:
     g, objects, common = ctx.repo.git, ctx.repo.objects, ctx.repo.common_dir
     log = logwrite.tip(objects, common, s.id)
     logwrite.commit(objects, common, s, {600: codec.encode_message(_msg(600))}, now_ms=1, summary="x", base=log, expected=log.commit)
-    from oxide_git.reindex import reindex
+    from oxide_git.store.reindex import reindex
 
     res = reindex(ctx)
     assert res.sessions_updated == 1 and res.messages_indexed == 601 - 512
@@ -162,7 +164,7 @@ def test_resolve_prefixes(repo: Path) -> None:
 
 
 def test_unknown_fields_survive(repo: Path) -> None:
-    from oxide_git import codec
+    from oxide_git.core import codec
 
     data = codec.encode_message(_msg(1))
     import msgpack
@@ -177,8 +179,8 @@ def test_unknown_fields_survive(repo: Path) -> None:
 def test_future_schema_is_refused() -> None:
     import msgpack
 
-    from oxide_git import codec
-    from oxide_git.errors import UnsupportedPayload
+    from oxide_git.core import codec
+    from oxide_git.core.errors import UnsupportedPayload
 
     with pytest.raises(UnsupportedPayload):
         codec.decode_message(msgpack.packb({"v": 99, "role": "user", "parts": []}))
@@ -201,7 +203,7 @@ def test_search_finds_words_and_follows_replacements(repo: Path) -> None:
 
 
 def test_list_json_from_sqlite_matches_the_python_rows(repo: Path) -> None:
-    from oxide_git.browse import list_sessions, list_sessions_json
+    from oxide_git.ops.browse import list_sessions, list_sessions_json
 
     ctx = make_ctx(repo)
     store.append(ctx, _session(created_at=1_767_225_600_123, updated_at=1_767_225_601_999,
@@ -217,7 +219,7 @@ def test_list_json_from_sqlite_matches_the_python_rows(repo: Path) -> None:
 def test_a_reindex_of_some_sessions_reads_only_those(repo: Path) -> None:
     """What a pull moved is reindexed, the store's other rows left as they are: a ref deleted
     outside git oxide is seen by a reindex of that session (or a whole one), not of another."""
-    from oxide_git.reindex import reindex
+    from oxide_git.store.reindex import reindex
 
     ctx = make_ctx(repo)
     a, b = _session(), _session("1" * 12 + "b" * 20)

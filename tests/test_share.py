@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import refs, sessionlog, store
-from oxide_git.model import Message, Part, Session
+from oxide_git.core.model import Message, Part, Session
+from oxide_git.git import refs
+from oxide_git.store import sessionlog
+from oxide_git.store import writes as store
 from tests.conftest import NOW_MS, fsck_clean, git, make_ctx, oxide
 
 SID = "019c18a520e8aaaabbbbccccddddeeee"
@@ -179,7 +181,7 @@ def _local_refs(root: Path) -> dict[str, str]:
 
 
 def test_undo_after_pull_reverts_the_pull_and_nothing_before_it(clones: tuple[Path, Path, Path]) -> None:
-    from oxide_git.rm import rm
+    from oxide_git.ops.rm import rm
 
     a, b, _bare = clones
     say(a, "from a")
@@ -238,7 +240,7 @@ def test_pull_skips_a_remote_ref_that_is_not_a_session_id(clones: tuple[Path, Pa
 
 
 def test_diverged_memory_keeps_ours_and_takes_their_other_files(clones: tuple[Path, Path, Path]) -> None:
-    from oxide_git import memory
+    from oxide_git.ops import memory
 
     a, b, _bare = clones
     memory.add(make_ctx(a), "base", "shared start")

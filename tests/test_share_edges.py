@@ -11,9 +11,11 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from oxide_git import refs, sessionlog, store
-from oxide_git.model import Message, Part, Session
-from oxide_git.share import ShareResult
+from oxide_git.core.model import Message, Part, Session
+from oxide_git.git import refs
+from oxide_git.ops.share import ShareResult
+from oxide_git.store import sessionlog
+from oxide_git.store import writes as store
 
 from .conftest import NOW_MS, git, make_ctx, oxide
 from .test_share import SID, say, texts
@@ -158,7 +160,7 @@ def test_the_fork_commit_says_whose_it_is_and_after_how_many_messages(clones: tu
 
 def test_memory_and_notes_merges_are_dated_now_in_utc(clones: tuple[Path, Path, Path],
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from oxide_git import memory
+    from oxide_git.ops import memory
 
     a, b, _bare = clones
     memory.add(make_ctx(a), "base", "start")

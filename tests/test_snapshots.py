@@ -6,10 +6,10 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from oxide_git.checkpoint import checkpoint
-from oxide_git.errors import BareRepository, NotInGitRepository
-from oxide_git.repo import find_repo
-from oxide_git.snapshots import take
+from oxide_git.core.errors import BareRepository, NotInGitRepository
+from oxide_git.git.repo import find_repo
+from oxide_git.ops.checkpoint import checkpoint
+from oxide_git.store.snapshots import take
 
 from .conftest import fsck_clean, git, make_ctx, user_state
 

@@ -8,9 +8,10 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from oxide_git import refs, tombstones
 from oxide_git.cli import main
-from oxide_git.undo import undo
+from oxide_git.git import refs
+from oxide_git.ops.undo import undo
+from oxide_git.store import tombstones
 from tests.conftest import NOW_MS, git, make_ctx
 from tests.test_share import SID, clones, say, texts  # noqa: F401 - the fixture
 
@@ -107,8 +108,8 @@ def test_push_prune_carries_every_removal(clones: tuple[Path, Path, Path]) -> No
 
 def test_a_removal_the_remote_refuses_is_named_and_an_unreachable_remote_is_an_error(
         clones: tuple[Path, Path, Path]) -> None:  # noqa: F811
-    from oxide_git.prune import push_removals
-    from oxide_git.remote_refs import RemoteError
+    from oxide_git.ops.prune import push_removals
+    from oxide_git.ops.remote_refs import RemoteError
 
     a, _b, bare = clones
     say(a, "hello")

@@ -55,8 +55,8 @@ def test_an_import_after_a_pull_never_puts_a_message_where_another_one_was(tmp_p
 def test_an_unchanged_transcript_is_read_again_when_its_session_was_replaced(tmp_path: Path) -> None:
     """The cursor belongs to what the tip holds: a log replaced (here by hand, as main's pull did)
     brings the transcript's lines back on the next import, though the file did not change."""
-    from oxide_git import importing
-    from oxide_git.reindex import reindex
+    from oxide_git.imports import importing
+    from oxide_git.store.reindex import reindex
     from tests.conftest import git, make_ctx
 
     team = joined(tmp_path)

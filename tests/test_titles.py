@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from oxide_git.model import Message, Part
-from oxide_git.titles import display, first_prompt, is_harness_text
+from oxide_git.core.model import Message, Part
+from oxide_git.core.titles import display, first_prompt, is_harness_text
 
 
 def _user(text: str, **extra: object) -> Message:

@@ -17,7 +17,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from oxide_git import store
+from oxide_git.store import writes as store
 
 from .blame_helpers import Clock, FakeAgent, human_edit
 from .conftest import git, make_ctx, oxide

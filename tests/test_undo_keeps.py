@@ -15,14 +15,16 @@ import pygit2
 import pytest
 from click.testing import CliRunner, Result
 
-from oxide_git import journal, refs, sessionlog, store
-from oxide_git.checkpoint import checkpoint
 from oxide_git.cli import main
-from oxide_git.errors import Refused
-from oxide_git.fork import fork
-from oxide_git.model import Message, Part, Session
-from oxide_git.rm import rm
-from oxide_git.undo import undo
+from oxide_git.core.errors import Refused
+from oxide_git.core.model import Message, Part, Session
+from oxide_git.git import refs
+from oxide_git.ops.checkpoint import checkpoint
+from oxide_git.ops.fork import fork
+from oxide_git.ops.rm import rm
+from oxide_git.ops.undo import undo
+from oxide_git.store import journal, sessionlog
+from oxide_git.store import writes as store
 
 from .conftest import NOW_MS, fsck_clean, git, make_ctx, new_repo
 
@@ -148,7 +150,7 @@ def test_rewind_both_keeps_a_file_and_a_conversation_changed_since(repo: Path) -
     (repo / "README.md").write_text("agent\n")
     (repo / "src" / "app.py").write_text("agent\n")
     store.append(ctx, s, [Message("user", (Part.text("later"),))])
-    from oxide_git.rewind import rewind
+    from oxide_git.ops.rewind import rewind
 
     rewind(make_ctx(repo, NOW_MS + 1), cp.id)
     assert sessionlog.load(ctx.repo.git, s.id).count == 4
@@ -205,7 +207,7 @@ def test_rm_of_a_session_made_again_since_keeps_the_new_one(repo: Path) -> None:
 
 
 def test_pull_a_ref_changed_since_is_kept(tmp_path: Path) -> None:
-    from oxide_git.share import pull, push
+    from oxide_git.ops.share import pull, push
 
     a, b = new_repo(tmp_path / "a"), tmp_path / "b"
     bare = tmp_path / "origin.git"
@@ -249,7 +251,7 @@ def test_a_kept_file_in_the_way_of_a_folder_keeps_the_write_too(repo: Path) -> N
     cp = checkpoint(ctx)
     (repo / "d").mkdir()
     (repo / "d" / "x").write_text("agent\n")
-    from oxide_git.rewind import rewind
+    from oxide_git.ops.rewind import rewind
 
     rewind(make_ctx(repo, NOW_MS + 1), cp.id, conversation=False)
     assert not (repo / "d").exists()
@@ -267,8 +269,8 @@ def test_a_kept_file_in_the_way_of_a_folder_keeps_the_write_too(repo: Path) -> N
 def test_a_file_the_present_snapshot_cannot_hold_is_never_overwritten(repo: Path) -> None:
     """The rewind deleted big.bin; since then the user wrote a big.bin too large for a checkpoint.
     Nothing could bring it back once overwritten: it is kept, even with --force."""
-    from oxide_git.rewind import rewind
-    from oxide_git.snapshots import DEFAULT_MAX_FILE_SIZE
+    from oxide_git.ops.rewind import rewind
+    from oxide_git.store.snapshots import DEFAULT_MAX_FILE_SIZE
 
     cp = checkpoint(make_ctx(repo))
     (repo / "big.bin").write_text("small\n")
@@ -289,7 +291,7 @@ def test_a_file_the_present_snapshot_cannot_hold_is_never_overwritten(repo: Path
 def test_a_journal_line_written_by_the_previous_version_is_undone_by_the_rule(repo: Path) -> None:
     """Lines without ``files_kept`` and ``head``: the state after is the checkpoint rewound to,
     HEAD then is the before-checkpoint's parent."""
-    from oxide_git.rewind import rewind
+    from oxide_git.ops.rewind import rewind
 
     cp = checkpoint(make_ctx(repo))
     (repo / "README.md").write_text("agent\n")
@@ -323,7 +325,7 @@ def test_an_entry_whose_state_after_is_unknown_keeps_everything_changed(repo: Pa
 
 def test_a_temp_file_of_a_killed_undo_is_not_kept_as_the_users(repo: Path) -> None:
     """An undo killed while writing leaves ``.oxide-tmp-*``; run again, it finishes and sweeps it."""
-    from oxide_git.rewind import rewind
+    from oxide_git.ops.rewind import rewind
 
     cp = checkpoint(make_ctx(repo))
     (repo / "src" / "app.py").write_text("agent\n")

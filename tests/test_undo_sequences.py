@@ -38,9 +38,9 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from oxide_git import store
 from oxide_git.cli import main
-from oxide_git.model import Message, Part, Session
+from oxide_git.core.model import Message, Part, Session
+from oxide_git.store import writes as store
 
 from .conftest import NOW_MS, git, make_ctx, new_repo
 
@@ -176,7 +176,7 @@ class UserSequences(RuleBasedStateMachine):
         """The agent goes on talking (a session ref moves after an operation)."""
         ctx = make_ctx(self.root, self.now)
         sid = ([self.session.id, *self.forks])[self.version % (1 + len(self.forks))]
-        from oxide_git import sessionlog
+        from oxide_git.store import sessionlog
 
         log = sessionlog.load(ctx.repo.git, sid)
         if log is not None:
@@ -254,7 +254,7 @@ class UserSequences(RuleBasedStateMachine):
 
     def pull(self) -> None:
         """A teammate's clone pushes a session; this repository pulls it."""
-        from oxide_git.share import push
+        from oxide_git.ops.share import push
 
         if self.clone is None:
             bare = self.tmp / "origin.git"
@@ -267,7 +267,7 @@ class UserSequences(RuleBasedStateMachine):
         mate = Session(id="0" * 12 + "7" * 20, agent="claude", title="mate", cwd=str(self.clone),
                        worktree="main")
         ctx = make_ctx(self.clone, self.now)
-        from oxide_git import sessionlog
+        from oxide_git.store import sessionlog
 
         log = sessionlog.load(ctx.repo.git, mate.id)
         said = Message("user", (Part.text(f"mate {self.version}"),))
@@ -308,7 +308,7 @@ class UserSequences(RuleBasedStateMachine):
 
     @invariant()
     def doctor_is_clean(self) -> None:
-        from oxide_git.doctor import diagnose
+        from oxide_git.ops.doctor import diagnose
 
         found = [f for f in diagnose(make_ctx(self.root, self.now))["findings"] if f["level"] != "info"]
         assert not found, found

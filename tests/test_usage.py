@@ -341,7 +341,7 @@ def test_cache_follows_the_log_and_reindex(repo: Path, monkeypatch: pytest.Monke
 
 
 def test_session_total_in_process(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from oxide_git.usage import line, session_total
+    from oxide_git.ops.usage import line, session_total
 
     _cli(repo, monkeypatch, "import", "--agent", "pi", str(FIXTURES / "pi" / "basic.jsonl"))
     ctx = make_ctx(repo)
@@ -362,9 +362,9 @@ def test_aider_keeps_the_tokens_of_a_request_that_failed(repo: Path, monkeypatch
 
 
 def test_html_export_and_picker_preview_show_the_totals(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from oxide_git import store
     from oxide_git.cli.picker import Model
-    from oxide_git.model import Message, Part, Session
+    from oxide_git.core.model import Message, Part, Session
+    from oxide_git.store import writes as store
 
     ctx = make_ctx(repo)
     s = Session(id="0" * 11 + "1" + "a" * 20, agent="claude", title="priced", worktree="main", updated_at=2000)
@@ -391,9 +391,9 @@ def test_copilot_cost_is_premium_requests_not_dollars(
 
 def test_since_forms_prices_errors_and_an_empty_store(
         repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from oxide_git import prices
-    from oxide_git.errors import OxideError
-    from oxide_git.usage import report, since_day
+    from oxide_git.core.errors import OxideError
+    from oxide_git.ops import prices
+    from oxide_git.ops.usage import report, since_day
 
     now = 1_796_083_200_000  # 2026-12-01T00:00:00Z
     assert since_day("7d", now) == "2026-11-24" and since_day("2w", now) == "2026-11-17"
@@ -430,7 +430,7 @@ def test_tables_of_another_build_are_made_again(repo: Path, monkeypatch: pytest.
 
 def test_show_does_not_wait_to_read_a_long_session(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A header's line reads at most READ_LIMIT messages from git; past it `usage` counts them."""
-    from oxide_git import usage
+    from oxide_git.ops import usage
 
     monkeypatch.setattr(usage, "READ_LIMIT", 3)
     _cli(repo, monkeypatch, "import", "--agent", "claude", str(FIXTURES / "claude" / "split_response.jsonl"))
@@ -453,7 +453,7 @@ def test_a_log_git_lacks_is_left_out(repo: Path, monkeypatch: pytest.MonkeyPatch
 
 def test_what_a_merge_brought_in_counts_in_the_fork() -> None:
     """`merge` copies a fork's turns into its parent, each naming where it came from."""
-    from oxide_git.usage import session_rows
+    from oxide_git.ops.usage import session_rows
 
     answer = {"role": "assistant", "created_at": 0, "model": "m", "extra": {},
               "usage": {"input_tokens": 10, "output_tokens": 1}}

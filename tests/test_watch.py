@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from oxide_git.capture_plan import Import, Journal, Plan
+from oxide_git.watch.capture_plan import Import, Journal, Plan
 from tests.conftest import git, make_ctx, oxide, wait_for
 from tests.test_hooks import SID_NATIVE, claude_line
 
@@ -49,8 +49,8 @@ def test_plan_debounces_and_caps_latency() -> None:
 
 def fake_watcher(repo: Path) -> None:
     """A journal written as a running watcher would (this process stands in for it)."""
-    from oxide_git import status
-    from oxide_git import watch_journal as journal
+    from oxide_git.git import status
+    from oxide_git.git import watch_journal as journal
 
     r = make_ctx(repo).repo
     (r.oxide_dir).mkdir(parents=True, exist_ok=True)
@@ -59,8 +59,9 @@ def fake_watcher(repo: Path) -> None:
 
 
 def test_journal_status_matches_git_status(repo: Path) -> None:
-    from oxide_git import snapshots, status
-    from oxide_git import watch_journal as journal
+    from oxide_git.git import status
+    from oxide_git.git import watch_journal as journal
+    from oxide_git.store import snapshots
 
     (repo / "pre.txt").write_text("dirty before watch\n")
     fake_watcher(repo)
@@ -92,8 +93,9 @@ def test_journal_status_keeps_an_ignored_file_added_to_the_index(repo: Path) -> 
     """check-ignore runs without the index (at 1M files reading it was most of a watch-assisted
     checkpoint), so a file that is ignored but added (`git add -f`, not committed) is found in the
     index's new paths and kept, as git status keeps it; adding another one is seen too."""
-    from oxide_git import snapshots, status
-    from oxide_git import watch_journal as journal
+    from oxide_git.git import status
+    from oxide_git.git import watch_journal as journal
+    from oxide_git.store import snapshots
 
     fake_watcher(repo)
     r = make_ctx(repo).repo
@@ -150,7 +152,7 @@ def test_daemon_imports_checkpoints_prompts_and_stops(repo: Path, trees: str,
         assert (make_ctx(repo).repo.worktree_dir / "current-session").read_text().strip() == sid
         assert first_latency < 5 and append_latency < 3, (first_latency, append_latency)
         # a checkpoint now uses the journal, and sees the change
-        from oxide_git import watch_journal as journal
+        from oxide_git.git import watch_journal as journal
 
         wait_for(lambda: journal.active(make_ctx(repo).repo))
         (repo / "late.txt").write_text("late\n")
@@ -195,8 +197,8 @@ def test_lost_file_events_rebuild_the_journal(repo: Path) -> None:
     import logging
     import threading
 
-    from oxide_git import watch
-    from oxide_git import watch_journal as journal
+    from oxide_git.git import watch_journal as journal
+    from oxide_git.watch import watcher as watch
 
     ctx = make_ctx(repo)
     ctx.repo.oxide_dir.mkdir(parents=True, exist_ok=True)
@@ -228,7 +230,7 @@ def test_a_killed_watcher_nobody_reaped_is_not_running(repo: Path) -> None:
     import subprocess
     import sys
 
-    from oxide_git import watch_journal as journal
+    from oxide_git.git import watch_journal as journal
 
     r = make_ctx(repo).repo
     r.oxide_dir.mkdir(parents=True, exist_ok=True)
@@ -249,8 +251,8 @@ def test_checkpoints_the_watcher_serves_do_not_grow_its_memory(repo: Path) -> No
     import gc
     import tracemalloc
 
-    from oxide_git import snapshots
-    from oxide_git import watch_journal as journal
+    from oxide_git.git import watch_journal as journal
+    from oxide_git.store import snapshots
 
     fake_watcher(repo)
     r = make_ctx(repo).repo
@@ -288,8 +290,9 @@ def test_checkpoints_the_watcher_serves_do_not_grow_its_memory(repo: Path) -> No
 def test_a_prompt_checkpoint_holds_what_changed_while_its_session_was_imported(repo: Path) -> None:
     """Events that queued while the watcher was busy importing (a tool's write right after the
     prompt) are journaled before the prompt's checkpoint, so its tree is the worktree at its time."""
-    from oxide_git import importing, watch
-    from oxide_git import watch_journal as journal
+    from oxide_git.git import watch_journal as journal
+    from oxide_git.imports import importing
+    from oxide_git.watch import watcher as watch
 
     oxide(repo, "init")
     ctx = make_ctx(repo)
@@ -317,8 +320,8 @@ def test_a_prompt_checkpoint_holds_what_changed_while_its_session_was_imported(r
 @contextmanager
 def _watching(repo: Path) -> Iterator[tuple[Any, Any]]:
     """A watcher of ``repo``'s worktrees in this process, its observers running: (ctx, watcher)."""
-    from oxide_git import watch
-    from oxide_git import watch_journal as journal
+    from oxide_git.git import watch_journal as journal
+    from oxide_git.watch import watcher as watch
 
     ctx = make_ctx(repo)
     w = watch.Watcher(ctx, "tok")
@@ -333,7 +336,7 @@ def _watching(repo: Path) -> Iterator[tuple[Any, Any]]:
 
 
 def _no_barrier_left_or_late(ctx: Any) -> None:
-    from oxide_git import watch
+    from oxide_git.watch import watcher as watch
 
     assert not [p for p in (ctx.repo.oxide_dir / "run").iterdir() if p.name.startswith(watch.BARRIER_PREFIX)]
     log = ctx.repo.oxide_dir / "log"
@@ -343,7 +346,7 @@ def _no_barrier_left_or_late(ctx: Any) -> None:
 def test_the_worktrees_own_events_are_in_before_a_checkpoint(repo: Path) -> None:
     """A write made just before the checkpoint is journaled, though its event may not have reached
     the watcher yet: the barrier file's event comes through the same watch after it."""
-    from oxide_git import watch_journal as journal
+    from oxide_git.git import watch_journal as journal
 
     oxide(repo, "init")
     with _watching(repo) as (ctx, w):
@@ -358,7 +361,7 @@ def test_the_worktrees_own_events_are_in_before_a_checkpoint(repo: Path) -> None
 def test_a_linked_worktrees_events_are_in_before_its_checkpoint(repo: Path) -> None:
     """The same for a linked worktree, where nothing is ours to write: the barrier goes in the main
     worktree's gitdir, whose events come on the same inotify descriptor, after the linked one's."""
-    from oxide_git import watch_journal as journal
+    from oxide_git.git import watch_journal as journal
 
     oxide(repo, "init")
     wt = repo.parent / "linked"

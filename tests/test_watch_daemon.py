@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import watch_daemon
-from oxide_git import watch_journal as journal
-from oxide_git.errors import OxideError
+from oxide_git.core.errors import OxideError
+from oxide_git.git import watch_journal as journal
+from oxide_git.watch import daemon as watch_daemon
 
 from .conftest import make_ctx, oxide
 

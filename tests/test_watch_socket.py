@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import fastpath
+from oxide_git.watch import fastpath
 from tests.conftest import NOW_MS, git, make_ctx, new_repo, oxide, user_state
 from tests.test_hooks import make_session
 from tests.test_watch import wait_for
@@ -60,7 +60,7 @@ def answers(repo: Path) -> bool:
 
 
 def start(repo: Path) -> int:
-    from oxide_git import watch_journal as journal
+    from oxide_git.git import watch_journal as journal
 
     pid = json.loads(oxide(repo, "watch", "--daemon", "--json").stdout)["pid"]
     try:
@@ -83,7 +83,7 @@ def watched(repo: Path) -> Iterator[Path]:
 
 
 def journaled(repo: Path, path: str) -> None:
-    from oxide_git import watch_journal as journal
+    from oxide_git.git import watch_journal as journal
 
     wait_for(lambda: path in (journal.read(make_ctx(repo).repo) or ({}, set()))[1])
 

@@ -3,7 +3,8 @@
 An agent module is pure: it turns the agent's own files into model objects (``parse``) and model
 objects back into the agent's files (``export``). It never touches git, oxide's SQLite index, the
 clock or the terminal; everything it needs arrives as arguments (``AgentEnv``). Adding a fifth agent
-means adding one module and one line in ``AGENT_NAMES``.
+means adding one package (``agents/<name>/``, its ``agent`` module the face) and one line in
+``AGENT_NAMES``.
 
 Besides the protocol (``discover``, ``parse``, ``export``), a module may define:
 
@@ -16,7 +17,7 @@ Besides the protocol (``discover``, ``parse``, ``export``), a module may define:
 - ``APPEND_EXPORT = True`` when a resume appends to the agent's file instead of writing it whole;
 - ``write_database(path, rows, rewound=...)`` when ``Export.databases`` is used.
 
-Agent hooks live in ``oxide_git/agent_hooks_<name>.py`` (see ``agent_hooks``).
+Agent hooks live in ``oxide_git/hooks/agent_hooks_<name>.py`` (see ``agent_hooks``).
 
 Parsing is a stream of events so that a 200 MB transcript never sits in memory:
 
@@ -49,15 +50,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # annotations only: listing agent names must not import the model
-    from ..model import Message, Session
-    from .events import AgentEnv as AgentEnv
-    from .events import Event as Event
-    from .events import Export as Export
-    from .events import FoundMessage as FoundMessage
-    from .events import FoundSession as FoundSession
-    from .events import Problem as Problem
-    from .events import Resumable as Resumable
-    from .events import Unknown as Unknown
+    from oxide_git.agents.events import AgentEnv as AgentEnv
+    from oxide_git.agents.events import Event as Event
+    from oxide_git.agents.events import Export as Export
+    from oxide_git.agents.events import FoundMessage as FoundMessage
+    from oxide_git.agents.events import FoundSession as FoundSession
+    from oxide_git.agents.events import Problem as Problem
+    from oxide_git.agents.events import Resumable as Resumable
+    from oxide_git.agents.events import Unknown as Unknown
+    from oxide_git.core.model import Message, Session
 
 # The events and the values a parser or exporter is handed (dataclasses) are in ``events`` and
 # imported when first named: `git oxide blame` replays a tool call through ``file_effects`` and
@@ -68,7 +69,7 @@ _EVENTS = frozenset(("FoundSession", "FoundMessage", "Resumable", "Problem", "Un
 
 def __getattr__(name: str) -> Any:
     if name in _EVENTS:
-        from . import events
+        from oxide_git.agents import events
 
         value = getattr(events, name)
         globals()[name] = value
@@ -103,7 +104,7 @@ def agent(name: str) -> Agent:
     importing a Claude transcript does not load the Codex reader."""
     if name not in AGENT_NAMES:
         raise KeyError(name)
-    return importlib.import_module(f"{__name__}.{name}")
+    return importlib.import_module(f"{__name__}.{name}.agent")
 
 
 def registry() -> dict[str, Agent]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..model import Message, Session
+    from oxide_git.core.model import Message, Session
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,8 +17,8 @@ import shlex
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from ..tool_kinds import READ_ONLY
-from . import tools
+from oxide_git.agents import tools
+from oxide_git.core.tool_kinds import READ_ONLY
 
 _PATCH = re.compile(r"\*\*\* Begin Patch\n.*?\*\*\* End Patch", re.S)
 

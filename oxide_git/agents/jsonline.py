@@ -71,7 +71,7 @@ class Lines:
     def __iter__(self) -> Iterator[tuple[int, Any]]:
         # A 1 MiB buffer: with the default 8 KiB one, splitting the file into lines costs three
         # times as much (lines are ~2 KB, many are larger than the buffer).
-        from . import Problem
+        from oxide_git.agents import Problem
 
         with self.path.open("rb", buffering=1 << 20) as f:
             f.seek(self.pos)

@@ -14,10 +14,10 @@ import shlex
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..tool_kinds import READ
+from oxide_git.core.tool_kinds import READ
 
 if TYPE_CHECKING:  # annotations only: `git oxide blame` replays a call without the model
-    from ..model import Message
+    from oxide_git.core.model import Message
 
 SHELL = frozenset({"Bash", "bash", "shell", "run_shell_command", "exec_command", "shell_command",
                    "local_shell", "run_commands", "execute_command"})
@@ -36,7 +36,7 @@ class Call(NamedTuple):  # no dataclass: blame's replay of a call imports no dat
 def args_of(inp: Any) -> Any:
     """A call's input, with arguments given as a JSON string (Chat Completions) parsed."""
     if isinstance(inp, str) and inp.lstrip().startswith("{"):
-        from .jsonline import loads
+        from oxide_git.agents.jsonline import loads
 
         try:
             value = loads(inp)
@@ -199,7 +199,7 @@ def answered(messages: Sequence[Message]) -> set[str]:
 def answered_calls(messages: Sequence[Message]) -> Iterator[tuple[str, Call, Any]]:
     """Each tool call of ``messages`` that has its result and that ``classify`` knows: (its call
     id, what it does, its part). What a receiving agent's exporter maps to its own tools."""
-    from ..model import PartType
+    from oxide_git.core.model import PartType
 
     done = answered(messages)
     for m in messages:

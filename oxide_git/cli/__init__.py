@@ -12,7 +12,8 @@ from typing import Any
 
 import click
 
-from .. import __version__, failure
+from oxide_git import __version__
+from oxide_git.git import failure
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -70,15 +71,15 @@ def main(no_pager: bool) -> None:
     turned into `git help oxide` by git, which shows the man page if installed).
     """
     if no_pager:
-        from .pager import disable
+        from oxide_git.cli.pager import disable
 
         disable()
 
 
 def make_context() -> Any:
     """The operation context for this process: repository from cwd, clock, environment."""
-    from ..context import for_process
-    from .output import use_store
+    from oxide_git.cli.output import use_store
+    from oxide_git.store.context import for_process
 
     ctx = for_process()
     use_store(ctx)  # ids are printed by their shortest unique prefix in this store
@@ -94,7 +95,8 @@ COMMANDS = {
     "import": "imports",
     **dict.fromkeys(("resume", "fork", "rewind", "undo"), "history"),
     "merge": "merge",
-    **dict.fromkeys(("hooks", "watch", "hook", "hook-impl", "agent-hook"), "capture"),
+    **dict.fromkeys(("hooks", "hook", "hook-impl", "agent-hook"), "capture"),
+    "watch": "watch",
     **dict.fromkeys(("push", "pull"), "share"),
     "export": "export",
     "blame": "blame",

@@ -6,12 +6,12 @@ import os
 
 import click
 
-from . import main, make_context
-from .output import emit_json
+from oxide_git.cli import main, make_context
+from oxide_git.cli.output import emit_json
 
 
 def _line_range(value: str | None) -> tuple[int, int] | None:
-    from ..blame_command import line_range
+    from oxide_git.blame.command import line_range
 
     if value is None:
         return None
@@ -47,12 +47,12 @@ def blame(file: str | None, lines: str | None, rev: str | None, porcelain: bool,
       git oxide blame src/app.py -L 10,40
       git oxide blame --range origin/main..HEAD >> "$GITHUB_STEP_SUMMARY"
     """
-    from ..errors import OxideError
+    from oxide_git.core.errors import OxideError
 
     if rng is not None:
         if file or lines or rev or porcelain or summary:
             raise OxideError("--range takes no FILE, -L, --rev, --porcelain or --summary")
-        from ..blame_range import blame_range
+        from oxide_git.blame.range import blame_range
 
         res = blame_range(make_context(), rng)
         if as_json:
@@ -62,8 +62,8 @@ def blame(file: str | None, lines: str | None, rev: str | None, porcelain: bool,
         return
     if not file:
         raise click.UsageError("give a FILE (or --range A..B)")
-    from ..blame import blame_file
-    from ..blame_command import form_of, render
+    from oxide_git.blame.attribution import blame_file
+    from oxide_git.blame.command import form_of, render
 
     form = form_of(porcelain, as_json, summary)
     if form is None:
@@ -72,6 +72,6 @@ def blame(file: str | None, lines: str | None, rev: str | None, porcelain: bool,
     result = blame_file(ctx, os.path.abspath(file), rev=rev, lines=_line_range(lines))
     click.echo(render(result, form, ctx.now_ms), nl=False)
     if result.missing:
-        from ..blame import missing_hint
+        from oxide_git.blame.attribution import missing_hint
 
         click.echo(missing_hint(result.missing), nl=False, err=True)

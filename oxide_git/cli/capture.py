@@ -1,11 +1,12 @@
-"""Capture commands: `hooks install|uninstall|status`, `watch`, and the hidden `hook-impl`."""
+"""Capture commands: `hooks install|uninstall|status`, `hook`, and the hidden `hook-impl` and `agent-hook`
+(`watch` is in ``cli.watch``)."""
 
 from __future__ import annotations
 
 import click
 
-from . import main, make_context
-from .output import emit_json, status
+from oxide_git.cli import main, make_context
+from oxide_git.cli.output import emit_json, status
 
 
 @main.group()
@@ -38,8 +39,8 @@ def hooks_install(tracked: bool, as_json: bool) -> None:
     git tracks (or does not ignore) is the team's: nothing is changed there
     unless --tracked; the lines to add to the team's hooks are printed instead.
     """
-    from ..checkpoint import init
-    from ..hooks import install
+    from oxide_git.hooks.install import install
+    from oxide_git.ops.checkpoint import init
 
     ctx = make_context()
     init(ctx)
@@ -66,7 +67,7 @@ def _team_lines(report: object) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print what was done as JSON.")
 def hooks_uninstall(as_json: bool) -> None:
     """Remove the shims and put back the hooks they chained, exactly as they were."""
-    from ..hooks import uninstall
+    from oxide_git.hooks.install import uninstall
 
     _print_report(uninstall(make_context().repo), as_json)
 
@@ -75,7 +76,7 @@ def hooks_uninstall(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the state as JSON.")
 def hooks_status(as_json: bool) -> None:
     """Show which hooks are installed, chained, and whether oxide is enabled."""
-    from ..hooks import status as hook_status
+    from oxide_git.hooks.install import status as hook_status
 
     d = hook_status(make_context().repo).to_dict()
     if as_json:
@@ -94,36 +95,6 @@ def hooks_status(as_json: bool) -> None:
         click.echo(line)
 
 
-@main.command()
-@click.option("--daemon", is_flag=True, help="Run in the background (pid file under .git/oxide/).")
-@click.option("--stop", is_flag=True, help="Stop the background watcher.")
-@click.option("--json", "as_json", is_flag=True, help="With --daemon/--stop: print the result as JSON.")
-def watch(daemon: bool, stop: bool, as_json: bool) -> None:
-    """Import agent sessions as they grow, checkpoint each new prompt, journal changed files.
-
-    In the foreground until ^C, or --daemon; `git oxide watch --stop` stops it.
-    While it runs, `git oxide checkpoint` and `git oxide search` are answered
-    by it over a unix socket (<git-common-dir>/oxide/run/, only for your
-    user): the same output without starting click and pygit2, or opening the
-    index. OXIDE_FASTPATH=0 turns that off.
-    """
-    from .. import watch_daemon as w
-
-    ctx = make_context()
-    if stop:
-        res = w.stop(ctx.repo)
-    elif daemon:
-        res = w.start_daemon(ctx.repo)
-    else:
-        status("Watching (^C to stop)")
-        w.run(ctx)
-        return
-    if as_json:
-        emit_json(res)
-    else:
-        status(res["message"])
-
-
 @main.command("hook", context_settings={"ignore_unknown_options": True})
 @click.argument("hook", type=click.Choice(("pre-commit", "prepare-commit-msg", "post-commit", "post-checkout",
                                            "post-rewrite", "pre-push")))
@@ -132,7 +103,7 @@ def hook(hook: str, args: tuple[str, ...]) -> None:
     """What a team's hook runs: `git oxide hook HOOK "$@"` in a Husky script or a
     tracked hooks folder, a lefthook.yml command (`git oxide hooks status` prints
     them). It does what git oxide's shim does, from PATH; never fails git."""
-    from ..hook_entry import main as impl
+    from oxide_git.hooks.entry import main as impl
 
     raise SystemExit(impl([hook, *args]))
 
@@ -141,8 +112,8 @@ def hook(hook: str, args: tuple[str, ...]) -> None:
 @click.option("--hook-type", default=None)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def hook_impl(hook_type: str | None, args: tuple[str, ...]) -> None:
-    """Called by the hook shims (they call `python -m oxide_git.hook_impl` directly)."""
-    from ..hook_impl import main as impl
+    """Called by the hook shims (they call `python -m oxide_git.hooks.impl` directly)."""
+    from oxide_git.hooks.impl import main as impl
 
     raise SystemExit(impl((["--hook-type", hook_type] if hook_type else []) + list(args)))
 
@@ -153,7 +124,7 @@ def agent_hook(args: tuple[str, ...]) -> None:
     """What the agents' hooks run (`init --agent-hooks`): never fails, prints nothing."""
     import sys
 
-    from ..agent_hooks import main as impl
+    from oxide_git.hooks.agent_hooks import main as impl
 
     # click takes the first `--` as the end of options; Codex's notify needs it (what follows is the
     # user's own notify command, chained): hand the words over as they were given
@@ -163,8 +134,8 @@ def agent_hook(args: tuple[str, ...]) -> None:
 
 def init_capture(hooks: bool, agent_hooks: tuple[str, ...], remove: bool) -> None:
     """The capture part of `git oxide init --hooks / --agent-hooks AGENT [--remove]`."""
-    from ..agent_hooks import configure
-    from ..hooks import install, uninstall
+    from oxide_git.hooks.agent_hooks import configure
+    from oxide_git.hooks.install import install, uninstall
 
     ctx = make_context()
     if hooks:

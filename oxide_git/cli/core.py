@@ -7,9 +7,9 @@ from typing import Any
 
 import click
 
-from ..agent_hooks import hooked_agents
-from . import main, make_context
-from .output import ago, cid, clip, emit_json, json_text, short, sid, status, table
+from oxide_git.cli import main, make_context
+from oxide_git.cli.output import ago, cid, clip, emit_json, json_text, short, sid, status, table
+from oxide_git.hooks.agent_hooks import hooked_agents
 
 
 @main.command()
@@ -28,19 +28,19 @@ def init(as_json: bool, hooks: bool, agent_hooks: tuple[str, ...], mcp_agents: t
     With --hooks and --agent-hooks, also set up automatic capture; with --mcp,
     let the agent ask this repository's history (`git oxide mcp`).
     """
-    from ..checkpoint import init as do_init
+    from oxide_git.ops.checkpoint import init as do_init
 
     if dry_run and (hooks or agent_hooks or not mcp_agents):
         raise click.UsageError("--dry-run goes with --mcp alone")
     ctx = make_context()
     res = None if dry_run else do_init(ctx)
     if hooks or agent_hooks:
-        from .capture import init_capture
+        from oxide_git.cli.capture import init_capture
 
         init_capture(hooks, agent_hooks, remove)
     changes = []
     if mcp_agents:
-        from ..mcp_config import configure
+        from oxide_git.mcp.config import configure
 
         changes = [c for agent in mcp_agents for c in configure(ctx, agent, remove=remove, dry_run=dry_run)]
     if as_json:
@@ -79,14 +79,14 @@ def checkpoint_output(
 ) -> tuple[str, str]:
     """Take the checkpoint; return what the command prints (stdout, stderr). The watcher serves
     `git oxide checkpoint` with this same function (``watch_server``)."""
-    from ..checkpoint import checkpoint as take
-    from ..watch_journal import status_from_journal
+    from oxide_git.git.watch_journal import status_from_journal
+    from oxide_git.ops.checkpoint import checkpoint as take
 
     st = status_from_journal(ctx.repo)  # `watch` running: only the paths it saw change
     cp = take(ctx, text=message, kind=kind, session=session, status=st)
     if as_json:
         return json_text(cp.to_dict()), ""
-    from .current import current_line
+    from oxide_git.cli.current import current_line
 
     tie = (f"tied to {current_line(ctx, cp.session_id)}"
            + ("" if session else " (the current one: `git oxide status`)")) if cp.session_id else \
@@ -106,7 +106,7 @@ def checkpoint_output(
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def checkpoints(session: str | None, as_json: bool) -> None:
     """List checkpoints, newest first."""
-    from ..browse import list_checkpoints
+    from oxide_git.ops.browse import list_checkpoints
 
     ctx = make_context()
     rows = list_checkpoints(ctx, session)
@@ -130,7 +130,7 @@ def checkpoints(session: str | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print what was done as JSON.")
 def reindex(full: bool, as_json: bool) -> None:
     """Rebuild the SQLite index from refs/oxide/* (only what changed, or --full)."""
-    from ..reindex import reindex as do_reindex
+    from oxide_git.store.reindex import reindex as do_reindex
 
     ctx = make_context()
     res = do_reindex(ctx, full=full)
@@ -150,10 +150,11 @@ def reindex(full: bool, as_json: bool) -> None:
               help="Repair what can be repaired (reindex, stale locks, messages in history alone: forks).")
 def doctor(as_json: bool, fix: bool) -> None:
     """Check refs, the index and oxide's per-worktree state; say what is wrong and how to fix it."""
-    from ..doctor import diagnose
+    from oxide_git.hooks.install import summary
+    from oxide_git.ops.doctor import diagnose
 
     ctx = make_context()
-    report = diagnose(ctx, fix=fix)
+    report = diagnose(ctx, fix=fix, hooks=summary)
     if as_json:
         emit_json(report)
         return

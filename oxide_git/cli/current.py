@@ -6,9 +6,9 @@ from typing import Any
 
 import click
 
-from ..titles import display
-from . import main, make_context
-from .output import ago, emit_json, status
+from oxide_git.cli import main, make_context
+from oxide_git.cli.output import ago, emit_json, status
+from oxide_git.core.titles import display
 
 
 def _describe(ctx: Any, session_id: str) -> dict[str, Any] | None:
@@ -31,7 +31,7 @@ def current_line(ctx: Any, session_id: str | None) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def status_(as_json: bool) -> None:
     """Show this worktree's current session (what checkpoints and commit notes attach to) and why."""
-    from ..store import current_session, current_session_why
+    from oxide_git.store.writes import current_session, current_session_why
 
     ctx = make_context()
     repo = ctx.repo
@@ -69,7 +69,7 @@ def status_(as_json: bool) -> None:
 @click.option("--none", "none_", is_flag=True, help="No current session (checkpoints tie to none).")
 def switch(session: str | None, none_: bool) -> None:
     """Make SESSION this worktree's current session (see `git oxide status`)."""
-    from ..store import set_current_session
+    from oxide_git.store.writes import set_current_session
 
     if bool(session) == none_:
         raise click.UsageError("give a SESSION, or --none")

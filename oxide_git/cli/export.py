@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from . import main, make_context
-from .output import status, warn
+from oxide_git.cli import main, make_context
+from oxide_git.cli.output import status, warn
 
 
 @main.command()
@@ -29,9 +29,9 @@ def export(sessions: tuple[str, ...], commit: str | None, rng: str | None, fmt: 
     """
     import sys
 
-    from ..errors import OxideError
-    from ..export import export as do_export
-    from ..export import resolve
+    from oxide_git.core.errors import OxideError
+    from oxide_git.export.sessions import export as do_export
+    from oxide_git.export.sessions import resolve
 
     if (commit or rng) and sessions:
         raise OxideError("give sessions, or --commit, or --range, not several")
@@ -41,7 +41,7 @@ def export(sessions: tuple[str, ...], commit: str | None, rng: str | None, fmt: 
         warn(p)
     summary = None
     if rng:
-        from ..blame_range import blame_range
+        from oxide_git.blame.range import blame_range
 
         summary = blame_range(ctx, rng)  # who wrote the range's lines, first
     if output:

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..agents import AGENT_NAMES
-from ..errors import OxideError
-from . import main, make_context
-from .output import ago, cid, counted, emit_json, sid, status, stream_document
+from oxide_git.agents import AGENT_NAMES
+from oxide_git.cli import main, make_context
+from oxide_git.cli.output import ago, cid, counted, emit_json, sid, status, stream_document
+from oxide_git.core.errors import OxideError
 
 if TYPE_CHECKING:
-    from ..undo import UndoResult
+    from oxide_git.ops.undo import UndoResult
 
 
 def _confirm(summary: str, yes: bool, what: str = "change files") -> None:
@@ -109,7 +109,7 @@ def resume(session: str | None, last: bool, agent: str | None, run: bool, fmt: s
 
     Without SESSION or --last, an interactive picker is shown on a terminal.
     """
-    from .. import resume as ops
+    from oxide_git.ops import resume as ops
 
     if run and agent is None:
         raise click.UsageError("--exec needs --into AGENT")
@@ -119,7 +119,7 @@ def resume(session: str | None, last: bool, agent: str | None, run: bool, fmt: s
     if last:
         session = ops.last_session(ctx)
     if session is None:
-        from .picker import pick
+        from oxide_git.cli.picker import pick
 
         choice = pick(ctx, all_worktrees=all_)
         if choice is None:
@@ -134,19 +134,19 @@ def resume(session: str | None, last: bool, agent: str | None, run: bool, fmt: s
                 return
             run = run or choice.run
     if fmt:
-        from ..browse import session_json
+        from oxide_git.ops.browse import session_json
 
         if fmt == "json":
             s, items = ops.context_json(ctx, session, full=full)
             head = None
             if with_memory:
-                from ..memory import context_message as memory_context
+                from oxide_git.ops.memory import context_message as memory_context
 
                 head = memory_context(ctx)
             stream_document(session_json(s), itertools.chain([head] if head else [], items))
         else:
             s, messages = ops.context(ctx, session, full=full)
-            from ..render import markdown_message
+            from oxide_git.core.render import markdown_message
 
             click.echo(f"# {s.title or s.id}\n")
             for seq, m in messages:
@@ -190,8 +190,8 @@ def resume(session: str | None, last: bool, agent: str | None, run: bool, fmt: s
 @click.option("--json", "as_json", is_flag=True, help="Print the new session as JSON.")
 def fork(session: str, at: str | None, title: str | None, as_json: bool) -> None:
     """Start a new session from SESSION's history before a message; prints its id."""
-    from ..fork import fork as do_fork
-    from ..journal import ensure_writable
+    from oxide_git.ops.fork import fork as do_fork
+    from oxide_git.store.journal import ensure_writable
 
     ctx = make_context()
     ensure_writable(ctx)  # a fork that could not be journaled (for undo) is not made
@@ -222,7 +222,7 @@ def fork(session: str, at: str | None, title: str | None, as_json: bool) -> None
 def rewind(checkpoint: str, mode: str, dry_run: bool, yes: bool, only_mine: bool, force: bool,
            memory: bool, as_json: bool) -> None:
     """Put the files and/or the conversation back to CHECKPOINT (undo with `git oxide undo`)."""
-    from ..rewind import rewind as do_rewind
+    from oxide_git.ops.rewind import rewind as do_rewind
 
     ctx = make_context()
     kw = {"code": mode in ("code", "both"), "conversation": mode in ("conversation", "both"),
@@ -277,7 +277,7 @@ def undo(dry_run: bool, yes: bool, force: bool, as_json: bool) -> None:
     Says what it is about to undo and how long ago it was made, and asks on a
     terminal (--yes otherwise).
     """
-    from ..undo import undo as do_undo
+    from oxide_git.ops.undo import undo as do_undo
 
     ctx = make_context()
     if not dry_run and not yes and not as_json:

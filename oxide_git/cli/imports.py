@@ -9,9 +9,9 @@ from typing import Any
 
 import click
 
-from ..agents import AGENT_NAMES
-from . import main
-from .output import emit_json, status, table
+from oxide_git.agents import AGENT_NAMES
+from oxide_git.cli import main
+from oxide_git.cli.output import emit_json, status, table
 
 
 class _Progress:
@@ -54,7 +54,7 @@ def import_(paths: tuple[Path, ...], agent: str | None, dry_run: bool, quiet: bo
     of PATHS is read as the agent's it looks like (--agent names it; a file that
     looks like another agent's is refused, nothing stored).
     """
-    from .. import import_command
+    from oxide_git.imports import command as import_command
 
     progress = _Progress(quiet or as_json)
     try:

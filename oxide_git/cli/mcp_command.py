@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from . import main
+from oxide_git.cli import main
 
 
 @main.command()
@@ -20,6 +20,6 @@ def mcp(allow_writes: bool) -> None:
     An agent starts this itself: `git oxide init --mcp claude|codex|opencode`
     registers it in that agent's configuration.
     """
-    from ..mcp_server import serve
+    from oxide_git.mcp.server import serve
 
     serve(allow_writes=allow_writes)

@@ -6,8 +6,8 @@ import sys
 
 import click
 
-from . import main, make_context
-from .output import ago, emit_json, short, status, table
+from oxide_git.cli import main, make_context
+from oxide_git.cli.output import ago, emit_json, short, status, table
 
 
 @main.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -24,7 +24,7 @@ def memory() -> None:
 @click.argument("topic", required=False)
 def show(topic: str | None) -> None:
     """Print MEMORY.md, or TOPIC's file."""
-    from ..memory import show as do_show
+    from oxide_git.ops.memory import show as do_show
 
     click.echo(do_show(make_context(), topic), nl=False)
 
@@ -35,7 +35,7 @@ def show(topic: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the new commit as JSON.")
 def add(topic: str, text: str | None, as_json: bool) -> None:
     """Append TEXT (or stdin with `-` or no TEXT) to TOPIC and list it in MEMORY.md."""
-    from ..memory import add as do_add
+    from oxide_git.ops.memory import add as do_add
 
     if text is None or text == "-":
         text = sys.stdin.read()
@@ -53,7 +53,7 @@ def add(topic: str, text: str | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the new commit as JSON.")
 def rm(topic: str, as_json: bool) -> None:
     """Remove TOPIC (its history stays in `memory log`)."""
-    from ..memory import rm as do_rm
+    from oxide_git.ops.memory import rm as do_rm
 
     oid = do_rm(make_context(), topic)
     if as_json:
@@ -67,8 +67,8 @@ def rm(topic: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def log(limit: int | None, as_json: bool) -> None:
     """Memory writes, newest first, with the session and message that made them."""
-    from ..memory import log as do_log
-    from ..model import to_iso
+    from oxide_git.core.model import to_iso
+    from oxide_git.ops.memory import log as do_log
 
     ctx = make_context()
     writes = do_log(ctx, limit)
@@ -86,7 +86,7 @@ def log(limit: int | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def import_(source: str, as_json: bool) -> None:
     """Import Claude Code's auto memory (projects/<encoded cwd>/memory/*.md) in one commit."""
-    from ..memory import import_claude
+    from oxide_git.ops.memory import import_claude
 
     res = import_claude(make_context())
     if as_json:
@@ -101,7 +101,7 @@ def import_(source: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def export(target: str, as_json: bool) -> None:
     """Write the memory where Claude Code reads its auto memory."""
-    from ..memory import export_claude
+    from oxide_git.ops.memory import export_claude
 
     res = export_claude(make_context())
     if as_json:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import click
 
-from . import main, make_context
-from .history import _confirm, _files_summary
-from .output import cid, emit_json, sid, status
+from oxide_git.cli import main, make_context
+from oxide_git.cli.history import _confirm, _files_summary
+from oxide_git.cli.output import cid, emit_json, sid, status
 
 
 def _plan_lines(res: object) -> str:
-    from ..merge import MergeResult
+    from oxide_git.ops.merge import MergeResult
 
     assert isinstance(res, MergeResult)
     conflicted = {c["path"] for c in res.conflicts}
@@ -46,7 +46,7 @@ def merge(fork: str, into: str | None, mode: str, digest: bool, dry_run: bool, y
     as the other side. A file both changed in the same place gets git's conflict markers, is
     listed, and the command exits with status 1.
     """
-    from ..merge import merge as do_merge
+    from oxide_git.ops.merge import merge as do_merge
 
     ctx = make_context()
     kw = {"into": into, "code": mode in ("code", "both"), "conversation": mode in ("conversation", "both"),

@@ -9,10 +9,14 @@ from typing import Any
 
 import click
 
-from ..browse import json_lines_text  # noqa: F401 - re-exported
-from ..model import ago  # noqa: F401 - how long ago, as every command says it
-from ..render_text import counted  # noqa: F401 - re-exported
-from ..text_table import clip, json_list_text, table_text  # noqa: F401 - re-exported
+from oxide_git.core.model import ago  # noqa: F401 - how long ago, as every command says it
+from oxide_git.core.text_table import (  # noqa: F401 - re-exported
+    clip,
+    json_lines_text,
+    json_list_text,
+    table_text,
+)
+from oxide_git.export.render_text import counted  # noqa: F401 - re-exported
 
 
 def emit_bytes(data: bytes) -> None:
@@ -105,7 +109,7 @@ def _abbreviated(kind: str, oid: str | None) -> str:
             index = _store.index
             ab = index.session_abbrev() if kind == "session" else index.checkpoint_abbrev()
         except Exception:  # no index to ask (not initialised, unreadable): a fixed cut
-            from ..abbrev import Abbreviator
+            from oxide_git.core.abbrev import Abbreviator
 
             ab = Abbreviator((), minimum=12)
         _abbrev[kind] = ab

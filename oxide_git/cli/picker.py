@@ -21,9 +21,9 @@ from typing import Any
 
 import click
 
-from ..agents import AGENT_NAMES
-from ..titles import display, is_harness_text
-from .output import ago, cid, clip, sid
+from oxide_git.agents import AGENT_NAMES
+from oxide_git.cli.output import ago, cid, clip, sid
+from oxide_git.core.titles import display, is_harness_text
 
 SHOWN = 200  # rows kept in the list (the filter narrows it)
 
@@ -40,7 +40,7 @@ class Model:
     """What the picker shows: sessions, filters, the highlighted row. No terminal in here."""
 
     def __init__(self, ctx: Any, all_worktrees: bool) -> None:
-        from ..browse import list_sessions
+        from oxide_git.ops.browse import list_sessions
 
         self.ctx = ctx
         self.rows_all = list_sessions(ctx, all_worktrees=True)
@@ -113,7 +113,7 @@ class Model:
         return got
 
     def _make_preview(self, r: dict[str, Any]) -> list[str]:
-        from ..browse import list_checkpoints
+        from oxide_git.ops.browse import list_checkpoints
 
         q = self.ctx.index.query
         prompts = [t[0] for t in q("SELECT text FROM messages WHERE session_id=? AND role='user' "
@@ -136,7 +136,7 @@ class Model:
                 f"({c.get('expiry') or '-'})" for c in cps[:2]))
         else:
             out.append("checkpoints: none")
-        from ..usage import header_line
+        from oxide_git.ops.usage import header_line
 
         spent = header_line(self.ctx, r["id"])
         if spent:

@@ -6,20 +6,10 @@ from typing import Any
 
 import click
 
-from ..agents import AGENT_NAMES
-from ..titles import display
-from . import main, make_context
-from .output import (
-    ago,
-    cid,
-    counted,
-    emit_bytes,
-    emit_json,
-    sid,
-    status,
-    stream_document,
-    table,
-)
+from oxide_git.agents import AGENT_NAMES
+from oxide_git.cli import main, make_context
+from oxide_git.cli.output import ago, cid, counted, emit_bytes, emit_json, sid, status, stream_document, table
+from oxide_git.core.titles import display
 
 
 def _agent_option(agent: str | None) -> str | None:
@@ -46,7 +36,7 @@ def list_(all_: bool, agent: str | None, tree: bool, as_json: bool) -> None:
     `show` does; `--json`'s message_count counts records (those kept whole too, such as
     progress events). `man git-oxide`, COUNTING, says how everything is counted.
     """
-    from ..browse import list_sessions, list_sessions_json, session_tree
+    from oxide_git.ops.browse import list_sessions, list_sessions_json, session_tree
 
     agent = _agent_option(agent)
     ctx = make_context()
@@ -61,7 +51,7 @@ def list_(all_: bool, agent: str | None, tree: bool, as_json: bool) -> None:
     real = ctx.index.real_message_counts([r["id"] for r in rows]) if rows else {}
     merged: dict[str, list[str]] = {}
     if tree and rows:
-        from ..merge_marks import merged_into
+        from oxide_git.ops.merge_marks import merged_into
 
         merged = merged_into(ctx, [r["id"] for r in rows])
     if rows:
@@ -96,8 +86,8 @@ def show(session: str, as_json: bool, full: bool, no_pager: bool) -> None:
     `--full` shows every record as it was imported; `--json` prints it all as JSON. On a
     terminal the output goes through git's pager (core.pager, GIT_PAGER, PAGER, less).
     """
-    from ..browse import show as do_show
-    from .pager import paged
+    from oxide_git.cli.pager import paged
+    from oxide_git.ops.browse import show as do_show
 
     ctx = make_context()
     shown = do_show(ctx, session)
@@ -106,8 +96,8 @@ def show(session: str, as_json: bool, full: bool, no_pager: bool) -> None:
 
 
 def _print_shown(ctx: Any, shown: Any, as_json: bool, full: bool) -> None:
-    from ..browse import session_json
-    from ..render_text import conversation
+    from oxide_git.export.render_text import conversation
+    from oxide_git.ops.browse import session_json
 
     if as_json:
         stream_document(session_json(shown.session, shown.count, shown.children), shown.json,
@@ -132,7 +122,7 @@ def _print_shown(ctx: Any, shown: Any, as_json: bool, full: bool) -> None:
     cps += " …" if len(shown.checkpoints) > 5 else ""
     click.echo(f"messages: {counted(real, shown.count)}"
                + f"  checkpoints: {len(shown.checkpoints)}" + (f" ({cps})" if cps else ""))
-    from ..usage import header_line
+    from oxide_git.ops.usage import header_line
 
     spent = header_line(ctx, s.id)
     if spent:
@@ -152,7 +142,7 @@ def _print_shown(ctx: Any, shown: Any, as_json: bool, full: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def search(query: str, limit: int, as_json: bool) -> None:
     """Full-text search over every message of every session."""
-    from ..search_command import output
+    from oxide_git.ops.search_command import output
 
     out, err = output(make_context(), query, limit, as_json)
     click.echo(out, nl=False)

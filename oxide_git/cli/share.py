@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from ..share import ShareResult
-from . import main, make_context
-from .output import emit_json, sid, status
+    from oxide_git.ops.share import ShareResult
+from oxide_git.cli import main, make_context
+from oxide_git.cli.output import emit_json, sid, status
 
 
 def _report(res: ShareResult, verb: str) -> None:
@@ -43,13 +43,13 @@ def push(remote: str | None, checkpoints: bool, prune: bool, dry_run: bool, as_j
     Never forced: a session that changed on the remote too is rejected; run
     `git oxide pull` first (it keeps both sides), then push again.
     """
-    from ..share import check_pushed
-    from ..share import push as do_push
+    from oxide_git.ops.share import check_pushed
+    from oxide_git.ops.share import push as do_push
 
     ctx = make_context()
     res = do_push(ctx, remote, checkpoints=checkpoints, dry_run=dry_run)
     if prune:
-        from ..prune import push_removals
+        from oxide_git.ops.prune import push_removals
 
         gone = push_removals(ctx, remote, dry_run=dry_run)
         res.updated.update(gone.updated)
@@ -74,8 +74,8 @@ def pull(remote: str | None, checkpoints: bool, as_json: bool) -> None:
     Local refs are never overwritten: a session appended on both sides stays
     as it is here, and the other side's messages become a fork of it.
     """
-    from ..journal import ensure_writable
-    from ..share import pull as do_pull
+    from oxide_git.ops.share import pull as do_pull
+    from oxide_git.store.journal import ensure_writable
 
     ctx = make_context()
     ensure_writable(ctx)  # a pull is undoable: one that could not be journaled changes nothing

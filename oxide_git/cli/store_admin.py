@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from . import main, make_context
-from .output import cid, emit_json, sid, status
+from oxide_git.cli import main, make_context
+from oxide_git.cli.output import cid, emit_json, sid, status
 
 
 @main.command()
@@ -18,13 +18,13 @@ def gc(dry_run: bool, as_json: bool) -> None:
     reaches, or anything younger than its TTL (oxide.checkpointTTL, default 30d;
     oxide.trashTTL, default 14d). Afterwards `git gc --prune=now` frees the space.
     """
-    from ..gc import gc as do_gc
-    from ..retention import size_text
+    from oxide_git.ops.gc import gc as do_gc
+    from oxide_git.store.retention import size_text
 
     ctx = make_context()
     res = do_gc(ctx, dry_run=dry_run)
     if res.removed and not dry_run:
-        from .. import journal
+        from oxide_git.store import journal
 
         # undo cannot bring back what gc removed: an older undo entry is refused after this
         journal.record(ctx, journal.Entry("gc", ctx.now_ms, f"git oxide gc (removed {res.removed} ref(s))",
@@ -46,7 +46,7 @@ def gc(dry_run: bool, as_json: bool) -> None:
 
 
 def _pin(checkpoint: str, on: bool, as_json: bool) -> None:
-    from ..retention import pin as do_pin
+    from oxide_git.store.retention import pin as do_pin
 
     res = do_pin(make_context(), checkpoint, on=on)
     if as_json:
@@ -88,8 +88,8 @@ def rm(session: str, recursive: bool, keep_forks: bool, dry_run: bool, yes: bool
     Its checkpoints stay and expire with oxide.checkpointTTL. A pull does not bring it back
     unless the remote changed it since (then as a fork); --remote removes it there too.
     """
-    from ..rm import rm as do_rm
-    from .history import _confirm
+    from oxide_git.cli.history import _confirm
+    from oxide_git.ops.rm import rm as do_rm
 
     ctx = make_context()
     if not dry_run and not yes:
@@ -97,14 +97,14 @@ def rm(session: str, recursive: bool, keep_forks: bool, dry_run: bool, yes: bool
         _confirm("This removes:\n" + "\n".join(f"  session {s}" for s in preview.sessions), yes,
                  what="remove sessions")
     if not dry_run:
-        from ..journal import ensure_writable
+        from oxide_git.store.journal import ensure_writable
 
         ensure_writable(ctx)  # what cannot be journaled could not be undone: nothing is removed
     res = do_rm(ctx, session, recursive=recursive, keep_forks=keep_forks, dry_run=dry_run)
     there = None
     if on_remote:
-        from ..prune import push_removals
-        from ..refs import session_ref
+        from oxide_git.git.refs import session_ref
+        from oxide_git.ops.prune import push_removals
 
         tips = {s: res.refs[session_ref(s)][0] for s in res.sessions if session_ref(s) in res.refs}
         there = push_removals(ctx, None, {s: t for s, t in tips.items() if t}, dry_run=dry_run)

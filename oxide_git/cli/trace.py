@@ -6,8 +6,8 @@ import json
 
 import click
 
-from . import main, make_context
-from .output import emit_json, status
+from oxide_git.cli import main, make_context
+from oxide_git.cli.output import emit_json, status
 
 
 @main.command()
@@ -30,10 +30,10 @@ def trace(rev: str, fmt: str, write: bool, as_json: bool) -> None:
     `git config oxide.trace agent-trace,git-ai` writes both at every commit (the post-commit
     hook, within oxide.traceBudget seconds, 10 by default) and after amends and rebases.
     """
-    from .. import hook_queue
-    from ..notes import write_text
-    from ..trace import commit_lines, commits_of, render
-    from ..trace_notes import REF
+    from oxide_git.hooks import queue as hook_queue
+    from oxide_git.ops.trace import commit_lines, commits_of, render
+    from oxide_git.ops.trace_notes import REF
+    from oxide_git.store.notes import write_text
 
     ctx = make_context()
     # a commit just made: its note (which names the checkpoint its lines are told by) is written by

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from . import main, make_context
-from .output import emit_json, sid, status, table
+from oxide_git.cli import main, make_context
+from oxide_git.cli.output import emit_json, sid, status, table
 
 _HEAD = {"session": ["ID", "AGENT", "MODEL"], "agent": ["AGENT"], "model": ["MODEL"], "day": ["DAY"]}
 
@@ -25,7 +25,7 @@ def usage(by: str, since: str | None, as_json: bool) -> None:
     table in the package (`git config oxide.prices FILE` or OXIDE_PRICES=FILE override it);
     `-` (null in JSON) where a model has no price.
     """
-    from ..usage import TOKENS, cost_text, report, since_day, total
+    from oxide_git.ops.usage import TOKENS, cost_text, report, since_day, total
 
     ctx = make_context()
     rows = report(ctx, by, since_day(since, ctx.now_ms) if since else None)

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from oxide_git.agents import FoundMessage, FoundSession, Problem, Resumable, Unknown
-from oxide_git.model import Message, Part, Session
+from oxide_git.core.model import Message, Part, Session
 
 
 class Replay(NamedTuple):

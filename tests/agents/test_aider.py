@@ -13,16 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oxide_git.agents import (
-    AgentEnv,
-    FoundMessage,
-    FoundSession,
-    Problem,
-    Resumable,
-    aider,
-)
-from oxide_git.errors import OxideError, UnsupportedFormat
-from oxide_git.model import Message, Part, Session, from_iso, session_id_for
+from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable
+from oxide_git.agents.aider import agent as aider
+from oxide_git.core.errors import OxideError, UnsupportedFormat
+from oxide_git.core.model import Message, Part, Session, from_iso, session_id_for
 
 FIX = Path(__file__).resolve().parent.parent.parent / "fixtures" / "aider"
 
@@ -533,7 +527,7 @@ def test_an_input_history_given_as_a_chat_history_holds_no_session() -> None:
 
 
 def test_input_history_entries() -> None:
-    from oxide_git.agents.aider_input import parse_entries, render
+    from oxide_git.agents.aider.input import parse_entries, render
 
     text = "\n# 2026-01-01 10:00:00.000001\n+one\n+two\n\n\n# 2026-01-01 10:00:01.5\n+three\n"
     entries = parse_entries(text)

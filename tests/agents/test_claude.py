@@ -11,9 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oxide_git.agents import AgentEnv, Problem, claude
-from oxide_git.agents.claude_export import encode_cwd
-from oxide_git.model import Message, Part, Session, session_id_for
+from oxide_git.agents import AgentEnv, Problem
+from oxide_git.agents.claude import agent as claude
+from oxide_git.agents.claude.export import encode_cwd
+from oxide_git.core.model import Message, Part, Session, session_id_for
 from tests.agents.replay import damage, poke, replay
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "claude"

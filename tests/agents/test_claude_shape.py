@@ -1,9 +1,9 @@
-"""A rebuilt Claude line as Claude wrote it (agents/claude_shape.py)."""
+"""A rebuilt Claude line as Claude wrote it (agents/claude/shape.py)."""
 
 from __future__ import annotations
 
-from oxide_git.agents import claude_shape
-from oxide_git.model import Message, Part
+from oxide_git.agents.claude import shape as claude_shape
+from oxide_git.core.model import Message, Part
 
 
 def test_reorder_follows_the_recorded_key_order_and_keeps_what_it_does_not_name() -> None:

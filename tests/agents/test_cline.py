@@ -13,19 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oxide_git.agents import (
-    AgentEnv,
-    FoundMessage,
-    FoundSession,
-    Problem,
-    Resumable,
-    Unknown,
-    cline,
-    js_json,
-    tools,
-)
-from oxide_git.agents.cline_export import configured_model, new_id
-from oxide_git.model import Message, Part, Session, mark_compacted, session_id_for
+from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable, Unknown, js_json, tools
+from oxide_git.agents.cline import agent as cline
+from oxide_git.agents.cline.export import configured_model, new_id
+from oxide_git.core.model import Message, Part, Session, mark_compacted, session_id_for
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "cline"
 BASIC, SUB, FAILED, EDGE = "1796162970748_d4qjp", "1796163110409_qaeaw", "1796163150312_tjxd5", "1796170000000_edgea"

@@ -10,8 +10,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable, Unknown, codex
-from oxide_git.model import Message, Session, session_id_for
+from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable, Unknown
+from oxide_git.agents.codex import agent as codex
+from oxide_git.core.model import Message, Session, session_id_for
 from tests.agents.replay import damage
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "codex"
@@ -245,7 +246,7 @@ def test_export_round_trip(tmp_path: Path) -> None:
 
 
 def test_export_foreign_session(tmp_path: Path) -> None:
-    from oxide_git.model import Part
+    from oxide_git.core.model import Part
 
     s = Session(id="0190aaaabbbbccccddddeeeeffff0000", agent="claude", native_id="abc",
                 created_at=1772359200000, cwd="/work/proj", title="t")
@@ -296,7 +297,7 @@ def test_export_foreign_session(tmp_path: Path) -> None:
 
 
 def test_export_foreign_names_the_configured_provider(tmp_path: Path) -> None:
-    from oxide_git.model import Part
+    from oxide_git.core.model import Part
 
     home = Path(os.environ["CODEX_HOME"])
     home.mkdir(parents=True, exist_ok=True)
@@ -319,7 +320,7 @@ def test_export_foreign_into_codexs_first_run_names_no_provider(tmp_path: Path) 
     """Issue 37: with no config.toml (Codex never ran here) the rollout named ``openai``, and once
     the user configured their provider Codex refused it ("Cannot change this thread's model
     provider from `openai` to ..."). It names none now: Codex resumes it under its own."""
-    from oxide_git.model import Part
+    from oxide_git.core.model import Part
 
     s = Session(id="0190aaaabbbbccccddddeeeeffff0001", agent="opencode", native_id="ses_1",
                 created_at=1772359200000, cwd="/work/proj")
@@ -412,7 +413,7 @@ def test_0171_is_written_back_byte_for_byte(tmp_path: Path) -> None:
 
 
 def test_0171_changes_touch_only_their_lines_and_ordinals_stay_contiguous(tmp_path: Path) -> None:
-    from oxide_git.model import Part
+    from oxide_git.core.model import Part
 
     ev = run(REAL)
     s, ms = last_session(ev), msgs(ev)
@@ -513,7 +514,7 @@ def test_compressed_archived_and_thread_store_rollouts_are_discovered(tmp_path: 
 
 
 def test_export_foreign_opencode_calls_and_an_aider_session(tmp_path: Path) -> None:
-    from oxide_git.model import Part
+    from oxide_git.core.model import Part
 
     s = Session(id="0190aaaabbbbccccddddeeeeffff0002", agent="opencode", native_id="ses_2",
                 created_at=1772359200000, cwd="/work/proj")

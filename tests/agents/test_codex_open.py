@@ -9,9 +9,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from oxide_git.agents import FoundMessage, Problem, Resumable, codex
-from oxide_git.agents.codex_open import said_again
-from oxide_git.model import Message, Part
+from oxide_git.agents import FoundMessage, Problem, Resumable
+from oxide_git.agents.codex import agent as codex
+from oxide_git.agents.codex.open import said_again
+from oxide_git.core.model import Message, Part
 
 SID = "5973b6c0-94b8-487b-a530-2aeb6098ae0e"
 META = {"id": SID, "timestamp": "2025-08-01T10:00:00.000Z", "instructions": None}

@@ -12,7 +12,7 @@ from pathlib import Path
 import zstandard
 
 from oxide_git.agents import AgentEnv
-from oxide_git.agents.codex_store import (
+from oxide_git.agents.codex.store import (
     configured_provider,
     discover,
     open_rollout,

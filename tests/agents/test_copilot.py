@@ -13,8 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oxide_git.agents import AgentEnv, FoundMessage, Resumable, copilot
-from oxide_git.model import (
+from oxide_git.agents import AgentEnv, FoundMessage, Resumable
+from oxide_git.agents.copilot import agent as copilot
+from oxide_git.core.model import (
     Message,
     Part,
     Session,

@@ -12,11 +12,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oxide_git.agents import AgentEnv, FoundMessage, Resumable, Unknown, gemini
-from oxide_git.agents.gemini_log import record_id
-from oxide_git.agents.gemini_records import ACK
-from oxide_git.agents.gemini_store import project_hash
-from oxide_git.model import Message, Part, Session, message_id_for, session_id_for
+from oxide_git.agents import AgentEnv, FoundMessage, Resumable, Unknown
+from oxide_git.agents.gemini import agent as gemini
+from oxide_git.agents.gemini.log import record_id
+from oxide_git.agents.gemini.records import ACK
+from oxide_git.agents.gemini.store import project_hash
+from oxide_git.core.model import Message, Part, Session, message_id_for, session_id_for
 from tests.agents.replay import compacted_session, poke
 from tests.agents.replay import replay as replay_parse
 
@@ -120,7 +121,7 @@ def test_a_compression_is_a_compaction_and_its_answer_harness() -> None:
     """0.61's automatic compression on a resume (model.compressionThreshold low, the compat run):
     ``$set.messages`` with the session context, the summary and the CLI's "Got it": the summary
     is a compaction (system), the answer harness, the messages it replaced are kept."""
-    from oxide_git.model import mark_compacted
+    from oxide_git.core.model import mark_compacted
 
     sessions, msgs = by_session(COMPRESS)
     [s] = sessions.values()
@@ -149,7 +150,7 @@ def test_a_compression_that_keeps_a_turn_gives_the_context_the_cli_holds() -> No
     """Two turns, then a compression at the third prompt: 0.61 summarises the first turn and keeps
     the second under new ids (copies). From the compaction on, the messages are the history the
     CLI holds after loading the file, in its order."""
-    from oxide_git.model import mark_compacted
+    from oxide_git.core.model import mark_compacted
 
     sessions, msgs = by_session(COMPRESS_TAIL)
     [s] = sessions.values()
@@ -462,7 +463,7 @@ _PART = st.one_of(
 @given(parts=st.lists(_PART, max_size=4).map(lambda ps: [dict(reversed(list(p.items()))) if i % 2 else p
                                                          for i, p in enumerate(ps)]))
 def test_gemini_parts_come_back_exactly(parts: list[dict[str, Any]]) -> None:
-    from oxide_git.agents.gemini_parts import from_parts, same, to_parts
+    from oxide_git.agents.gemini.parts import from_parts, same, to_parts
 
     got = to_parts(parts)
     assert same(from_parts(got), parts)  # key order included

@@ -14,9 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable, Unknown, opencode
-from oxide_git.errors import OxideError
-from oxide_git.model import Message, Part, PartType, Session, session_id_for
+from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable, Unknown
+from oxide_git.agents.opencode import agent as opencode
+from oxide_git.core.errors import OxideError
+from oxide_git.core.model import Message, Part, PartType, Session, session_id_for
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "opencode"
 PID = "9f1c2e4d5b6a7980a1b2c3d4e5f60718293a4b5c"
@@ -624,7 +625,7 @@ def real_db(tmp_path: Path) -> Path:
 
 
 def rows_of(db: Path, sid: str = REAL_SES) -> dict[str, list[dict[str, Any]]]:
-    from oxide_git.agents.opencode_write import read_rows
+    from oxide_git.agents.opencode.write import read_rows
 
     with sqlite3.connect(db) as conn:
         return read_rows(conn, sid)
@@ -693,7 +694,7 @@ def test_real_db_written_into_an_existing_database(tmp_path: Path) -> None:
 def test_a_failed_write_leaves_the_database_as_it_was(tmp_path: Path, monkeypatch: Any) -> None:
     from dataclasses import replace
 
-    from oxide_git.agents import opencode_write
+    from oxide_git.agents.opencode import write as opencode_write
 
     db = real_db(tmp_path)
     [s], messages, _ = collect(db)
@@ -789,7 +790,7 @@ def test_columns_of_a_newer_schema_are_reported_kept_and_written_back(tmp_path: 
     ("Edit", {"file_path": "/w/a"}, None, None),
 ])
 def test_other_agents_tools_as_opencode_tools(name: str, inp: Any, tool: str | None, args: Any) -> None:
-    from oxide_git.agents.opencode_tools import opencode_tool, tool_part
+    from oxide_git.agents.opencode.tools import opencode_tool, tool_part
 
     got = opencode_tool(name, inp, "/w")
     assert got == (None if tool is None else (tool, args))

@@ -12,9 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oxide_git.agents import AgentEnv, pi
-from oxide_git.agents.pi_export import file_name, pi_id
-from oxide_git.model import Message, Part, Session, session_id_for
+from oxide_git.agents import AgentEnv
+from oxide_git.agents.pi import agent as pi
+from oxide_git.agents.pi.export import file_name, pi_id
+from oxide_git.core.model import Message, Part, Session, session_id_for
 from tests.agents.replay import damage, poke, replay
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "pi"
@@ -84,7 +85,7 @@ def test_in_place_branches_are_forks_that_repeat_the_path_they_left():
     assert main.title == "my pi session"  # session_info names the file
     for b in (b1, b2):
         assert b.extra["forked_from"] == TREE_ID and b.extra["branch_of"] == "c010e0f0"
-        assert b.parent_id is None  # the import links it (importing._link_copied_history)
+        assert b.parent_id is None  # the import links it (saving._link_copied_history)
     assert (b1.title, b2.title) == ("PROMPT-3: a branch", "PROMPT-3: second branch with a summary")
     path = ["da719dcd", "a0cc53c9", "b8e256c5", "592c9c27", "73099cc8", "04cc95bc", "f7b2a6f6",
             "4b57765d", "57b8fbd2", "c010e0f0"]

@@ -12,9 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oxide_git.agents import AgentEnv, Resumable, qwen
-from oxide_git.agents.gemini_records import ACK
-from oxide_git.model import Message, Part, Session, message_id_for, session_id_for
+from oxide_git.agents import AgentEnv, Resumable
+from oxide_git.agents.gemini.records import ACK
+from oxide_git.agents.qwen import agent as qwen
+from oxide_git.core.model import Message, Part, Session, message_id_for, session_id_for
 from tests.agents.replay import compacted_session, poke, replay
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "qwen"
@@ -128,7 +129,7 @@ def test_a_compression_is_a_compaction_that_goes_back_byte_for_byte(tmp_path: Pa
     """0.24.4's /compress (the compat run): its ``system/chat_compression`` record is a message of
     its own, a compaction whose summary is the first turn of ``compressedHistory``; what came
     before stays (compacted), and the file goes back byte for byte."""
-    from oxide_git.model import mark_compacted
+    from oxide_git.core.model import mark_compacted
 
     sessions, msgs = by_session(COMPRESS)
     [s] = sessions.values()

@@ -170,6 +170,6 @@ def _git(repo: Path, *args: str) -> None:
 
 
 def _idle(repo: Path) -> None:
-    from oxide_git.hook_queue import wait_idle
+    from oxide_git.hooks.queue import wait_idle
 
     assert wait_idle(repo / ".git", 60)

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from oxide_git.agents.opencode_schema import MIGRATIONS, SCHEMA
-from oxide_git.agents.opencode_write import read_rows
+from oxide_git.agents.opencode.schema import MIGRATIONS, SCHEMA
+from oxide_git.agents.opencode.write import read_rows
 
 from . import checks
 from .conftest import make_driver

@@ -44,45 +44,45 @@ ROOT = HERE.parents[1]
 T = "tests/"
 # module -> the tests that guard it (the first ones kill most mutants fastest)
 MODULES: dict[str, tuple[str, ...]] = {
-    "redact": (T + "test_redact_walk.py", T + "test_redact.py", T + "test_secretgate_clearing.py", T + "test_secretgate.py"),
-    "secretgate": (T + "test_secretgate_clearing.py", T + "test_secretgate.py", T + "test_redact.py"),
-    "share": (T + "test_share.py", T + "test_share_edges.py", T + "test_pull_many.py",
+    "store/redact": (T + "test_redact_walk.py", T + "test_redact.py", T + "test_secretgate_clearing.py", T + "test_secretgate.py"),
+    "store/secretgate": (T + "test_secretgate_clearing.py", T + "test_secretgate.py", T + "test_redact.py"),
+    "ops/share": (T + "test_share.py", T + "test_share_edges.py", T + "test_pull_many.py",
               T + "test_pull_screening.py"),
-    "remote_refs": (T + "test_pull_many.py", T + "test_share_edges.py", T + "test_share.py",
+    "ops/remote_refs": (T + "test_pull_many.py", T + "test_share_edges.py", T + "test_share.py",
                     T + "test_pull_screening.py"),
-    "notes": (T + "test_notes.py", T + "test_hooks.py", T + "test_share.py", T + "test_export.py"),
-    "notesmerge": (T + "test_notes.py", T + "test_share.py"),
-    "gc": (T + "test_gc.py", T + "test_rm.py"),
-    "retention": (T + "test_retention.py", T + "test_gc.py"),
-    "rm": (T + "test_rm.py",),
-    "memory": (T + "test_memory.py", T + "test_memory_edges.py", T + "test_share.py"),
-    "journal": (T + "test_journal.py", T + "test_history.py", T + "test_rm.py", T + "test_memory.py",
+    "store/notes": (T + "test_notes.py", T + "test_hooks.py", T + "test_share.py", T + "test_export.py"),
+    "store/notesmerge": (T + "test_notes.py", T + "test_share.py"),
+    "ops/gc": (T + "test_gc.py", T + "test_rm.py"),
+    "store/retention": (T + "test_retention.py", T + "test_gc.py"),
+    "ops/rm": (T + "test_rm.py",),
+    "ops/memory": (T + "test_memory.py", T + "test_memory_edges.py", T + "test_share.py"),
+    "store/journal": (T + "test_journal.py", T + "test_history.py", T + "test_rm.py", T + "test_memory.py",
                 T + "test_share.py"),
-    "undo": (T + "test_journal.py", T + "test_history.py", T + "test_rm.py", T + "test_memory.py",
+    "ops/undo": (T + "test_journal.py", T + "test_history.py", T + "test_rm.py", T + "test_memory.py",
              T + "test_share.py"),
-    "restore": (T + "test_restore_apply.py", T + "test_restore_trees.py", T + "test_restore_guards.py", T + "test_restore_diff.py",
+    "git/restore": (T + "test_restore_apply.py", T + "test_restore_trees.py", T + "test_restore_guards.py", T + "test_restore_diff.py",
                 T + "test_history.py"),
-    "rewind": (T + "test_rewind_conflicts.py", T + "test_rewind_edges.py", T + "test_history.py", T + "test_journal.py",
+    "ops/rewind": (T + "test_rewind_conflicts.py", T + "test_rewind_edges.py", T + "test_history.py", T + "test_journal.py",
                T + "test_memory.py", T + "test_gc.py"),
-    "resume": (T + "test_resume_into.py", T + "test_resume_guards.py", T + "test_resume_rewound.py",
+    "ops/resume": (T + "test_resume_into.py", T + "test_resume_guards.py", T + "test_resume_rewound.py",
                T + "test_resume_context_kept.py",
                T + "test_resume_rewind_reach.py", T + "test_history.py",
                T + "test_memory.py"),
-    "doctor": (T + "test_doctor.py", T + "test_doctor_damage.py", T + "test_cli.py", T + "test_gc.py"),
-    "agent_hooks": (T + "test_agent_hooks_edges.py", T + "test_agent_hooks.py", T + "test_agent_hooks_config.py",
+    "ops/doctor": (T + "test_doctor.py", T + "test_doctor_damage.py", T + "test_cli.py", T + "test_gc.py"),
+    "hooks/agent_hooks": (T + "test_agent_hooks_edges.py", T + "test_agent_hooks.py", T + "test_agent_hooks_config.py",
                     T + "test_agent_hooks_copilot.py"),
-    "hook_impl": (T + "test_hook_impl.py", T + "test_hook_impl_failures.py", T + "test_hooks.py"),
-    "hooks": (T + "test_hooks_report.py", T + "test_hooks_install.py", T + "test_hooks.py"),
+    "hooks/impl": (T + "test_hook_impl.py", T + "test_hook_impl_failures.py", T + "test_hooks.py"),
+    "hooks/install": (T + "test_hooks_report.py", T + "test_hooks_install.py", T + "test_hooks.py"),
 }
 # What CI samples: modules whose every survivor is explained, each against its most direct tests
 # only (the whole selection is `make mutate`'s), so that the sample takes minutes.
 CI_MODULES: dict[str, tuple[str, ...]] = {
-    "rm": (T + "test_rm.py",),
-    "notesmerge": (T + "test_notes.py",),
-    "undo": (T + "test_journal.py", T + "test_history.py"),
-    "journal": (T + "test_journal.py", T + "test_history.py"),
-    "secretgate": (T + "test_secretgate_clearing.py", T + "test_secretgate.py"),
-    "redact": (T + "test_redact_walk.py", T + "test_redact.py"),
+    "ops/rm": (T + "test_rm.py",),
+    "store/notesmerge": (T + "test_notes.py",),
+    "ops/undo": (T + "test_journal.py", T + "test_history.py"),
+    "store/journal": (T + "test_journal.py", T + "test_history.py"),
+    "store/secretgate": (T + "test_secretgate_clearing.py", T + "test_secretgate.py"),
+    "store/redact": (T + "test_redact_walk.py", T + "test_redact.py"),
 }
 
 # Selective mutation: one replacement per operator says what the others would (a test that
@@ -337,7 +337,8 @@ def main(argv: list[str]) -> int:
         earlier = json.loads(a.retry.read_text())
         only = {(u["module"], u["operator"], u["occurrence"]) for r in earlier for u in r.get("unexplained", [])}
         a.modules = a.modules or [r["module"] for r in earlier if r.get("unexplained")]
-    modules = a.modules or (list(CI_MODULES) if a.ci else list(MODULES))
+    by_name = {m.rpartition("/")[2]: m for m in MODULES}  # `rm` for `ops/rm`: the module's own name
+    modules = [by_name.get(m, m) for m in a.modules] or (list(CI_MODULES) if a.ci else list(MODULES))
     sample = a.sample or (5 if a.ci else None)
     for m in modules:
         if m not in MODULES:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git.agents import FoundMessage, FoundSession, Problem, Resumable, aider
+from oxide_git.agents import FoundMessage, FoundSession, Problem, Resumable
+from oxide_git.agents.aider import agent as aider
 
 pytestmark = pytest.mark.real
 

@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable, claude
-from oxide_git.model import PartType, from_iso
+from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable
+from oxide_git.agents.claude import agent as claude
+from oxide_git.core.model import PartType, from_iso
 
 pytestmark = pytest.mark.real
 

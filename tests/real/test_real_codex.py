@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git.agents import FoundMessage, FoundSession, Problem, Resumable, codex
+from oxide_git.agents import FoundMessage, FoundSession, Problem, Resumable
+from oxide_git.agents.codex import agent as codex
 
 pytestmark = pytest.mark.real
 

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable, opencode
-from oxide_git.model import Message, PartType
+from oxide_git.agents import AgentEnv, FoundMessage, FoundSession, Problem, Resumable
+from oxide_git.agents.opencode import agent as opencode
+from oxide_git.core.model import Message, PartType
 
 pytestmark = pytest.mark.real
 

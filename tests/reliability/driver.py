@@ -19,12 +19,12 @@ from pathlib import Path
 def main() -> int:
     repo, sid, prefix, n, every = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
     fname = sys.argv[6] if len(sys.argv) > 6 else f"{prefix}.txt"
-    from oxide_git import store
-    from oxide_git.checkpoint import checkpoint
-    from oxide_git.context import Context
-    from oxide_git.errors import OxideError
-    from oxide_git.model import Message, Part, Session
-    from oxide_git.repo import find_repo
+    from oxide_git.core.errors import OxideError
+    from oxide_git.core.model import Message, Part, Session
+    from oxide_git.git.repo import find_repo
+    from oxide_git.ops.checkpoint import checkpoint
+    from oxide_git.store import writes as store
+    from oxide_git.store.context import Context
 
     session = Session(id=sid, agent="claude", native_id="n-" + sid[-6:], title="reliability")
     try:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from oxide_git import refs
+from oxide_git.git import refs
 
 from ..conftest import fsck_clean, git
 from . import report

@@ -19,7 +19,9 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from oxide_git import importing, refs, sessionlog
+from oxide_git.git import refs
+from oxide_git.imports import importing
+from oxide_git.store import sessionlog
 
 from ..conftest import fsck_clean, git
 from . import report
@@ -87,7 +89,7 @@ def _age_dead_locks(root: Path) -> int:
     LockTimeout, and doctor --fix removes only locks older than doctor.STALE_LOCK_S (no pid check
     is possible: git lock files hold the new value, not an owner), so the test lets that time pass.
     """
-    from oxide_git.doctor import STALE_LOCK_S
+    from oxide_git.ops.doctor import STALE_LOCK_S
 
     locks = list((root / ".git" / "refs" / "oxide").rglob("*.lock"))
     old = time.time() - STALE_LOCK_S - 60

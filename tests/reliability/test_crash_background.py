@@ -18,7 +18,8 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from oxide_git import refs, sessionlog
+from oxide_git.git import refs
+from oxide_git.store import sessionlog
 
 from ..conftest import fsck_clean, git, wait_for
 from ..gitlocks import clear_killed_gc_locks

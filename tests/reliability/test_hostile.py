@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oxide_git import restore
 from oxide_git.agents import Problem, Resumable, registry
-from oxide_git.errors import OxideError, UntrustedTree
-from oxide_git.rewind import rewind
+from oxide_git.core.errors import OxideError, UntrustedTree
+from oxide_git.git import restore
+from oxide_git.ops.rewind import rewind
 
 from ..conftest import FIXTURES, fsck_clean, git, make_ctx
 from . import report
@@ -266,7 +266,7 @@ def test_enormous_blob_is_refused(repo: Path, monkeypatch: pytest.MonkeyPatch) -
     tb = g.TreeBuilder(g.head.peel(pygit2.Commit).tree)
     tb.insert("huge.bin", big, BLOB)
     cid = _checkpoint_of(g, tb.write())
-    from oxide_git.reindex import reindex
+    from oxide_git.store.reindex import reindex
 
     reindex(ctx)
     monkeypatch.setattr(restore, "MAX_BLOB", 1024)  # the real bound is 1 GiB; same code path
@@ -279,8 +279,8 @@ def test_enormous_blob_is_refused(repo: Path, monkeypatch: pytest.MonkeyPatch) -
 
 def _session_log(g: pygit2.Repository, sid: str, entries: dict[bytes, bytes]) -> None:
     """A session log commit with a valid session.msgpack and hostile message entries."""
-    from oxide_git import codec
-    from oxide_git.model import Session
+    from oxide_git.core import codec
+    from oxide_git.core.model import Session
 
     s = Session(id=sid, agent="claude", native_id="bomb", title="bomb")
     bucket = _raw_tree(g, sorted((0o100644, name, g.create_blob(data)) for name, data in entries.items()))
@@ -315,8 +315,8 @@ def test_msgpack_bombs_and_broken_logs(tmp_path: Path) -> None:
         if entries:
             _session_log(g, sid, entries)
         else:
-            from oxide_git import codec
-            from oxide_git.model import Session
+            from oxide_git.core import codec
+            from oxide_git.core.model import Session
 
             sub = _raw_tree(g, [(0o100644, b"x", g.create_blob(b"x"))])
             bucket = _raw_tree(g, [(0o40000, b"00000000.msgpack", sub)])

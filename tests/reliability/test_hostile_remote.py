@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from oxide_git import codec, store
-from oxide_git.model import Message, Part, Session
+from oxide_git.core import codec
+from oxide_git.core.model import Message, Part, Session
+from oxide_git.store import writes as store
 
 from ..conftest import fsck_clean, git, make_ctx, new_repo, oxide
 from . import report

@@ -28,9 +28,10 @@ _MARK = re.compile(r"⟦(?:oc|ai)-\d+⟧")
 
 def _store(world: World) -> dict[str, tuple[Any, list[Any]]]:
     """native id -> (session, messages) of every session in the repository."""
-    from oxide_git import refs, sessionlog
-    from oxide_git.context import Context
-    from oxide_git.repo import find_repo
+    from oxide_git.git import refs
+    from oxide_git.git.repo import find_repo
+    from oxide_git.store import sessionlog
+    from oxide_git.store.context import Context
 
     ctx = Context(find_repo(world.repo), int(time.time() * 1000), world.env)
     try:
@@ -49,9 +50,9 @@ def _exported_lines(world: World, agent: str, session: Any, messages: list[Any])
     import json
 
     from oxide_git.agents import agent as agent_module
-    from oxide_git.context import Context
-    from oxide_git.importing import agent_env
-    from oxide_git.repo import find_repo
+    from oxide_git.git.repo import find_repo
+    from oxide_git.imports.importing import agent_env
+    from oxide_git.store.context import Context
 
     ctx = Context(find_repo(world.repo), int(time.time() * 1000), world.env)
     try:
@@ -122,7 +123,7 @@ def writer_gaps(world: World, writers: list[Writer]) -> tuple[list[str], list[st
 
 def check(world: World, writers: list[Writer], acked: Acked, final: bool = False) -> list[str]:
     """Every check; returns the losses found (the tally has them too)."""
-    from oxide_git.hook_queue import wait_idle
+    from oxide_git.hooks.queue import wait_idle
 
     w = world
     t0 = time.monotonic()
@@ -204,7 +205,7 @@ def _pushed(w: World, acked: Acked) -> list[str]:
 
 
 def no_process_left(world: World) -> list[str]:
-    from oxide_git.hook_queue import wait_idle
+    from oxide_git.hooks.queue import wait_idle
 
     wait_idle(world.repo / ".git", timeout=60)
     deadline = time.monotonic() + 30

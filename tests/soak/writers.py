@@ -91,7 +91,7 @@ class ClaudeWriter(JsonlWriter):
 
     def __init__(self, world: World, n: int = 1) -> None:
         super().__init__(world)
-        from oxide_git.agents.claude_export import encode_cwd
+        from oxide_git.agents.claude.export import encode_cwd
 
         self.sid = f"5a0a0000-0000-4000-8000-{n:012d}"
         cwd = str(world.repo)

@@ -1,0 +1,1 @@
+"""Claude: discover, parse and export (``agent`` is what the registry imports by name)."""

@@ -1,0 +1,1 @@
+"""Gemini: discover, parse and export (``agent`` is what the registry imports by name)."""

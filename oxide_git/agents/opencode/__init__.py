@@ -1,0 +1,1 @@
+"""Opencode: discover, parse and export (``agent`` is what the registry imports by name)."""

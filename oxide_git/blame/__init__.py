@@ -1,0 +1,1 @@
+"""`git oxide blame`: which session, prompt and agent wrote each line."""

@@ -1,0 +1,32 @@
+"""Text for people and scripts without click: aligned tables, clipped cells, JSON lists (the
+CLI's output module re-exports them; the click-free forms of commands use them directly)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+
+def json_lines_text(items: list[str]) -> str:
+    """A JSON list from elements that are already JSON text, one per line."""
+    body = ",\n".join(items)
+    return f"[\n{body}\n]\n" if items else "[]\n"
+
+
+def json_list_text(items: list[Any]) -> str:
+    return json_lines_text([json.dumps(x, ensure_ascii=False, default=str) for x in items])
+
+
+def clip(text: Any, width: int) -> str:
+    s = " ".join(str(text or "").split())
+    return s if len(s) <= width else s[: width - 1] + "…"
+
+
+def table_text(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """Aligned columns, a line per row under a line of headers."""
+    cells = [[str(c) for c in r] for r in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    return "".join(line + "\n" for line in lines)

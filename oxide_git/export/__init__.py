@@ -1,0 +1,1 @@
+"""Transcripts out: Markdown, HTML, JSON, and the text of `show`."""

@@ -1,0 +1,303 @@
+"""Git objects read and written in plain Python: what the session-log write path needs.
+
+Importing pygit2 costs ~50 ms of a process's start, most of what `git oxide import` spends after a
+transcript grew by a kilobyte (and hooks append messages the same way). Writing a session log
+takes a handful of objects (a few trees, a commit, message blobs), and their formats are simple:
+so the write path reads and writes them itself, in git's own formats, where git and libgit2 look
+for them. Readers (show, resume, export) keep using pygit2.
+
+Objects are read loose, from packs (deltas included, as `git gc` leaves them) and from alternates;
+new ones are written loose, under a temporary name and renamed into place as git does. Every
+object read is checked against its id, so a damaged store raises instead of answering wrongly.
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+from oxide_git.core.errors import OxideError
+from oxide_git.git import packread
+
+COMMIT, TREE, BLOB = 1, 2, 3
+_NAMES = {COMMIT: b"commit", TREE: b"tree", BLOB: b"blob", 4: b"tag"}
+_KINDS = {v: k for k, v in _NAMES.items()}
+TREE_MODE = b"40000"
+_MAX_DEPTH = 64
+BLOB_MODE = b"100644"
+
+
+class ObjectMissing(OxideError):
+    pass
+
+
+def object_id(kind: int, data: bytes) -> bytes:
+    import hashlib  # here: a blame reads without hashing (~2 ms to import)
+
+    h = hashlib.sha1(b"%s %d\0" % (_NAMES[kind], len(data)))
+    h.update(data)
+    return h.digest()
+
+
+class Objects:
+    """The object database under ``objects_dir`` (and its alternates)."""
+
+    batched = False  # a batch of files' writes held back (store.batch.FileBatch) says True
+
+    def __init__(self, objects_dir: Path) -> None:
+        self.dir = str(objects_dir)
+        self._packs: list[packread.Pack] | None = None
+        self._alternates: list[Objects] | None = None
+
+    # -- reading --------------------------------------------------------------------------
+    def read(self, oid: bytes) -> tuple[int, bytes]:
+        """(type, content) of the object; ObjectMissing if no store has it."""
+        kind, data = self.read_unchecked(oid)
+        if object_id(kind, data) != oid:
+            raise OxideError(f"object {oid.hex()} is damaged (its content does not match its id)")
+        return kind, data
+
+    def read_unchecked(self, oid: bytes) -> tuple[int, bytes]:
+        """``read`` without hashing the content again to check its name, as git reads (``blame``
+        reads every version of a file)."""
+        found = self._find(oid, depth=0)
+        if found is None:
+            raise ObjectMissing(f"object {oid.hex()} is missing from the object store")
+        return found
+
+    def read_kind(self, oid: bytes, kind: int) -> bytes:
+        got, data = self.read(oid)
+        if got != kind:
+            raise OxideError(f"object {oid.hex()} is a {_NAMES.get(got, b'?').decode()}, "
+                             f"not a {_NAMES[kind].decode()}")
+        return data
+
+    def _find(self, oid: bytes, depth: int) -> tuple[int, bytes] | None:
+        hexid = oid.hex()
+        if depth > _MAX_DEPTH:  # deltas on deltas by id, alternates of alternates: a cycle
+            raise OxideError(f"object {hexid} cannot be read: its delta or alternates chain loops")
+        try:
+            with open(os.path.join(self.dir, hexid[:2], hexid[2:]), "rb") as f:
+                return _read_loose(f, hexid)
+        except FileNotFoundError:
+            pass
+        except (OSError, zlib.error) as e:
+            raise OxideError(f"object {hexid} cannot be read: {e}") from None
+        for fresh in (False, True):
+            if fresh and not self._rescan_packs():
+                break
+            for pack in self._open_packs():
+                try:
+                    found = pack.read(oid, self._base_reader(depth))
+                except (ValueError, IndexError) as e:
+                    raise OxideError(f"object {hexid} cannot be read: {e}") from None
+                if found is not None:
+                    return found
+        if depth < 5:
+            for alt in self._open_alternates():
+                found = alt._find(oid, depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    def matching(self, prefix: bytes, nibbles: int, limit: int = 2, depth: int = 0) -> set[bytes]:
+        """Up to ``limit`` (or a few more) ids of stored objects whose first ``nibbles`` hex digits
+        are ``prefix``'s: loose, packed, in alternates (as libgit2 finds an abbreviated id)."""
+        hexid = prefix.hex()[:nibbles]
+        found: set[bytes] = set()
+        try:
+            names = os.listdir(os.path.join(self.dir, hexid[:2]))
+        except OSError:
+            names = []
+        rest = hexid[2:]
+        for n in names:
+            if len(n) == 38 and n.startswith(rest):
+                try:
+                    found.add(bytes.fromhex(hexid[:2] + n))
+                except ValueError:
+                    continue
+        for fresh in (False, True):
+            if fresh and (found or not self._rescan_packs()):
+                break
+            for pack in self._open_packs():
+                found.update(pack.ids_with_prefix(prefix, nibbles, limit))
+        if len(found) < limit and depth < 5:
+            for alt in self._open_alternates():
+                found |= alt.matching(prefix, nibbles, limit, depth + 1)
+        return found
+
+    def _base_reader(self, depth: int) -> Callable[[bytes], tuple[int, bytes] | None]:
+        # A REF_DELTA's base may be anywhere in the store (a thin pack completed by git).
+        return lambda base: self._find(base, depth + 1)
+
+    def _open_packs(self) -> list[packread.Pack]:
+        if self._packs is None:
+            self._packs = packread.open_packs(Path(self.dir, "pack"))
+        return self._packs
+
+    def _rescan_packs(self) -> bool:
+        """Forget the packs seen so far if others appeared (one written since, a repack)."""
+        try:
+            now = {n for n in os.listdir(os.path.join(self.dir, "pack")) if n.endswith(".idx")}
+        except OSError:
+            return False
+        seen = {os.path.basename(p.path) for p in self._packs or []}
+        if now <= seen:
+            return False
+        for pack in self._packs or []:
+            pack.close()
+        self._packs = None
+        return True
+
+    def _open_alternates(self) -> list[Objects]:
+        if self._alternates is None:
+            self._alternates = []
+            try:
+                with open(os.path.join(self.dir, "info", "alternates"), encoding="utf-8") as f:
+                    lines = [ln.strip() for ln in f]
+            except OSError:
+                lines = []
+            for ln in lines:
+                if ln and not ln.startswith("#"):
+                    self._alternates.append(Objects(Path(os.path.join(self.dir, ln))))
+        return self._alternates
+
+    def close(self) -> None:
+        for pack in self._packs or []:
+            pack.close()
+        self._packs = None
+        for alt in self._alternates or []:
+            alt.close()
+        self._alternates = None
+
+    # -- writing --------------------------------------------------------------------------
+    def has(self, oid: bytes) -> bool:
+        """Is the object stored? One found is freshened (its file's time set to now), as git and
+        libgit2 do, so that a concurrent `git gc --prune` does not take it as long unreachable."""
+        hexid = oid.hex()
+        return _freshen(os.path.join(self.dir, hexid[:2], hexid[2:])) or self.has_packed(oid)
+
+    def has_packed(self, oid: bytes) -> bool:
+        """Is the object in a pack, or in an alternate store (that pack freshened)?"""
+        for pack in self._open_packs():
+            # a pack that `git gc` removed since it was opened no longer counts (its objects may be gone)
+            if pack.offset(oid) is not None and _freshen(pack.path[:-4] + ".pack"):
+                return True
+        return any(alt.has(oid) for alt in self._open_alternates())
+
+    def write(self, kind: int, data: bytes) -> bytes:
+        """Store the object loose, unless the store has it already; its id."""
+        oid = object_id(kind, data)
+        if self.has(oid):
+            return oid
+        hexid = oid.hex()
+        folder = os.path.join(self.dir, hexid[:2])
+        path = os.path.join(folder, hexid[2:])
+        body = zlib.compress(b"%s %d\0" % (_NAMES[kind], len(data)) + data, 1)
+        for attempt in range(5):  # a concurrent `git gc` may remove an empty fan-out folder
+            try:
+                os.makedirs(folder, exist_ok=True)
+            except FileExistsError:  # it was there when mkdir tried, and gone (pruned) when checked
+                continue
+            tmp = os.path.join(folder, f"tmp_obj_oxide_{os.getpid()}_{attempt}")
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+            except FileNotFoundError:
+                continue
+            except FileExistsError:
+                os.unlink(tmp)  # left by a dead process of ours with the same pid
+                continue
+            try:
+                os.write(fd, body)
+            finally:
+                os.close(fd)
+            try:
+                os.replace(tmp, path)
+                return oid
+            except FileNotFoundError:
+                continue
+        raise OxideError(f"cannot write object {hexid} under {self.dir}")
+
+
+def _freshen(path: str) -> bool:
+    try:
+        os.utime(path)
+        return True
+    except FileNotFoundError:
+        return False
+    except OSError:  # not ours to touch (a read-only alternate): it is there all the same
+        return os.path.exists(path)
+
+
+def _read_loose(f: BinaryIO, hexid: str) -> tuple[int, bytes]:
+    """A loose object: its header inflated first, so one over ``packread.MAX_OBJECT`` is refused
+    before the rest is inflated (1 GiB of zeros is a 1 MB file)."""
+    z = zlib.decompressobj()
+    raw = z.decompress(f.read(4096), 64)
+    nul = raw.find(b"\0")
+    head = raw[:nul].split(b" ")
+    if nul < 0 or len(head) != 2 or head[0] not in _KINDS or not head[1].isdigit():
+        raise OxideError(f"object {hexid} has no valid header")
+    size = int(head[1])
+    if size > packread.MAX_OBJECT:
+        raise OxideError(f"object {hexid} is {size} bytes, larger than the {packread.MAX_OBJECT} read here")
+    parts = [raw[nul + 1:]]
+    got = len(parts[0])
+    tail = z.unconsumed_tail + f.read()
+    while got <= size and (tail or not z.eof):
+        chunk = z.decompress(tail, size + 1 - got)
+        tail = z.unconsumed_tail
+        parts.append(chunk)
+        got += len(chunk)
+        if not chunk:
+            break
+    if got != size:
+        raise OxideError(f"object {hexid} is truncated")
+    return _KINDS[head[0]], b"".join(parts)
+
+
+# -- trees and commits ------------------------------------------------------------------------
+Entry = tuple[bytes, bytes, bytes]  # (mode, name, raw id)
+
+
+def parse_tree(data: bytes) -> list[Entry]:
+    out: list[Entry] = []
+    pos, n = 0, len(data)
+    while pos < n:
+        sp = data.find(b" ", pos)
+        nul = data.find(b"\0", sp)
+        if sp < 0 or nul < 0 or nul + 21 > n:
+            raise OxideError("a tree object is damaged")
+        out.append((data[pos:sp], data[sp + 1:nul], data[nul + 1:nul + 21]))
+        pos = nul + 21
+    return out
+
+
+def _sort_key(entry: Entry) -> bytes:
+    # git orders a tree's entries by name, a subtree's name taken as if it ended with "/".
+    return entry[1] + b"/" if entry[0] == TREE_MODE else entry[1]
+
+
+def format_tree(entries: dict[bytes, tuple[bytes, bytes]]) -> bytes:
+    """``{name: (mode, id)}`` as a tree object's content."""
+    items = sorted(((mode, name, oid) for name, (mode, oid) in entries.items()), key=_sort_key)
+    return b"".join(b"%s %s\0%s" % e for e in items)
+
+
+def commit_tree(data: bytes) -> bytes:
+    """The raw id of a commit's tree."""
+    if not data.startswith(b"tree ") or len(data) < 45:
+        raise OxideError("a commit object has no tree")
+    return bytes.fromhex(data[5:45].decode("ascii"))
+
+
+def format_commit(tree: bytes, parents: list[bytes], name: str, email: str, when_s: int,
+                  message: str) -> bytes:
+    who = f"{name} <{email}> {when_s} +0000".encode()
+    lines = [b"tree " + tree.hex().encode()]
+    lines += [b"parent " + p.hex().encode() for p in parents]
+    lines += [b"author " + who, b"committer " + who]
+    return b"\n".join(lines) + b"\n\n" + message.encode()

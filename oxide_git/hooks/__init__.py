@@ -1,0 +1,1 @@
+"""Git hook shims and the agents' own hooks: installing them and what they run."""

@@ -1,0 +1,113 @@
+"""GitHub Copilot CLI's own hooks: a checkpoint at every prompt, the session imported when a turn ends.
+
+Copilot (1.0.102, offline too) runs the ``command`` hooks of ``.github/hooks/*.json`` and the
+``hooks`` of ``.github/copilot/settings.local.json`` in a folder the user trusts, with a JSON
+payload on stdin: ``userPromptSubmitted`` ``{sessionId, timestamp, cwd, prompt}`` (before the
+prompt reaches ``events.jsonl``), ``agentStop`` / ``subagentStop`` ``{sessionId, cwd,
+transcriptPath, stopReason}``, ``sessionEnd`` ``{sessionId, cwd, reason}``.
+
+``configure`` writes our own file ``.github/hooks/oxide.json`` (which projects commit) with the
+portable ``git oxide agent-hook copilot ...``; only where ``git-oxide`` is not on PATH does the
+command name this machine's Python, and then it goes into the ``hooks`` of
+``.github/copilot/settings.local.json`` (Copilot's per-machine file), never the shared one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from oxide_git.hooks.agent_hooks import MODULE, _command, _context, _load, _session_of
+
+EVENTS = {"userPromptSubmitted": "prompt", "agentStop": "stop", "subagentStop": "stop",
+          "sessionEnd": "stop"}
+
+
+def _entry(command: str) -> dict[str, Any]:
+    return {"type": "command", "bash": command, "timeoutSec": 30}
+
+
+def _is_ours(entry: Any) -> bool:
+    cmd = str(entry.get("bash", "")) if isinstance(entry, dict) else ""
+    return MODULE in cmd or "oxide agent-hook" in cmd
+
+
+def _merge(settings: dict[str, Any], commands: dict[str, str] | None) -> bool:
+    before = json.dumps(settings, sort_keys=True)
+    found = settings.get("hooks")
+    hooks: dict[str, Any] = found if isinstance(found, dict) else {}
+    for event in EVENTS:
+        entries = [e for e in hooks.get(event, []) if not _is_ours(e)]
+        if commands:
+            entries.append(_entry(commands[event]))
+        if entries:
+            hooks[event] = entries
+        else:
+            hooks.pop(event, None)
+    if hooks:
+        settings["hooks"] = hooks
+    else:
+        settings.pop("hooks", None)
+    return json.dumps(settings, sort_keys=True) != before
+
+
+def configure(workdir: Path, *, remove: bool = False, python: str | None = None) -> list[str]:
+    """Set (or take out) our Copilot CLI hooks; other hooks are kept."""
+    shared = workdir / ".github" / "hooks" / "oxide.json"
+    local = workdir / ".github" / "copilot" / "settings.local.json"
+    commands: dict[str, str] = {}
+    portable = True
+    for event, action in EVENTS.items():
+        commands[event], portable = _command(python, "copilot", action)
+    done: list[str] = []
+    if shared.exists() and (remove or not portable):
+        shared.unlink()
+        done.append(f"removed git oxide's Copilot CLI hooks ({shared})")
+    elif not remove and portable:
+        shared.parent.mkdir(parents=True, exist_ok=True)
+        body = {"version": 1, "hooks": {e: [_entry(c)] for e, c in commands.items()}}
+        shared.write_text(json.dumps(body, indent=2) + "\n")
+    if local.exists() or (not remove and not portable):
+        settings = _load(local)
+        if _merge(settings, None if remove or portable else commands) or not local.exists():
+            local.parent.mkdir(parents=True, exist_ok=True)
+            local.write_text(json.dumps(settings, indent=2) + "\n")
+            if remove or portable:
+                done.append(f"removed git oxide's Copilot CLI hooks from {local}")
+    if not remove:
+        target = shared if portable else local
+        done.append(f"set Copilot CLI {', '.join(EVENTS)} hooks in {target}" + (
+            "" if portable else " (git-oxide is not on PATH: this machine's Python is named, so they go "
+            "in the per-machine settings.local.json)") + "; Copilot runs them in folders you trust")
+    return done
+
+
+def _transcript(payload: dict[str, Any]) -> Path | None:
+    path = payload.get("transcriptPath")
+    if isinstance(path, str) and path:
+        return Path(path)
+    sid = payload.get("sessionId")
+    if not isinstance(sid, str) or not sid or "/" in sid:
+        return None
+    home = os.environ.get("COPILOT_HOME")
+    root = Path(home).expanduser() if home else Path.home() / ".copilot"
+    return root / "session-state" / sid / "events.jsonl"
+
+
+def handle(action: str, payload: dict[str, Any]) -> None:
+    from oxide_git.hooks import ties as hook_ties
+    from oxide_git.imports import importing
+
+    ctx = _context(payload.get("cwd"))
+    if ctx is None:
+        return
+    path = _transcript(payload)
+    if path is not None and path.is_file():
+        importing.import_file(ctx, "copilot", path)
+    native = payload.get("sessionId")
+    sid = _session_of(ctx, "copilot", native)
+    hook_ties.settle(ctx, "copilot", native, sid)
+    if action == "prompt":
+        hook_ties.prompt_checkpoint(ctx, "copilot", native, sid, str(payload.get("prompt") or ""))

@@ -1,0 +1,1 @@
+"""One module per operation (verb): checkpoint, resume, fork, rewind, undo, rm, gc, share, ..."""
