@@ -142,3 +142,14 @@ def exact_blame(ctx: Any, rel: str, **kw: Any) -> Any:
     assert lines_of(again()) == want
     assert (memo.read_bytes() if memo.exists() else None) == filled  # all of it was kept
     return res
+
+
+def commit(repo: Path, *args: str) -> str:
+    """``git add -A`` and ``git commit`` with the hooks' queued jobs run: the new commit's id."""
+    from .conftest import git
+    from .test_hooks import idle
+
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", *args)
+    idle(repo)
+    return git(repo, "rev-parse", "HEAD").strip()

@@ -12,7 +12,7 @@ import pytest
 from oxide_git.blame.attribution import BadRevision
 from oxide_git.store import writes as store
 
-from .blame_helpers import Clock, FakeAgent, exact_blame, human_edit
+from .blame_helpers import Clock, FakeAgent, commit, exact_blame, human_edit
 from .conftest import git, make_ctx, oxide
 from .test_hooks import idle
 
@@ -29,13 +29,6 @@ def blame(repo: Path, rel: str, **kw):  # type: ignore[no-untyped-def]
 
 def rows(res) -> list[tuple[str, str, str | None]]:  # type: ignore[no-untyped-def]
     return [(ln.text, ln.who, ln.session_id) for ln in res.lines]
-
-
-def commit(repo: Path, *args: str) -> str:
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", *args)
-    idle(repo)
-    return git(repo, "rev-parse", "HEAD").strip()
 
 
 @pytest.fixture

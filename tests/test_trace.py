@@ -19,19 +19,12 @@ import pytest
 
 from oxide_git.store import writes as store
 
-from .blame_helpers import Clock, FakeAgent, human_edit
+from .blame_helpers import Clock, FakeAgent, commit, human_edit
 from .conftest import git, make_ctx, oxide
 from .test_hooks import idle
 
 SID = "0" * 12 + "b" * 20
 SCHEMA = json.loads((Path(__file__).parent / "fixtures" / "agent-trace" / "trace-record.schema.json").read_text())
-
-
-def commit(repo: Path, *args: str) -> str:
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", *args)
-    idle(repo)
-    return git(repo, "rev-parse", "HEAD").strip()
 
 
 @pytest.fixture
