@@ -335,3 +335,32 @@ def test_a_temp_file_of_a_killed_undo_is_not_kept_as_the_users(repo: Path) -> No
     assert res.files["kept"] == [] and res.files["deleted"] == ["src/.oxide-tmp-999999-0"]
     assert sorted(p.name for p in (repo / "src").iterdir()) == ["app.py"]
     assert (repo / "src" / "app.py").read_text() == "agent\n"
+
+
+def test_a_forced_undo_names_the_trash_ref_only_when_it_writes_one(repo: Path) -> None:
+    """A ref moved since the fork: the forced undo puts its newer state in the trash and says
+    where; the dry run of it names no trash ref (it writes none)."""
+    ctx = make_ctx(repo)
+    s = Session(id="0" * 12 + "d" * 20, agent="claude", title="t", cwd=str(repo), worktree="main")
+    store.append(ctx, s, [Message("user", (Part.text(f"m{i}"),), created_at=1000 + i) for i in range(4)])
+    f = fork(make_ctx(repo, NOW_MS + 1), s.id, at="2")
+    log = sessionlog.load(ctx.repo.git, f.id)
+    assert log is not None
+    store.append(make_ctx(repo, NOW_MS + 2), log.session, [Message("user", (Part.text("work in the fork"),))])
+    name = refs.session_ref(f.id)
+    dry = undo(make_ctx(repo, NOW_MS + 3), dry_run=True, force=True)
+    assert "trash" not in dry.overwritten_refs[name]
+    res = undo(make_ctx(repo, NOW_MS + 4), force=True)
+    assert res.overwritten_refs[name]["trash"] == journal.trash_name(name, NOW_MS + 4)
+
+
+def test_a_refused_undo_names_five_paths_and_counts_the_rest(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cp = json.loads(cli(monkeypatch, repo, "checkpoint", "--json").stdout)["id"]
+    names = [f"f{i}.txt" for i in range(7)]
+    for n in names:
+        (repo / n).write_text("agent's\n")
+    cli(monkeypatch, repo, "rewind", cp, "--code", "--yes", now=NOW_MS + 1)
+    for n in names:
+        (repo / n).write_text("mine\n")
+    r = cli(monkeypatch, repo, "undo", "--yes", now=NOW_MS + 2, code=1)
+    assert "f0.txt, f1.txt, f2.txt, f3.txt, f4.txt and 2 more); undo would lose that" in r.stderr
