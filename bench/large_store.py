@@ -145,7 +145,7 @@ def sqlite_floor(path: Path) -> float:
     import sqlite3
     import tempfile
 
-    from oxide_git.store.index import _create_schema
+    from oxide_git.store.index import create_schema
 
     src = sqlite3.connect(path / ".git" / "oxide" / "index.db")
     msgs = src.execute("SELECT session_id, seq, id, role, created_at, native_id, compacted, is_compaction, "
@@ -154,7 +154,7 @@ def sqlite_floor(path: Path) -> float:
     src.close()
     with tempfile.TemporaryDirectory(dir=common.CACHE) as d:
         dst = Path(d) / "index.db"
-        _create_schema(dst)
+        create_schema(dst)
         db = sqlite3.connect(dst, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")

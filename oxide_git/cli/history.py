@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from oxide_git.ops.undo import UndoResult
 
 
-def _confirm(summary: str, yes: bool, what: str = "change files") -> None:
+def confirm(summary: str, yes: bool, what: str = "change files") -> None:
     if yes:
         return
     if not sys.stdin.isatty():
@@ -229,7 +229,7 @@ def rewind(checkpoint: str, mode: str, dry_run: bool, yes: bool, only_mine: bool
           "force": force, "only_mine": only_mine, "memory": memory}
     if not dry_run and not yes:
         preview = do_rewind(ctx, checkpoint, dry_run=True, **kw)
-        _confirm(f"Rewind to {cid(preview.checkpoint['id'])} will:\n" +
+        confirm(f"Rewind to {cid(preview.checkpoint['id'])} will:\n" +
                  _files_summary(preview.files, preview.messages_dropped) +
                  "".join(f"\n  {'revert' if memory else 'keep':6} memory write {w['id'][:12]} "
                          f"{w['summary']}" for w in preview.memory_writes), yes or as_json)
@@ -283,7 +283,7 @@ def undo(dry_run: bool, yes: bool, force: bool, as_json: bool) -> None:
     if not dry_run and not yes and not as_json:
         preview = do_undo(ctx, dry_run=True, force=force)
         if preview.changes:  # with nothing to change the undo itself says why
-            _confirm(_undo_line(preview.undone, ctx.now_ms, "This will") + ":\n"
+            confirm(_undo_line(preview.undone, ctx.now_ms, "This will") + ":\n"
                      + _undo_plan(preview), False, what="undo")
     res = do_undo(ctx, dry_run=dry_run, force=force)
     if as_json:

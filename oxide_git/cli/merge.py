@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from oxide_git.cli import main, make_context
-from oxide_git.cli.history import _confirm, _files_summary
+from oxide_git.cli.history import _files_summary, confirm
 from oxide_git.cli.output import cid, emit_json, sid, status
 
 
@@ -54,7 +54,7 @@ def merge(fork: str, into: str | None, mode: str, digest: bool, dry_run: bool, y
     if not dry_run and not yes and not as_json:
         preview = do_merge(ctx, fork, dry_run=True, **kw)  # type: ignore[arg-type]
         if preview.messages_added or any(preview.files.get(k) for k in ("added", "modified", "deleted")):
-            _confirm(f"Merging {sid(preview.fork['id'])} into {sid(preview.target['id'])} will:\n"
+            confirm(f"Merging {sid(preview.fork['id'])} into {sid(preview.target['id'])} will:\n"
                      + _plan_lines(preview), False, what="merge")
     res = do_merge(ctx, fork, dry_run=dry_run, **kw)  # type: ignore[arg-type]
     if as_json:

@@ -88,13 +88,13 @@ def rm(session: str, recursive: bool, keep_forks: bool, dry_run: bool, yes: bool
     Its checkpoints stay and expire with oxide.checkpointTTL. A pull does not bring it back
     unless the remote changed it since (then as a fork); --remote removes it there too.
     """
-    from oxide_git.cli.history import _confirm
+    from oxide_git.cli.history import confirm
     from oxide_git.ops.rm import rm as do_rm
 
     ctx = make_context()
     if not dry_run and not yes:
         preview = do_rm(ctx, session, recursive=recursive, keep_forks=keep_forks, dry_run=True)
-        _confirm("This removes:\n" + "\n".join(f"  session {s}" for s in preview.sessions), yes,
+        confirm("This removes:\n" + "\n".join(f"  session {s}" for s in preview.sessions), yes,
                  what="remove sessions")
     if not dry_run:
         from oxide_git.store.journal import ensure_writable

@@ -36,7 +36,7 @@ def _argv(python: str | None, *args: str) -> tuple[list[str], bool]:
     return [python or sys.executable, "-m", MODULE, *args], False
 
 
-def _command(python: str | None, *args: str) -> tuple[str, bool]:
+def hook_command(python: str | None, *args: str) -> tuple[str, bool]:
     import shlex
 
     argv, portable = _argv(python, *args)
@@ -87,7 +87,7 @@ def configure_claude(workdir: Path, *, remove: bool, python: str | None = None) 
     shared, local = workdir / ".claude" / "settings.json", workdir / ".claude" / "settings.local.json"
     commands: dict[str, str] = {}
     for event, action in CLAUDE_EVENTS.items():  # every event: portable is set
-        commands[event], portable = _command(python, "claude", action)
+        commands[event], portable = hook_command(python, "claude", action)
     target = shared if portable else local
     done = []
     for path in (shared, local):

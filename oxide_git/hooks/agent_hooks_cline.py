@@ -37,13 +37,13 @@ def _ours(path: Path) -> bool:
 
 def configure(workdir: Path, *, remove: bool = False, python: str | None = None) -> list[str]:
     """Write (or take out) our hook scripts; the user's own hooks are left as they are."""
-    from oxide_git.hooks.agent_hooks import _command
+    from oxide_git.hooks.agent_hooks import hook_command
 
     shared, local = workdir / ".clinerules" / "hooks", workdir / ".cline" / "hooks"
     scripts: dict[str, str] = {}
     portable = True
     for event, action in EVENTS.items():
-        command, portable = _command(python, "cline", action)
+        command, portable = hook_command(python, "cline", action)
         scripts[event] = _script(command)
     target = shared if portable else local
     done: list[str] = []

@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from oxide_git.hooks.agent_hooks import MODULE, _command, _context, _load, _session_of
+from oxide_git.hooks.agent_hooks import MODULE, _context, _load, _session_of, hook_command
 
 EVENTS = {"userPromptSubmitted": "prompt", "agentStop": "stop", "subagentStop": "stop",
           "sessionEnd": "stop"}
@@ -60,7 +60,7 @@ def configure(workdir: Path, *, remove: bool = False, python: str | None = None)
     commands: dict[str, str] = {}
     portable = True
     for event, action in EVENTS.items():
-        commands[event], portable = _command(python, "copilot", action)
+        commands[event], portable = hook_command(python, "copilot", action)
     done: list[str] = []
     if shared.exists() and (remove or not portable):
         shared.unlink()

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from oxide_git.hooks.agent_hooks import _command, _context, _is_ours, _load, _session_of
+from oxide_git.hooks.agent_hooks import _context, _is_ours, _load, _session_of, hook_command
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def configure(spec: Settings, workdir: Path, *, remove: bool = False, python: st
     commands: dict[str, str] = {}
     portable = True
     for event, action in spec.events.items():
-        commands[event], portable = _command(python, spec.agent, action)
+        commands[event], portable = hook_command(python, spec.agent, action)
     target = shared if portable else user
     done = []
     for path in (shared, user):

@@ -48,7 +48,7 @@ _SESSION_COLS = (
 )
 
 
-def _create_schema(path: Path) -> None:
+def create_schema(path: Path) -> None:
     import sqlite_utils
 
     db: Any = sqlite_utils.Database(str(path))  # partly typed: tables are Table | View
@@ -120,7 +120,7 @@ class Index(IdLookups):
                 if not fresh:
                     for suffix in ("", "-wal", "-shm"):
                         Path(f"{path}{suffix}").unlink(missing_ok=True)
-                _create_schema(path)
+                create_schema(path)
                 self.rebuilt = True
                 self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
             self.db.execute("PRAGMA journal_mode=WAL")

@@ -35,14 +35,14 @@ def watch_roots(env: AgentEnv) -> list[Path]:
 def _resumable_file(path: Path) -> bool:
     """Does the file hold what the CLI would resume (a prompt or an answer)? The file a resume
     leaves behind with only the CLI's session context does not. Read until the first such line."""
-    from oxide_git.agents.gemini.log import _resumable
+    from oxide_git.agents.gemini.log import resumable_at
 
     if path.suffix == ".json":  # an older release's whole-file JSON
         try:
             msgs = jsonline.loads(path.read_bytes()).get("messages")
         except (OSError, ValueError, RecursionError, AttributeError):
             return False
-        return isinstance(msgs, list) and any(isinstance(m, dict) and _resumable(m) for m in msgs)
+        return isinstance(msgs, list) and any(isinstance(m, dict) and resumable_at(m) for m in msgs)
     try:
         with path.open("rb") as f:
             for raw in f:
@@ -56,7 +56,7 @@ def _resumable_file(path: Path) -> bool:
 
 
 def _holds_a_prompt(raw: bytes) -> bool:
-    from oxide_git.agents.gemini.log import _resumable
+    from oxide_git.agents.gemini.log import resumable_at
 
     try:
         obj = jsonline.loads(raw)
@@ -68,7 +68,7 @@ def _holds_a_prompt(raw: bytes) -> bool:
     for holder in (obj.get("$set"), obj):
         msgs = holder.get("messages") if isinstance(holder, dict) else None
         recs += [m for m in msgs if isinstance(m, dict)] if isinstance(msgs, list) else []
-    return any(_resumable(r) for r in recs)
+    return any(resumable_at(r) for r in recs)
 
 
 def discover(env: AgentEnv) -> list[Path]:

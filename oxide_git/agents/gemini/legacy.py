@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from oxide_git.agents import AgentEnv, Event, FoundMessage, FoundSession, Problem, Resumable, Unknown
-from oxide_git.agents.gemini.log import _known, _resumable
+from oxide_git.agents.gemini.log import known_record, resumable_at
 from oxide_git.agents.gemini.records import KEY, message, next_results, record, result_groups
 from oxide_git.agents.gemini.store import cwd_of
 from oxide_git.agents.js_json import dumps as js_dumps
@@ -37,7 +37,7 @@ def parse(path: Path, env: AgentEnv | None) -> Iterator[Event]:
     recs = [m for m in msgs if isinstance(m, dict) and isinstance(m.get("id"), str)]
     if len(recs) != len(msgs):
         yield Problem(None, f"{len(msgs) - len(recs)} message(s) without an id, skipped")
-    if not any(_resumable(r) for r in recs):
+    if not any(resumable_at(r) for r in recs):
         return
     native = data["sessionId"]
     start = data.get("startTime")
@@ -54,7 +54,7 @@ def parse(path: Path, env: AgentEnv | None) -> Iterator[Event]:
     for i, rec in enumerate(recs):
         nxt = recs[i + 1] if i + 1 < len(recs) else None
         results = result_groups(nxt.get("content")) if nxt and nxt.get("type") == "user" else {}
-        if not _known(rec):
+        if not known_record(rec):
             yield Unknown(f"message/{rec.get('type')}")
         yield FoundMessage(sid, message(rec, results))
     yield Resumable(0, {})

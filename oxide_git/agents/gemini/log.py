@@ -66,12 +66,12 @@ class _Pending:
         self.next: dict[str, Any] | None = None  # the record that followed (its tool results)
 
 
-def _known(rec: Mapping[str, Any]) -> bool:
+def known_record(rec: Mapping[str, Any]) -> bool:
     kind = rec.get("type")
     return isinstance(kind, str) and kind in TYPES
 
 
-def _resumable(rec: Mapping[str, Any]) -> bool:
+def resumable_at(rec: Mapping[str, Any]) -> bool:
     """Would the CLI list a file for this record (``isResumableMessageRecord``)?"""
     from oxide_git.agents.gemini.records import is_harness_text
 
@@ -226,7 +226,7 @@ class Parser:
         if self.pending is not None:
             self.pending.next = rec
         yield from self.flush()
-        if _known(rec) and _resumable(rec) and not self.real:
+        if known_record(rec) and resumable_at(rec) and not self.real:
             self.real = True
             yield from self._emit_held_now()
         if restart:
@@ -255,7 +255,7 @@ class Parser:
                 self.view.append(nid)
             self._add_line(obj)
             return
-        if not _known(obj):
+        if not known_record(obj):
             yield Unknown(f"message/{obj.get('type')}", self.version)
         if nid not in self.view:
             self.view.append(nid)

@@ -36,9 +36,9 @@ from oxide_git.agents import (
     Problem,
     Resumable,
 )
-from oxide_git.agents.opencode.messages import _session_events
+from oxide_git.agents.opencode.messages import session_events
 from oxide_git.agents.opencode.store import ROW_KEY as ROW_KEY
-from oxide_git.agents.opencode.store import _dict, _int, _load, _str
+from oxide_git.agents.opencode.store import as_dict, as_int, as_str, load_json
 from oxide_git.agents.opencode.store import data_home as data_home
 from oxide_git.agents.opencode.store import name as name
 from oxide_git.core.model import Message, Session
@@ -75,8 +75,8 @@ def discover(env: AgentEnv) -> list[Path]:
                 if env.project_id is not None and project.name == env.project_id:
                     found.append(f)
                     continue
-                info = _load(f)
-                if isinstance(info, dict) and env.belongs(_str(info.get("directory"))):
+                info = load_json(f)
+                if isinstance(info, dict) and env.belongs(as_str(info.get("directory"))):
                     found.append(f)
     dbs = sorted(root.glob("opencode*.db")) if root.is_dir() else []
     if dbs:
@@ -111,7 +111,7 @@ def parse(
         yield from parse_db(path, env)
         yield Resumable(0, {"format": "db"})
         return
-    doc = _load(path)
+    doc = load_json(path)
     if doc is None:
         yield Problem(None, f"{path}: not JSON, skipped")
         fmt = "invalid"
@@ -145,7 +145,7 @@ def _parse_export(path: Path, doc: dict[str, Any]) -> Iterator[Event]:
         if not isinstance(parts, list) or len(good) != len(parts):
             yield Problem(None, f"{path}: messages[{i}] has malformed parts, skipped them")
         entries.append((m["info"], good))
-    yield from _session_events(info, entries, None, {"format": "export", "path": str(path)})
+    yield from session_events(info, entries, None, {"format": "export", "path": str(path)})
 
 
 def _parse_storage(path: Path, info: dict[str, Any]) -> Iterator[Event]:
@@ -154,13 +154,13 @@ def _parse_storage(path: Path, info: dict[str, Any]) -> Iterator[Event]:
     info = {**info, "id": sid}
     entries: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
     for mf in sorted((root / "message" / sid).glob("*.json")):
-        m = _load(mf)
+        m = load_json(mf)
         if not isinstance(m, dict):
             yield Problem(None, f"{mf}: not JSON, skipped")
             continue
         parts: list[dict[str, Any]] = []
         for pf in sorted((root / "part" / mf.stem).glob("*.json")):
-            p = _load(pf)
+            p = load_json(pf)
             if not isinstance(p, dict):
                 yield Problem(None, f"{pf}: not JSON, skipped")
                 continue
@@ -171,11 +171,11 @@ def _parse_storage(path: Path, info: dict[str, Any]) -> Iterator[Event]:
     if isinstance(parent, str) and parent:
         cands = [path.parent / f"{parent}.json", *sorted(root.glob(f"session/*/{parent}.json"))]
         for cand in cands:
-            pinfo = _load(cand) if cand.is_file() else None
+            pinfo = load_json(cand) if cand.is_file() else None
             if isinstance(pinfo, dict):
-                parent_created = _int(_dict(pinfo.get("time")).get("created"))
+                parent_created = as_int(as_dict(pinfo.get("time")).get("created"))
                 break
-    yield from _session_events(
+    yield from session_events(
         info, entries, parent_created, {"format": "storage", "path": str(path)}
     )
 

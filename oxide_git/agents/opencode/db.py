@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from oxide_git.agents import AgentEnv, Event, Problem, Unknown
-from oxide_git.agents.opencode.messages import _session_events
-from oxide_git.agents.opencode.store import ROW_KEY, _dict, _int, _loads, _str
+from oxide_git.agents.opencode.messages import session_events
+from oxide_git.agents.opencode.store import ROW_KEY, as_dict, as_int, as_str, loads_json
 
 _SESSION_COLUMNS = frozenset({  # 1.18.33's, besides the totals (cost, tokens_*)
     "id", "project_id", "workspace_id", "parent_id", "slug", "directory", "path", "title", "version",
@@ -44,7 +44,7 @@ def has_project(db: Path, env: AgentEnv) -> bool:
 def _db_matches(row: Mapping[str, Any], env: AgentEnv) -> bool:
     pid = row.get("project_id")
     return (env.project_id is not None and pid == env.project_id) or env.belongs(
-        _str(row.get("directory"))
+        as_str(row.get("directory"))
     )
 
 
@@ -57,8 +57,8 @@ def parse_db(path: Path, env: AgentEnv | None) -> Iterator[Event]:
     try:
         rows = [dict(r) for r in conn.execute("SELECT * FROM session")]
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        created = {r.get("id"): _int(r.get("time_created")) for r in rows}
-        rows.sort(key=lambda r: (_int(r.get("time_created")) or 0, str(r.get("id"))))
+        created = {r.get("id"): as_int(r.get("time_created")) for r in rows}
+        rows.sort(key=lambda r: (as_int(r.get("time_created")) or 0, str(r.get("id"))))
         for row in rows:
             if not isinstance(row.get("id"), str) or (env is not None and not _db_matches(row, env)):
                 continue
@@ -73,7 +73,7 @@ def parse_db(path: Path, env: AgentEnv | None) -> Iterator[Event]:
             for p in conn.execute(
                 "SELECT * FROM part WHERE session_id = ? ORDER BY message_id, id", (row["id"],)
             ):
-                data = _loads(p["data"])
+                data = loads_json(p["data"])
                 if not isinstance(data, dict):
                     yield Problem(None, f"{path}: part {p['id']}: not JSON, skipped")
                     continue
@@ -84,26 +84,26 @@ def parse_db(path: Path, env: AgentEnv | None) -> Iterator[Event]:
                 "SELECT * FROM message WHERE session_id = ? ORDER BY time_created, id", (row["id"],)
             ):
                 m = dict(mrow)
-                data = _loads(m.get("data"))
+                data = loads_json(m.get("data"))
                 if not isinstance(data, dict):
                     yield Problem(None, f"{path}: message {m['id']}: not JSON, skipped")
                     continue
                 meta = _row_meta(m, data)
-                t = _dict(data.get("time"))
-                if "created" not in t and _int(m.get("time_created")) is not None:
+                t = as_dict(data.get("time"))
+                if "created" not in t and as_int(m.get("time_created")) is not None:
                     data = {**data, "time": {**t, "created": m["time_created"]}}
                 info_m = {**data, "id": m["id"], "sessionID": row["id"], ROW_KEY: meta}
                 entries.append((info_m, parts_by_msg.get(str(m["id"]), [])))
             parent_created = created.get(row.get("parent_id"))
             source = {"format": "db", "path": str(path)}
-            version = _str(row.get("version"))
-            drift = [f"session.{c}" for c in _dict(info.get("columns"))]
+            version = as_str(row.get("version"))
+            drift = [f"session.{c}" for c in as_dict(info.get("columns"))]
             drift += [f"{kind}.{c}" for kind, items in (("message", [e[0] for e in entries]),
                                                        ("part", [p for e in entries for p in e[1]]))
-                      for item in items for c in _dict(_dict(item.get(ROW_KEY)).get("columns"))]
+                      for item in items for c in as_dict(as_dict(item.get(ROW_KEY)).get("columns"))]
             for kind in drift:  # a column 1.18 does not have: kept, written back, and said
                 yield Unknown(kind, version)
-            yield from _session_events(info, entries, parent_created, source)
+            yield from session_events(info, entries, parent_created, source)
     except sqlite3.Error as e:
         yield Problem(None, f"{path}: database error ({e})")
     finally:
@@ -119,13 +119,13 @@ def _session_from_row(row: Mapping[str, Any]) -> dict[str, Any]:
     info.update(directory=row.get("directory"), title=row.get("title"), version=row.get("version"))
     summary = {k: row.get(f"summary_{k}") for k in ("additions", "deletions", "files", "diffs")}
     if any(v is not None for v in summary.values()):
-        summary["diffs"] = _loads(summary["diffs"]) if summary["diffs"] is not None else None
+        summary["diffs"] = loads_json(summary["diffs"]) if summary["diffs"] is not None else None
         info["summary"] = {k: v for k, v in summary.items() if v is not None}
     if row.get("share_url"):
         info["share"] = {"url": row["share_url"]}
     for col in ("revert", "permission", "model", "goal", "metadata"):
         if row.get(col) is not None:
-            info[col] = _loads(row[col])
+            info[col] = loads_json(row[col])
     if row.get("agent") is not None:
         info["agent"] = row["agent"]
     t = {"created": row.get("time_created"), "updated": row.get("time_updated")}

@@ -35,7 +35,7 @@ from oxide_git.agents import AgentEnv, Export
 from oxide_git.agents.opencode.parts import part as _part
 from oxide_git.agents.opencode.parts import provider as _provider
 from oxide_git.agents.opencode.parts import tokens as _tokens
-from oxide_git.agents.opencode.store import ROW_KEY, _dict, _load, _loads, data_home
+from oxide_git.agents.opencode.store import ROW_KEY, as_dict, data_home, load_json, loads_json
 from oxide_git.core.errors import OxideError
 from oxide_git.core.model import Message, Part, PartType, Session
 
@@ -200,7 +200,7 @@ def configured_model(env: AgentEnv, cwd: str) -> tuple[str, str] | None:
     found = None
     for c in candidates:
         try:
-            conf = _loads(c.read_bytes()) if c.is_file() else None
+            conf = loads_json(c.read_bytes()) if c.is_file() else None
         except OSError:
             conf = None
         value = conf.get("model") if isinstance(conf, dict) else None
@@ -220,7 +220,7 @@ def _message_info(m: Message, mid: str, sid: str, role: str, ms: int, native: bo
         info["tokens"] = dict(m.usage) if native else _tokens(m.usage)
     if m.cost is not None:
         info["cost"] = m.cost
-    t = dict(_dict(info.get("time")))
+    t = dict(as_dict(info.get("time")))
     t.setdefault("created", ms)
     info["time"] = t
     if native:
@@ -245,7 +245,7 @@ def _session_info(session: Session, sid: str, project_id: str, cwd: str, native:
     skip = ("parent_native_id",)
     info: dict[str, Any] = {k: v for k, v in session.extra.items() if k not in skip} if native else {}
     times = [i["time"]["created"] for i, _ in out]
-    t = dict(_dict(info.get("time")))
+    t = dict(as_dict(info.get("time")))
     t.setdefault("created", session.created_at or (times[0] if times else 0))
     t.setdefault("updated", session.updated_at or (times[-1] if times else t["created"]))
     info.update(id=sid, projectID=project_id, directory=cwd, time=t,
@@ -278,7 +278,7 @@ def _target_cwd(session: Session, env: AgentEnv) -> str:
 def _project_id(session: Session, env: AgentEnv, root: Path, native: bool) -> str:
     projects = root / "storage" / "project"
     for f in sorted(projects.glob("*.json")) if projects.is_dir() else []:
-        p = _load(f)
+        p = load_json(f)
         if isinstance(p, dict) and env.belongs(p.get("worktree") if isinstance(p.get("worktree"), str)
                                                else None):
             return str(p.get("id") or f.stem)

@@ -15,7 +15,7 @@ from oxide_git.agents import (
     Problem,
     Unknown,
 )
-from oxide_git.agents.opencode.store import _dict, _int, _str, name
+from oxide_git.agents.opencode.store import as_dict, as_int, as_str, name
 from oxide_git.core.model import Message, Part, PartType, Session, session_id_for
 
 _MSG_COLUMNS = ("modelID", "tokens", "cost")  # message info keys that have a column of their own
@@ -23,17 +23,17 @@ _PART_TYPES = frozenset({"text", "reasoning", "tool", "file", "patch", "compacti
                          "step-finish", "snapshot", "agent", "subtask", "retry"})  # OpenCode 1.18
 
 
-def _session_events(
+def session_events(
     info: dict[str, Any],
     entries: list[tuple[dict[str, Any], list[dict[str, Any]]]],
     parent_created: int | None,
     source: dict[str, Any],
 ) -> Iterator[Event]:
     native = str(info["id"])
-    t = _dict(info.get("time"))
-    created = _int(t.get("created"))
+    t = as_dict(info.get("time"))
+    created = as_int(t.get("created"))
     sid = session_id_for(name, native, created)
-    entries = sorted(entries, key=lambda e: (_int(_dict(e[0].get("time")).get("created")) or 0,
+    entries = sorted(entries, key=lambda e: (as_int(as_dict(e[0].get("time")).get("created")) or 0,
                                              str(e[0].get("id"))))
     messages: list[Message] = []
     for i, (minfo, parts) in enumerate(entries):
@@ -51,21 +51,21 @@ def _session_events(
         id=sid,
         agent=name,
         native_id=native,
-        title=_str(info.get("title")),
+        title=as_str(info.get("title")),
         created_at=created,
-        updated_at=_int(t.get("updated")),
+        updated_at=as_int(t.get("updated")),
         parent_id=(
             session_id_for(name, parent, parent_created)
             if isinstance(parent, str) and parent and parent_created is not None
             else None
         ),
-        cwd=_str(info.get("directory")),
+        cwd=as_str(info.get("directory")),
         model=models[-1] if models else None,
         source=source,
         extra=extra,
     )
     yield FoundSession(session)
-    version = _str(info.get("version"))
+    version = as_str(info.get("version"))
     for m in messages:
         yield from _unknowns(m, version)
         yield FoundMessage(sid, m)
@@ -87,7 +87,7 @@ def _message(
     index: int,
 ) -> Message:
     role = info["role"] if isinstance(info.get("role"), str) else "assistant"
-    model = _str(info.get("modelID")) or _str(_dict(info.get("model")).get("modelID"))
+    model = as_str(info.get("modelID")) or as_str(as_dict(info.get("model")).get("modelID"))
     tokens = info.get("tokens") if isinstance(info.get("tokens"), dict) else None
     cost = info.get("cost")
     cost = float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None
@@ -102,7 +102,7 @@ def _message(
     return Message(
         role=role,
         parts=tuple(out),
-        created_at=_int(_dict(info.get("time")).get("created")),
+        created_at=as_int(as_dict(info.get("time")).get("created")),
         native_id=mid if isinstance(mid, str) else None,
         model=model,
         usage=tokens,
@@ -136,7 +136,7 @@ def _parts(
             return [call]
         res: dict[str, Any] = {"call_id": call_id, "output": result,
                                "is_error": state.get("status") == "error"}
-        if _dict(state.get("time")).get("compacted") is not None:
+        if as_dict(state.get("time")).get("compacted") is not None:
             res["compacted"] = True
         return [call, Part(PartType.TOOL_RESULT, res)]
     if kind == "file" and isinstance(p.get("url", ""), str):
@@ -158,7 +158,7 @@ def _summary_for(
         if info.get("role") == "assistant" and info.get("summary") is True and info.get("parentID") == mid:
             texts = sorted((p for p in parts if p.get("type") == "text"), key=lambda p: str(p.get("id")))
             text = "\n".join(str(p.get("text")) for p in texts if not p.get("synthetic"))
-            return text, _str(info.get("id"))
+            return text, as_str(info.get("id"))
     return "", None
 
 
@@ -177,10 +177,10 @@ def _mark_compacted(messages: list[Message]) -> list[Message]:
 
 
 def _file_path(p: Mapping[str, Any]) -> str:
-    src = _dict(p.get("source"))
+    src = as_dict(p.get("source"))
     if isinstance(src.get("path"), str):
         return src["path"]
     url = p.get("url")
     if isinstance(url, str) and url.startswith("file://"):
         return unquote(urlparse(url).path)
-    return _str(p.get("filename")) or (url if isinstance(url, str) and len(url) < 512 else "")
+    return as_str(p.get("filename")) or (url if isinstance(url, str) and len(url) < 512 else "")

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
-from oxide_git.agents.opencode.store import _dict
+from oxide_git.agents.opencode.store import as_dict
 from oxide_git.agents.opencode.tools import opencode_tool, tool_part
 from oxide_git.core.model import Part, PartType
 
@@ -42,7 +42,7 @@ def part(p: Part, native: bool, results: Mapping[Any, Part], cwd: str, lost: Cou
     if t == PartType.TOOL_CALL:
         res = results.get(p.get("call_id"))
         if native:
-            state = dict(_dict(p.get("state")))
+            state = dict(as_dict(p.get("state")))
             state["input"] = p.get("input")
             if res is not None:
                 state["error" if res.get("is_error") else "output"] = res.get("output")
@@ -102,7 +102,7 @@ def tokens(u: Mapping[str, Any]) -> dict[str, Any]:
                 return v
         return 0
 
-    cache = _dict(u.get("cache"))
+    cache = as_dict(u.get("cache"))
     return {"input": n("input", "input_tokens", "prompt_tokens"),
             "output": n("output", "output_tokens", "completion_tokens"),
             "reasoning": n("reasoning", "reasoning_tokens", "reasoning_output_tokens"),

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from oxide_git.agents.opencode.store import ROW_KEY, _dict, _int
+from oxide_git.agents.opencode.store import ROW_KEY, as_dict, as_int
 
 TOTALS = ("cost", "tokens_input", "tokens_output", "tokens_reasoning", "tokens_cache_read",
           "tokens_cache_write")
@@ -62,23 +62,23 @@ def build(info: Mapping[str, Any], out: Sequence[tuple[Mapping[str, Any], Sequen
     messages: list[dict[str, Any]] = []
     parts: list[dict[str, Any]] = []
     for m_info, m_parts in out:
-        meta = _dict(m_info.get(ROW_KEY))
+        meta = as_dict(m_info.get(ROW_KEY))
         data = {k: v for k, v in m_info.items() if k not in ("id", "sessionID", ROW_KEY)}
-        t = _dict(data.get("time"))
-        created = _int(t.get("created")) or 0
-        updated = _int(meta.get("time_updated")) or _int(t.get("completed")) or created
-        messages.append({**_dict(meta.get("columns")), "id": m_info["id"], "session_id": sid,
+        t = as_dict(data.get("time"))
+        created = as_int(t.get("created")) or 0
+        updated = as_int(meta.get("time_updated")) or as_int(t.get("completed")) or created
+        messages.append({**as_dict(meta.get("columns")), "id": m_info["id"], "session_id": sid,
                          "time_created": created, "time_updated": updated,
                          "data": dumps(_ordered(data, meta.get("order")))})
         for p in m_parts:
-            pmeta = _dict(p.get(ROW_KEY))
+            pmeta = as_dict(p.get(ROW_KEY))
             pdata = {k: v for k, v in p.items() if k not in ("id", "sessionID", "messageID", ROW_KEY)}
             if isinstance(pdata.get("state"), dict) and pmeta.get("state_order"):
                 pdata["state"] = _ordered(pdata["state"], pmeta["state_order"])
-            pt = _dict(pdata.get("time")) or _dict(_dict(pdata.get("state")).get("time"))
-            p_created = _int(pmeta.get("time_created")) or _int(pt.get("start")) or created
-            p_updated = _int(pmeta.get("time_updated")) or _int(pt.get("end")) or p_created
-            parts.append({**_dict(pmeta.get("columns")), "id": p["id"], "message_id": m_info["id"],
+            pt = as_dict(pdata.get("time")) or as_dict(as_dict(pdata.get("state")).get("time"))
+            p_created = as_int(pmeta.get("time_created")) or as_int(pt.get("start")) or created
+            p_updated = as_int(pmeta.get("time_updated")) or as_int(pt.get("end")) or p_created
+            parts.append({**as_dict(pmeta.get("columns")), "id": p["id"], "message_id": m_info["id"],
                           "session_id": sid,
                           "time_created": p_created, "time_updated": p_updated,
                           "data": dumps(_ordered(pdata, pmeta.get("order")))})
@@ -92,14 +92,14 @@ def build(info: Mapping[str, Any], out: Sequence[tuple[Mapping[str, Any], Sequen
 
 def session_row(info: Mapping[str, Any], totals: Mapping[str, Any]) -> dict[str, Any]:
     """Session.Info (as ``opencode_db._session_from_row`` reads it) as a ``session`` row."""
-    summary = _dict(info.get("summary"))
-    t = _dict(info.get("time"))
+    summary = as_dict(info.get("summary"))
+    t = as_dict(info.get("time"))
     row: dict[str, Any] = {
-        **_dict(info.get("columns")),  # a newer schema's columns, as they were read
+        **as_dict(info.get("columns")),  # a newer schema's columns, as they were read
         "id": info["id"], "project_id": info.get("projectID"), "workspace_id": info.get("workspaceID"),
         "parent_id": info.get("parentID"), "slug": info.get("slug"), "directory": info.get("directory"),
         "path": info.get("path"), "title": info.get("title"), "version": info.get("version"),
-        "share_url": _dict(info.get("share")).get("url"),
+        "share_url": as_dict(info.get("share")).get("url"),
         "summary_additions": summary.get("additions"), "summary_deletions": summary.get("deletions"),
         "summary_files": summary.get("files"),
         "summary_diffs": dumps(summary["diffs"]) if summary.get("diffs") is not None else None,
@@ -108,7 +108,7 @@ def session_row(info: Mapping[str, Any], totals: Mapping[str, Any]) -> dict[str,
         row[col] = dumps(info[col]) if info.get(col) is not None else None
     row["agent"] = info.get("agent")
     row.update(totals)
-    row.update(time_created=_int(t.get("created")) or 0, time_updated=_int(t.get("updated")) or 0,
+    row.update(time_created=as_int(t.get("created")) or 0, time_updated=as_int(t.get("updated")) or 0,
                time_compacting=t.get("compacting"), time_archived=t.get("archived"))
     return row
 
@@ -116,32 +116,32 @@ def session_row(info: Mapping[str, Any], totals: Mapping[str, Any]) -> dict[str,
 def _totals(info: Mapping[str, Any], out: Sequence[tuple[Mapping[str, Any], Any]]) -> dict[str, Any]:
     """The session's own totals when it has them, else the sums over its assistant messages (what
     OpenCode adds up as it goes)."""
-    kept = _dict(info.get("totals"))
+    kept = as_dict(info.get("totals"))
     if kept:
         return {k: kept[k] for k in TOTALS if k in kept}
     tok = info.get("tokens")  # 1.18's Session.Info (an `opencode export` file) has them too
     if isinstance(tok, dict) and isinstance(info.get("cost"), int | float):
-        cache = _dict(tok.get("cache"))
-        return {"cost": info["cost"], "tokens_input": _int(tok.get("input")) or 0,
-                "tokens_output": _int(tok.get("output")) or 0,
-                "tokens_reasoning": _int(tok.get("reasoning")) or 0,
-                "tokens_cache_read": _int(cache.get("read")) or 0,
-                "tokens_cache_write": _int(cache.get("write")) or 0}
+        cache = as_dict(tok.get("cache"))
+        return {"cost": info["cost"], "tokens_input": as_int(tok.get("input")) or 0,
+                "tokens_output": as_int(tok.get("output")) or 0,
+                "tokens_reasoning": as_int(tok.get("reasoning")) or 0,
+                "tokens_cache_read": as_int(cache.get("read")) or 0,
+                "tokens_cache_write": as_int(cache.get("write")) or 0}
     sums: dict[str, Any] = dict.fromkeys(TOTALS, 0)
     sums["cost"] = 0.0
     for m_info, _ in out:
         if m_info.get("role") != "assistant":
             continue
-        tok = _dict(m_info.get("tokens"))
+        tok = as_dict(m_info.get("tokens"))
         cost = m_info.get("cost")
         if isinstance(cost, int | float) and not isinstance(cost, bool):
             sums["cost"] += cost
         for key, col in (("input", "tokens_input"), ("output", "tokens_output"),
                          ("reasoning", "tokens_reasoning")):
-            sums[col] += _int(tok.get(key)) or 0
-        cache = _dict(tok.get("cache"))
-        sums["tokens_cache_read"] += _int(cache.get("read")) or 0
-        sums["tokens_cache_write"] += _int(cache.get("write")) or 0
+            sums[col] += as_int(tok.get(key)) or 0
+        cache = as_dict(tok.get("cache"))
+        sums["tokens_cache_read"] += as_int(cache.get("read")) or 0
+        sums["tokens_cache_write"] += as_int(cache.get("write")) or 0
     return sums
 
 

@@ -20,14 +20,14 @@ def data_home(env: AgentEnv) -> Path:
     return (Path(xdg) if xdg else env.home / ".local" / "share") / "opencode"
 
 
-def _load(path: Path) -> Any:
+def load_json(path: Path) -> Any:
     try:
-        return _loads(path.read_bytes())
+        return loads_json(path.read_bytes())
     except OSError:
         return None
 
 
-def _loads(raw: Any) -> Any:
+def loads_json(raw: Any) -> Any:
     if not isinstance(raw, bytes | str):
         return None
     try:
@@ -36,15 +36,15 @@ def _loads(raw: Any) -> Any:
         return None
 
 
-def _dict(x: Any) -> dict[str, Any]:
+def as_dict(x: Any) -> dict[str, Any]:
     return x if isinstance(x, dict) else {}
 
 
-def _str(x: Any) -> str | None:
+def as_str(x: Any) -> str | None:
     return x if isinstance(x, str) else None
 
 
-def _int(x: Any) -> int | None:
+def as_int(x: Any) -> int | None:
     if isinstance(x, bool):
         return None
     if isinstance(x, int):
