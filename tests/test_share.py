@@ -351,3 +351,24 @@ def test_the_fork_of_a_pull_is_dated_as_the_other_side_wrote_it(clones: tuple[Pa
     [fork] = json.loads(oxide(b, "pull", "--json").stdout)["forks"]
     theirs = git(b, "log", "-1", "--format=%ct", fork["from"]).strip()
     assert git(b, "log", "-1", "--format=%ct", refs.session_ref(fork["fork"])).strip() == theirs
+
+
+def test_a_message_imported_again_whole_is_the_same_message_to_a_pull(clones: tuple[Path, Path, Path]) -> None:
+    """Aider's blank line after a prompt goes to the prompt while the file ends there, to the
+    answer once the file grows: the import rewrites the prompt's blob at its place. To a pull that
+    is the same message, so the other clone fast-forwards (it kept its shorter log before)."""
+    a, b, _bare = clones
+    history = a / ".aider.chat.history.md"
+    history.write_text("\n# aider chat started at 2026-02-01 10:00:00\n\n> aider\n\n#### first prompt  \n\n")
+    oxide(a, "import")
+    oxide(a, "push")
+    oxide(b, "pull")
+    with history.open("a") as f:
+        f.write("first answer\n\n#### second prompt  \n\nsecond answer\n")
+    oxide(a, "import")
+    [sid] = [r["id"] for r in json.loads(oxide(a, "list", "--json").stdout)]
+    tip = git(a, "rev-parse", refs.session_ref(sid)).strip()
+    oxide(a, "push")
+    res = json.loads(oxide(b, "pull", "--json").stdout)
+    assert res["updated"] == {refs.session_ref(sid): "fast-forward"} and not res["forks"]
+    assert git(b, "rev-parse", refs.session_ref(sid)).strip() == tip

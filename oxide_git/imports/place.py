@@ -5,7 +5,7 @@ number of each session and the log commit the import left at the session's tip (
 the tip is still that commit, the next lines go on at the cursor's numbers (O(appended)). When the
 tip moved since (a pull fast-forwarded or merged it, a rewind or an undo moved it, another file or
 a hook appended to it, or the cursor is new), the numbers are not trusted: the messages the tip
-already holds (the same ``key``) are written again at their own place, every other one after the
+already holds (the same ``model.message_key``) are written again at their own place, every other one after the
 tip's last message. A place in a log then never holds two different messages, and nothing a
 transcript holds is left out because "the file did not change".
 
@@ -15,12 +15,12 @@ When the tip no longer descends from the commit the cursor remembers (the sessio
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from oxide_git.core import codec
+from oxide_git.core.model import message_key
 from oxide_git.git import refs
 from oxide_git.store import logwrite
 
@@ -30,38 +30,38 @@ if TYPE_CHECKING:
     from oxide_git.store.context import Context
 
 
-def key(m: Message) -> str:
-    """What makes two versions of a message the same message: the agent's own id, else its role,
-    time and text (an agent without ids writes the same line the same way)."""
-    if m.native_id:
-        return "n:" + m.native_id
-    text = hashlib.sha1(m.text().encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return f"t:{m.role}:{m.created_at}:{text}"
-
-
 @dataclass
 class Placement:
-    """The messages a session's tip holds (by ``key``: their seq) and the next free seq."""
+    """The messages a session's tip holds (by ``key``: their seqs, in order) and the next free seq.
 
-    held: dict[str, int] = field(default_factory=dict)
+    Two messages with one key (the same content said twice) are two messages: each placed one
+    takes the next place of its key not taken yet. ``floor``: the first place a file's messages
+    can be at (where its cursor's numbers start: a grown file is read from its restart point,
+    and what it wrote before that point is not read again)."""
+
+    held: dict[str, list[int]] = field(default_factory=dict)
     next: int = 0
+    floor: int = 0
 
     @classmethod
-    def of_tip(cls, objects: Objects, tip: logwrite.Tip) -> Placement:
-        held: dict[str, int] = {}
-        for seq, data in logwrite.blobs_at(objects, tip.tree, range(tip.count)):
-            held.setdefault(key(codec.decode_message(data)), seq)
-        return cls(held, tip.count)
+    def of_tip(cls, objects: Objects, tip: logwrite.Tip, floor: int = 0) -> Placement:
+        held: dict[str, list[int]] = {}
+        for seq, data in logwrite.blobs_at(objects, tip.tree, range(floor, tip.count)):
+            held.setdefault(message_key(codec.decode_message(data)), []).append(seq)
+        return cls(held, tip.count, floor)
+
+    def _seq(self, k: str) -> int:
+        seqs = self.held.get(k)
+        if seqs:
+            return seqs.pop(0)
+        self.next += 1
+        return self.next - 1
 
     def place(self, msgs: Iterable[Message]) -> list[tuple[int, list[Message]]]:
         """``msgs`` placed: runs of consecutive seqs, ``(start, messages)``."""
         runs: list[tuple[int, list[Message]]] = []
         for m in msgs:
-            k = key(m)
-            seq = self.held.get(k)
-            if seq is None:
-                seq = self.held[k] = self.next
-                self.next += 1
+            seq = self._seq(message_key(m))
             if runs and runs[-1][0] + len(runs[-1][1]) == seq:
                 runs[-1][1].append(m)
             else:
@@ -70,8 +70,15 @@ class Placement:
 
     def projected(self, msgs: Iterable[Message]) -> int:
         """The next free seq once ``msgs`` are placed (nothing is placed)."""
-        new = {key(m) for m in msgs} - self.held.keys()
-        return self.next + len(new)
+        left = {k: len(v) for k, v in self.held.items()}
+        new = 0
+        for m in msgs:
+            k = message_key(m)
+            if left.get(k):
+                left[k] -= 1
+            else:
+                new += 1
+        return self.next + new
 
 
 def tips_now(ctx: Context, sids: Iterable[str]) -> dict[str, str]:

@@ -129,7 +129,8 @@ class Writer:
         commit its last import left; else by what the tip holds."""
         if tip is None or self.tips.get(sid) == tip.commit.hex():
             return
-        self.place[sid] = Placement.of_tip(self.ctx.repo.objects, tip)
+        floor = min(self.next_seq.get(sid, 0), tip.count)  # a grown file: what it wrote before is not read
+        self.place[sid] = Placement.of_tip(self.ctx.repo.objects, tip, floor)
         self.next_seq[sid] = self.place[sid].next
 
     def message(self, sid: str, m: Message) -> None:

@@ -21,7 +21,9 @@ from typing import Any, Protocol
 
 import pygit2
 
-from oxide_git.core.model import new_session_id
+from oxide_git.core import codec
+from oxide_git.core.errors import OxideError
+from oxide_git.core.model import message_key, new_session_id
 from oxide_git.git import refs
 from oxide_git.ops import incoming
 from oxide_git.store import logwrite, sessionlog, tombstones
@@ -39,7 +41,10 @@ class Result(Protocol):
 
 
 def common_prefix(git: pygit2.Repository, a: pygit2.Tree, b: pygit2.Tree) -> int:
-    """How many leading messages two session logs share (compared by blob id)."""
+    """How many leading messages two session logs share. Two blobs at one place are the same
+    message when they are one blob, or when they decode to the same message (``message_key``): an
+    import rewrites a message it read again whole (aider's blank line after a prompt goes to the
+    next block once the file grows), and that is the same message, not another."""
     ma = git[a[sessionlog.MESSAGES_DIR].id] if sessionlog.MESSAGES_DIR in a else None
     mb = git[b[sessionlog.MESSAGES_DIR].id] if sessionlog.MESSAGES_DIR in b else None
     if ma is None or mb is None:
@@ -50,11 +55,19 @@ def common_prefix(git: pygit2.Repository, a: pygit2.Tree, b: pygit2.Tree) -> int
             n += len(git[ea.id])  # type: ignore[arg-type]
             continue
         for xa, xb in zip(git[ea.id], git[eb.id], strict=False):  # type: ignore[call-overload]
-            if xa.name != xb.name or xa.id != xb.id:
+            if xa.name != xb.name or (xa.id != xb.id and not _same_message(git, xa.id, xb.id)):
                 return n
             n += 1
         return n
     return n
+
+
+def _same_message(git: pygit2.Repository, a: pygit2.Oid, b: pygit2.Oid) -> bool:
+    try:
+        ma, mb = codec.decode_message(git[a].data), codec.decode_message(git[b].data)  # type: ignore[attr-defined]
+    except (OxideError, ValueError, KeyError):  # (what a pull takes was checked to decode)
+        return False
+    return message_key(ma) == message_key(mb)
 
 
 def holds(git: pygit2.Repository, big: pygit2.Tree, small: pygit2.Tree) -> bool:

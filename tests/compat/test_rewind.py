@@ -18,13 +18,7 @@ from .modelserver import Turn
 PROMPT3 = "PROMPT-3: and now?"
 
 
-AIDER_AFTER_SYNC = pytest.mark.xfail(strict=True, reason=(
-    "known regression of 2026-12-07 (issue 39's import cursor): after real aider's own resume adds a "
-    "section to the history file, resume --into appends the rewound session instead of writing it in "
-    "place of the longer one, so aider restores the turns rewound away; nothing is lost"))
-
-
-@pytest.mark.parametrize("agent", [pytest.param(a, marks=AIDER_AFTER_SYNC) if a == "aider" else a for a in AGENTS])
+@pytest.mark.parametrize("agent", AGENTS)
 def test_the_agent_resumes_the_rewound_conversation(agent: str, compat_repo: Path, model_server) -> None:
     d = make_driver(agent, compat_repo, model_server)
     model_server.script["PROMPT-3"] = [Turn.say("Done with three.")]
