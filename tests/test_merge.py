@@ -361,3 +361,25 @@ def test_what_the_forks_checkpoint_left_out_is_left_alone(repo: Path) -> None:
     res = merge(make_ctx(repo, NOW_MS + 100), fork_id, conversation=False)
     assert "big.dat" not in res.files["deleted"] and (repo / "big.dat").read_text() == "small\n"
     assert any("left big.dat as it is" in n for n in res.notes)
+
+
+def test_the_targets_own_transcript_growing_after_a_merge_keeps_the_merged_turns(tmp_path: Path) -> None:
+    """The user merges a fork into a session an agent keeps writing (its own transcript), then the
+    agent goes on and `import` reads its new lines: they come after the merged turns, which stay
+    (the import's cursor belongs to what the session's tip holds, and the merge moved the tip)."""
+    from .sync_team import Team
+
+    team = Team(tmp_path, n=1)  # one clone: a Claude Code transcript imported as the agent writes it
+    a = team.clones[0]
+    team.talk(0)
+    with team.ctx(a) as ctx:
+        f = fork(ctx, team.sid, title="try it")
+        _fork_turns(ctx, f.id)
+    with team.ctx(a) as ctx:
+        merge(ctx, f.id, code=False)
+    merged = team.texts(a)
+    assert merged is not None and "Done: the feature is in." in merged
+    team.talk(0)  # the agent's own transcript grows, and is imported
+    after = team.texts(a)
+    assert after is not None and after[:len(merged)] == merged  # nothing merged was overwritten
+    assert after[len(merged):] == ["A4 user", "A4 assistant"]  # the agent's new turn, after them

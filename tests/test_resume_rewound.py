@@ -122,3 +122,34 @@ def test_aider_resumes_the_rewound_conversation(repo: Path) -> None:
     assert text.startswith(other)  # the other session is as it was
     again = json.loads(oxide(repo, "resume", row["id"], "--into", "aider", "--json").stdout)
     assert history.read_text() == text and again["set_aside"] == []  # nothing more to do
+
+
+def test_aider_rewind_after_its_own_restored_section(repo: Path) -> None:
+    """As real aider 0.86 writes it: the first section's status lines, then a restored section
+    whose status lines repeat the first's ("> Tokens: ..."), every message at its section's time.
+    Imported between the two (with a checkpoint moving the tip), the messages stay apart; the
+    rewind's resume writes the first section back exactly, the longer file set aside."""
+    history = repo / ".aider.chat.history.md"
+    first = ("\n# aider chat started at 2026-02-01 10:00:00\n\n"
+             "> Update git name with: git config user.name \"Your Name\"  \n> Aider v0.86.2  \n"
+             "> Model: openai/fake-model with diff edit format  \n\n"
+             "#### first prompt  \n\nfirst answer\n\n> Tokens: 100 sent, 20 received.  \n")
+    history.write_text(first)
+    oxide(repo, "import")
+    [row] = [r for r in json.loads(oxide(repo, "list", "--json").stdout) if r["title"] == "first prompt"]
+    cp = oxide(repo, "checkpoint", "--session", row["id"]).stdout.strip()
+    with history.open("a") as f:
+        f.write("\n# aider chat started at 2026-02-01 10:00:04\n\n"
+                "> aider --restore-chat-history  \n> Aider v0.86.2  \n"
+                "> Restored previous conversation history.  \n\n"
+                "#### second prompt  \n\nsecond answer\n\n> Tokens: 100 sent, 20 received.  \n")
+    oxide(repo, "import")
+    shown = json.loads(oxide(repo, "show", row["id"], "--json").stdout)["messages"]
+    outputs = [p.get("output") for m in shown for p in m["parts"] if p["type"] == "tool_result"]
+    assert outputs[0].startswith("Update git name") and outputs.count("Tokens: 100 sent, 20 received.") == 2
+    longer = history.read_bytes()
+    oxide(repo, "rewind", cp, "--conversation", "--yes")
+    into = json.loads(oxide(repo, "resume", row["id"], "--into", "aider", "--json").stdout)
+    assert Path(into["set_aside"][0]).read_bytes() == longer
+    text = history.read_text()  # the blank line aider wrote before the next header stays the message's
+    assert text.startswith(first) and not text[len(first):].strip()

@@ -89,13 +89,29 @@ def test_diverged_session_becomes_local_plus_fork_and_nothing_is_lost(clones: tu
     assert again["forks"] == [] and again["updated"] == {}
     oxide(b, "push")  # the merge made the remote tip an ancestor: a plain fast-forward
     res_a = json.loads(oxide(a, "pull", "--json").stdout)
-    assert res_a["updated"][refs.session_ref(SID)] == "fast-forward"
-    assert texts(a, fork["fork"]) == ["base 1", "base 2", "a says 3", "a says 4"]
-    every = texts(a) + texts(a, fork["fork"])
+    # A's tip never moves to B's merge, which lacks A's messages (issue 39): B's line is a fork here
+    assert refs.session_ref(SID) not in res_a["updated"]
+    assert texts(a) == ["base 1", "base 2", "a says 3", "a says 4"]
+    [b_line] = res_a["forks"]
+    assert texts(a, b_line["fork"]) == ["base 1", "base 2", "b says 3"]
+    # the fork B made of A's line is A's own line: not taken again here
+    assert refs.read(make_ctx(a).repo.git, refs.session_ref(fork["fork"])) is None
+    every = texts(a) + texts(a, b_line["fork"])
     for t in ("base 1", "base 2", "a says 3", "a says 4", "b says 3"):
         assert t in every
+    assert json.loads(oxide(a, "push", "--json").stdout)["rejected"] == []  # behind on purpose: kept
+    again = json.loads(oxide(a, "pull", "--json").stdout)
+    assert again["forks"] == [] and again["updated"] == {}  # quiet once synced
     listed = {r["id"]: r for r in json.loads(oxide(a, "list", "--all", "--json").stdout)}
-    assert listed[fork["fork"]]["parent_id"] == SID
+    assert listed[b_line["fork"]]["parent_id"] == SID
+    # A goes on: B's pull grows the fork it keeps of A's line, no new fork per pull
+    say(a, "a says 5", now=NOW_MS + 9000)
+    oxide(a, "pull")
+    oxide(a, "push")
+    grown = json.loads(oxide(b, "pull", "--json").stdout)
+    assert grown["updated"] == {refs.session_ref(fork["fork"]): "fork grown"}  # its tip stays B's
+    assert texts(b, fork["fork"]) == ["base 1", "base 2", "a says 3", "a says 4", "a says 5"]
+    assert texts(b) == ["base 1", "base 2", "b says 3"]
 
 
 def test_same_session_written_independently_merges_without_a_fork(clones: tuple[Path, Path, Path]) -> None:
@@ -335,3 +351,24 @@ def test_the_fork_of_a_pull_is_dated_as_the_other_side_wrote_it(clones: tuple[Pa
     [fork] = json.loads(oxide(b, "pull", "--json").stdout)["forks"]
     theirs = git(b, "log", "-1", "--format=%ct", fork["from"]).strip()
     assert git(b, "log", "-1", "--format=%ct", refs.session_ref(fork["fork"])).strip() == theirs
+
+
+def test_a_message_imported_again_whole_is_the_same_message_to_a_pull(clones: tuple[Path, Path, Path]) -> None:
+    """Aider's blank line after a prompt goes to the prompt while the file ends there, to the
+    answer once the file grows: the import rewrites the prompt's blob at its place. To a pull that
+    is the same message, so the other clone fast-forwards (it kept its shorter log before)."""
+    a, b, _bare = clones
+    history = a / ".aider.chat.history.md"
+    history.write_text("\n# aider chat started at 2026-02-01 10:00:00\n\n> aider\n\n#### first prompt  \n\n")
+    oxide(a, "import")
+    oxide(a, "push")
+    oxide(b, "pull")
+    with history.open("a") as f:
+        f.write("first answer\n\n#### second prompt  \n\nsecond answer\n")
+    oxide(a, "import")
+    [sid] = [r["id"] for r in json.loads(oxide(a, "list", "--json").stdout)]
+    tip = git(a, "rev-parse", refs.session_ref(sid)).strip()
+    oxide(a, "push")
+    res = json.loads(oxide(b, "pull", "--json").stdout)
+    assert res["updated"] == {refs.session_ref(sid): "fast-forward"} and not res["forks"]
+    assert git(b, "rev-parse", refs.session_ref(sid)).strip() == tip

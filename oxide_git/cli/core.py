@@ -146,7 +146,8 @@ def reindex(full: bool, as_json: bool) -> None:
 
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
-@click.option("--fix", is_flag=True, help="Repair what can be repaired (reindex, stale locks).")
+@click.option("--fix", is_flag=True,
+              help="Repair what can be repaired (reindex, stale locks, messages in history alone: forks).")
 def doctor(as_json: bool, fix: bool) -> None:
     """Check refs, the index and oxide's per-worktree state; say what is wrong and how to fix it."""
     from oxide_git.hooks.install import summary

@@ -17,6 +17,10 @@ def _report(res: ShareResult, verb: str) -> None:
     what = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "nothing new"
     status(f"{verb} {res.remote}: {what}")
     for f in res.forks:
+        if f.get("removed"):
+            status(f"session {sid(f['session'])} was removed here but changed on {res.remote} since: "
+                   f"its messages are in fork {sid(f['fork'])}")
+            continue
         status(f"session {sid(f['session'])} changed on both sides: the other side's messages "
                f"are in fork {sid(f['fork'])}")
     for line in res.notes:  # checkpoints a push redacted or withheld (checkpoint_screen)
@@ -29,8 +33,11 @@ def _report(res: ShareResult, verb: str) -> None:
 @click.argument("remote", required=False)
 @click.option("--checkpoints", is_flag=True,
               help="Also push checkpoint snapshots, secrets taken out (docs/redaction.md).")
+@click.option("--prune", is_flag=True,
+              help="Also remove on REMOTE the sessions removed here (`rm`) that nobody changed there since.")
+@click.option("-n", "--dry-run", is_flag=True, help="Show what would be pushed and removed; change nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def push(remote: str | None, checkpoints: bool, as_json: bool) -> None:
+def push(remote: str | None, checkpoints: bool, prune: bool, dry_run: bool, as_json: bool) -> None:
     """Push sessions, memory and notes to REMOTE (default: oxide.remote, else origin).
 
     Never forced: a session that changed on the remote too is rejected; run
@@ -39,11 +46,21 @@ def push(remote: str | None, checkpoints: bool, as_json: bool) -> None:
     from oxide_git.ops.share import check_pushed
     from oxide_git.ops.share import push as do_push
 
-    res = do_push(make_context(), remote, checkpoints=checkpoints)
+    ctx = make_context()
+    res = do_push(ctx, remote, checkpoints=checkpoints, dry_run=dry_run)
+    if prune:
+        from oxide_git.ops.prune import push_removals
+
+        gone = push_removals(ctx, remote, dry_run=dry_run)
+        res.updated.update(gone.updated)
+        res.problems.extend(gone.problems)
     if as_json:
-        emit_json(res.to_dict())
+        emit_json({**res.to_dict(), **({"kept_on_remote": gone.kept} if prune else {})})
     else:
-        _report(res, "pushed to")
+        _report(res, "would push to" if dry_run else "pushed to")
+        for ref in gone.kept if prune else ():
+            status(f"{ref} changed on {res.remote} after it was removed here: kept there "
+                   "(a pull brings it back as a fork)")
     check_pushed(res)
 
 

@@ -78,11 +78,15 @@ def unpin(checkpoint: str, as_json: bool) -> None:
 @click.option("--keep-forks", is_flag=True, help="Keep its forks (their history stays complete).")
 @click.option("-n", "--dry-run", is_flag=True, help="Show what would be removed.")
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--remote", "on_remote", is_flag=True,
+              help="Also remove it on the remote (oxide.remote, else origin), unless changed there since.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def rm(session: str, recursive: bool, keep_forks: bool, dry_run: bool, yes: bool, as_json: bool) -> None:
+def rm(session: str, recursive: bool, keep_forks: bool, dry_run: bool, yes: bool, on_remote: bool,
+       as_json: bool) -> None:
     """Remove SESSION (to the trash: `git oxide undo` brings it back until gc empties it).
 
-    Its checkpoints stay and expire with oxide.checkpointTTL.
+    Its checkpoints stay and expire with oxide.checkpointTTL. A pull does not bring it back
+    unless the remote changed it since (then as a fork); --remote removes it there too.
     """
     from oxide_git.cli.history import confirm
     from oxide_git.ops.rm import rm as do_rm
@@ -97,11 +101,25 @@ def rm(session: str, recursive: bool, keep_forks: bool, dry_run: bool, yes: bool
 
         ensure_writable(ctx)  # what cannot be journaled could not be undone: nothing is removed
     res = do_rm(ctx, session, recursive=recursive, keep_forks=keep_forks, dry_run=dry_run)
+    there = None
+    if on_remote:
+        from oxide_git.git.refs import session_ref
+        from oxide_git.ops.prune import push_removals
+
+        tips = {s: res.refs[session_ref(s)][0] for s in res.sessions if session_ref(s) in res.refs}
+        there = push_removals(ctx, None, {s: t for s, t in tips.items() if t}, dry_run=dry_run)
     if as_json:
-        emit_json(res.to_dict())
+        emit_json({**res.to_dict(), **({"remote": dict(there.__dict__)} if there else {})})
         return
     for s in res.sessions:
         click.echo(f"{'would remove' if dry_run else 'removed'} session {s}")
+    for ref, what in (there.updated.items() if there else ()):
+        click.echo(f"{what} {ref} on {there.remote}")  # type: ignore[union-attr]
+    for ref in there.kept if there else ():
+        status(f"{ref} changed on {there.remote} after it was removed here: kept there "  # type: ignore[union-attr]
+               "(a pull brings it back as a fork)")
+    for p in there.problems if there else ():
+        status(f"warning: {p}")
     for s in res.kept_forks:
         status(f"kept fork {sid(s)} (now a root session)")
     if not dry_run:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -225,6 +226,19 @@ def message_id_for(session_id: str, seq: int, created_at: int | None) -> str:
     """The id of the message at ``seq`` of a session: time-ascending within a session, deterministic."""
     digest = hashlib.sha1(f"{session_id}:{seq}".encode()).hexdigest()
     return f"{(created_at or 0) & 0xFFFFFFFFFFFF:012x}{digest[:8]}"
+
+
+def message_key(m: Message) -> str:
+    """What makes two versions of a message the same message: the agent's own id, else its role,
+    time and whole content (every part: texts, tool calls and results). An agent without ids
+    writes the same line the same way; its messages can share a time and a text (aider stamps
+    every message of a section with the section's time, and its status lines have no text), so
+    the text alone would make two messages one."""
+    if m.native_id:
+        return "n:" + m.native_id
+    parts = json.dumps([p.to_dict() for p in m.parts], sort_keys=True, default=str, ensure_ascii=False)
+    digest = hashlib.sha1(parts.encode("utf-8", "surrogatepass")).hexdigest()[:20]
+    return f"c:{m.role}:{m.created_at}:{digest}"
 
 
 def mark_compacted(messages: Iterable[Message]) -> list[Message]:

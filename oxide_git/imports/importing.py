@@ -135,7 +135,7 @@ def _reader(ctx: Context, p: FilePlan, run: dict[str, Any] | None = None, here: 
         kwargs["env"] = agent_env(ctx)  # a shared store (opencode.db) holds other projects too
 
     def read(sink: Sink | None, progress: Progress | None) -> Resume:
-        writer = Writer(ctx, p.report, p.seqs, sink, run, here)
+        writer = Writer(ctx, p.report, p.seqs, sink, run, here, p.tips)
         if p.state is not None:
             for sid in p.seqs:
                 stored = writer._stored(sid)

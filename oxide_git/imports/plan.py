@@ -1,6 +1,8 @@
 """What to read of one file and what to keep after: its cursor in the index decides whether it is
 unchanged, grown (read from the last restart point its parser gave, with the parser's state) or
-new or changed (read whole); once read, the restart point reached becomes its new cursor.
+new or changed (read whole); once read, the restart point reached becomes its new cursor, with
+the commit left at each session's tip (``import_place``: a file whose session was replaced since
+is read whole again, even unchanged).
 
 Both halves run in the importing process, whichever process parses the file in between
 (``import_worker``), so a file's cursor is only ever written where its sessions were stored.
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from oxide_git.imports.place import removed, replaced, tips_now
 from oxide_git.imports.report import FileReport, count_unknown
 
 if TYPE_CHECKING:
@@ -39,6 +42,7 @@ class FilePlan:
     offset: int = 0
     state: Any = None
     seqs: dict[str, int] = field(default_factory=dict)
+    tips: dict[str, str] = field(default_factory=dict)  # the commits its last import left (``import_place``)
 
     @property
     def new_bytes(self) -> int:
@@ -57,6 +61,10 @@ def plan(ctx: Context, agent: str, path: Path) -> FilePlan | FileReport:
     earlier = None
     if cur is not None and cur["agent"] != agent:
         earlier, cur = cur, None  # read as another agent's: nothing of it holds for this one
+    tips = dict(cur["state"].get("tips") or {}) if cur is not None else {}
+    if replaced(ctx, tips):  # a session it wrote was replaced (a pull): whatever the tip lacks comes back
+        return FilePlan(agent, path, key, size, mtime_ns, st.st_size, cur,
+                        FileReport(agent, str(path), "changed"))
     if cur is not None and cur["size"] == size and cur["mtime_ns"] == mtime_ns:
         return FileReport(agent, str(path), "unchanged")
     if earlier is not None:
@@ -65,12 +73,12 @@ def plan(ctx: Context, agent: str, path: Path) -> FilePlan | FileReport:
         return FilePlan(agent, path, key, size, mtime_ns, st.st_size, None, report)
     if cur is None:
         kind = "new"
-    elif st.st_size >= cur["size"] and cur["offset"] > 0 and same_tail(path, cur):
+    elif st.st_size >= cur["size"] and cur["offset"] > 0 and same_tail(path, cur) and not removed(ctx, tips):
         return FilePlan(agent, path, key, size, mtime_ns, st.st_size, cur,
                         FileReport(agent, str(path), "grown"), cur["offset"], cur["state"].get("parser"),
-                        cur["state"].get("seqs", {}))
+                        cur["state"].get("seqs", {}), tips)
     else:
-        kind = "changed"  # smaller, or rewritten (Copilot's /rewind): read whole again
+        kind = "changed"  # smaller, rewritten (Copilot's /rewind), or its session removed: read whole again
     return FilePlan(agent, path, key, size, mtime_ns, st.st_size, cur, FileReport(agent, str(path), kind))
 
 
@@ -102,6 +110,7 @@ def finish(ctx: Context, p: FilePlan, resume: Resume, *, dry_run: bool = False,
                  **count_unknown(p.cur if grown else None, report)}
 
         def put_cursor(index: Any, offset: int = resume[0]) -> None:
+            state["tips"] = tips_now(ctx, resume[2])  # once its writes landed
             with index.write() as conn:
                 index.put_cursor(conn, p.key, p.agent, p.size, p.mtime_ns, offset, state)
 

@@ -12,7 +12,9 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from oxide_git.core.model import Message, Session
+from oxide_git.imports.place import Placement
 from oxide_git.imports.report import FileReport
+from oxide_git.store import logwrite
 from oxide_git.store.context import Context
 
 IMPORTED_BY_PATH = "imported_by_path"  # source key: the worktree that imported the file by path
@@ -25,12 +27,17 @@ class Sink(Protocol):
 
 class Writer:
     """Buffers one file's messages per session and hands them to ``sink`` in batches (None: a dry
-    run, which only counts them)."""
+    run, which only counts them). ``tips``: the log commit the file's last import left at each
+    session's tip (the cursor's); a session whose tip is elsewhere now is written by what it
+    holds (``import_place``), not at the cursor's numbers ``seqs``."""
 
     def __init__(self, ctx: Context, report: FileReport, seqs: dict[str, int], sink: Sink | None,
-                 run: dict[str, Any] | None = None, here: str | None = None) -> None:
+                 run: dict[str, Any] | None = None, here: str | None = None,
+                 tips: dict[str, str] | None = None) -> None:
         self.ctx, self.report, self.sink = ctx, report, sink
         self.here = here  # the worktree that imports these files by path (see ``session``)
+        self.tips = tips or {}
+        self.place: dict[str, Placement] = {}  # sessions written by what their tip holds
         self.run = run  # what the files of one import share: the sessions oxide exported
         self.sessions: dict[str, Session] = {}
         self.pending: dict[str, list[Message]] = {}
@@ -73,7 +80,13 @@ class Writer:
 
     def session(self, s: Session) -> None:
         repo = self.ctx.repo
-        old = self.sessions.get(s.id) or self._stored(s.id)
+        old = self.sessions.get(s.id)
+        if old is None and s.id not in self.place:
+            tip = logwrite.tip(repo.objects, repo.common_dir, s.id)
+            old = tip.session if tip else None
+            self._anchor(s.id, tip)
+        elif old is None:
+            old = self._stored(s.id)
         s = replace(
             s, project_id=s.project_id or repo.project_id(),
             worktree=self._worktree_of(s.cwd), source={**s.source},
@@ -103,17 +116,22 @@ class Writer:
     def stored_count(self, sid: str) -> int:
         """How many messages the store held for ``sid`` when this file's import began."""
         if sid not in self._counts:
-            from oxide_git.store import logwrite
-
             log = logwrite.tip(self.ctx.repo.objects, self.ctx.repo.common_dir, sid)
             self._counts[sid] = log.count if log else 0
         return self._counts[sid]
 
     def _stored(self, sid: str) -> Session | None:
-        from oxide_git.store import logwrite
-
         log = logwrite.tip(self.ctx.repo.objects, self.ctx.repo.common_dir, sid)
         return log.session if log else None
+
+    def _anchor(self, sid: str, tip: logwrite.Tip | None) -> None:
+        """Where this file's messages of ``sid`` go: at the cursor's numbers while the tip is the
+        commit its last import left; else by what the tip holds."""
+        if tip is None or self.tips.get(sid) == tip.commit.hex():
+            return
+        floor = min(self.next_seq.get(sid, 0), tip.count)  # a grown file: what it wrote before is not read
+        self.place[sid] = Placement.of_tip(self.ctx.repo.objects, tip, floor)
+        self.next_seq[sid] = self.place[sid].next
 
     def message(self, sid: str, m: Message) -> None:
         if sid not in self.sessions:
@@ -124,7 +142,8 @@ class Writer:
             self.flush(sid)
 
     def seqs_at_this_point(self) -> dict[str, int]:
-        return {sid: self.next_seq[sid] + len(self.pending[sid]) for sid in self.sessions}
+        return {sid: self.place[sid].projected(self.pending[sid]) if sid in self.place
+                else self.next_seq[sid] + len(self.pending[sid]) for sid in self.sessions}
 
     def flush(self, sid: str, final: bool = False) -> None:
         msgs = self.pending[sid]
@@ -141,16 +160,18 @@ class Writer:
             last = max((m.created_at for m in msgs if m.created_at), default=None)
             if last and (s.updated_at is None or last > s.updated_at):
                 s = replace(s, updated_at=last)
-        if self.sink is not None and (msgs or sid not in self.saved_meta):
-            if start < self.stored_count(sid):
-                from oxide_git.store.kept_ids import keep_stored
+        runs = self.place[sid].place(msgs) if sid in self.place else [(start, msgs)] if msgs else []
+        if self.sink is not None:
+            for at, run in runs or ([] if sid in self.saved_meta else [(start, [])]):
+                if run and at < self.stored_count(sid):
+                    from oxide_git.store.kept_ids import keep_stored
 
-                msgs = keep_stored(self.ctx, sid, start, msgs)  # ids shown stay
-            s = self.sink.save(s, start, msgs)
+                    run = keep_stored(self.ctx, sid, at, run)  # ids shown stay
+                s = self.sink.save(s, at, run)
             self.saved_meta.add(sid)
         self.sessions[sid] = s
         self.report.messages += len(msgs)
-        self.next_seq[sid] = start + len(msgs)
+        self.next_seq[sid] = self.place[sid].next if sid in self.place else start + len(msgs)
         self.pending[sid] = []
 
     def flush_all(self, final: bool = False) -> None:

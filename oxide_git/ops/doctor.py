@@ -12,6 +12,7 @@ from typing import Any
 from oxide_git.core.errors import OxideError
 from oxide_git.git import refs
 from oxide_git.git.repo import Repo
+from oxide_git.ops import lost
 from oxide_git.store.context import Context
 
 STALE_LOCK_S = refs.STALE_LOCK_S
@@ -62,6 +63,23 @@ def _format_drift(ctx: Context) -> list[dict[str, Any]]:
                             "as other parts", "a newer agent release changed its format: they are "
                             "stored whole; an update of git oxide reads them"))
     return out
+
+
+def _lost(ctx: Context, fix: bool) -> list[dict[str, Any]]:
+    """Messages in a log's history alone (``lost``); with ``fix``, each back in a fork."""
+    found = lost.find(ctx)
+    if not found:
+        return []
+    n = sum(x.count for x in found)
+    f = _finding("error", f"{n} message(s) of {len(found)} session(s) are in their log's history but "
+                 "at no tip and in no fork (`show`, `search`, `resume` do not see them)",
+                 "`git oxide doctor --fix` puts them back, each in a fork made from the last commit "
+                 "that held it")
+    f["sessions"] = {x.session: x.count for x in found}
+    if fix:
+        f["forks"] = lost.recover(ctx, found)
+        f["level"] = "fixed"
+    return [f]
 
 
 def _not_writable(oxide_dir: Path) -> list[Path]:
@@ -162,6 +180,7 @@ def diagnose(ctx: Context, *, fix: bool = False,
                 findings.append(f)
     if index_ok:
         findings.extend(_format_drift(ctx))
+        findings.extend(_lost(ctx, fix))
     usage = {
         "sessions": len(session_refs),
         "checkpoints": len(checkpoint_refs),

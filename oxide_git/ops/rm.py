@@ -5,6 +5,9 @@ journaled (op ``rm``), so `git oxide undo` puts them back until `git oxide gc` e
 A session with forks is refused unless ``recursive`` (forks go too) or ``keep_forks`` (forks
 stay: their log commits have the parent's commits as ancestors, so their history stays complete).
 The session's checkpoints stay; they expire with ``oxide.checkpointTTL`` like any other.
+
+Each removed session leaves a tombstone (``tombstones``), journaled with it, so a pull does not
+bring it back and `undo` takes the tombstone away as it puts the session back.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 
 from oxide_git.core.errors import NotFound, Refused
 from oxide_git.git import refs
-from oxide_git.store import journal
+from oxide_git.store import journal, tombstones
 from oxide_git.store.context import Context
 from oxide_git.store.reindex import reindex
 
@@ -69,7 +72,13 @@ def rm(ctx: Context, ref: str, *, recursive: bool = False, keep_forks: bool = Fa
     if dry_run:
         return res
     summary = f"rm {sid[:12]}" + (f" and {len(gone) - 1} fork(s)" if len(gone) > 1 else "")
+    for name, (removed, _none) in list(changes.items()):  # a tombstone each, journaled with it
+        dead = name[len(refs.SESSIONS):]
+        stone = refs.read(git, tombstones.ref(dead))
+        changes[tombstones.ref(dead)] = (str(stone) if stone else None,
+                                         tombstones.make(git, dead, str(removed), ctx.now_ms))
     journal.move_refs(ctx, changes, f"oxide: {summary}")
-    journal.record(ctx, journal.Entry("rm", ctx.now_ms, summary, refs=res.refs))
+    journal.record(ctx, journal.Entry("rm", ctx.now_ms, summary,
+                                      refs={k: [b, a] for k, (b, a) in changes.items()}))
     reindex(ctx)
     return res

@@ -2,7 +2,7 @@
 
 Pull fetches into ``refs/oxide/remotes/<remote>/`` and reconciles from there; a local ref is never
 force-overwritten. A session appended on both sides stays local, and the other side's messages
-become a fork session, so nothing is lost (see ``_reconcile_session``). Every local ref a pull
+become a fork session, so nothing is lost (see ``pull_session``). Every local ref a pull
 moves is journaled, so `git oxide undo` puts them back (refs it created go to the trash).
 """
 
@@ -10,18 +10,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import pygit2
 
 from oxide_git.core.errors import OxideError, Refused
-from oxide_git.core.model import new_session_id
 from oxide_git.git import refs
-from oxide_git.ops import checkpoint_screen, incoming
+from oxide_git.ops import checkpoint_screen, incoming, pull_session
 from oxide_git.ops.remote_refs import REMOTES, RemoteError, git_cmd, mirror, namespace
 from oxide_git.ops.remote_refs import fetch as fetch
-from oxide_git.store import journal, logwrite, sessionlog
+from oxide_git.store import journal, sessionlog
 from oxide_git.store.context import Context
 from oxide_git.store.notesmerge import merge_notes
 
@@ -87,7 +86,7 @@ def pull(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) 
         try:
             _is_commit(git, theirs)
             if rname.startswith(refs.SESSIONS):
-                _retry(_reconcile_session, ctx, rname[len(refs.SESSIONS):], theirs, res)
+                _retry(pull_session.reconcile, ctx, rname[len(refs.SESSIONS):], theirs, res)
             elif rname.startswith(refs.CHECKPOINTS):
                 _take_checkpoint(ctx, rname, theirs, res)
             elif rname == refs.NOTES:
@@ -143,83 +142,6 @@ def _simple(git: pygit2.Repository, name: str, theirs: pygit2.Oid, res: ShareRes
     return ours
 
 
-def _common_prefix(git: pygit2.Repository, a: pygit2.Tree, b: pygit2.Tree) -> int:
-    """How many leading messages two session logs share (compared by blob id)."""
-    ma = git[a[sessionlog.MESSAGES_DIR].id] if sessionlog.MESSAGES_DIR in a else None
-    mb = git[b[sessionlog.MESSAGES_DIR].id] if sessionlog.MESSAGES_DIR in b else None
-    if ma is None or mb is None:
-        return 0
-    n = 0
-    for ea, eb in zip(ma, mb, strict=False):  # type: ignore[call-overload]
-        if ea.id == eb.id:
-            n += len(git[ea.id])  # type: ignore[arg-type]
-            continue
-        for xa, xb in zip(git[ea.id], git[eb.id], strict=False):  # type: ignore[call-overload]
-            if xa.name != xb.name or xa.id != xb.id:
-                return n
-            n += 1
-        return n
-    return n
-
-
-def _reconcile_session(ctx: Context, sid: str, theirs: pygit2.Oid, res: ShareResult) -> None:
-    """Diverged: keep ours; the other side's messages after the last shared one become a fork
-    (deterministic id, so pulling twice creates it once); a merge commit (tree: the side that
-    has something new, else ours) makes both histories ancestors, so push fast-forwards."""
-    git = ctx.repo.git
-    name = refs.session_ref(sid)
-    incoming.check_log(git, sid, theirs, refs.read(git, name))
-    remote_log = sessionlog.load_commit(git, theirs)
-    ours = _simple(git, name, theirs, res)
-    if ours is None:
-        return
-    local = git[ours].peel(pygit2.Commit)
-    remote = remote_log.commit
-    base_id = git.merge_base(ours, theirs)
-    base_tree = git[base_id].peel(pygit2.Tree).id if base_id else None
-    shared = _common_prefix(git, local.tree, remote.tree)
-    n_ours = sessionlog.count_messages(git, local.tree)
-    if base_tree is not None:
-        ours_new, theirs_new = local.tree_id != base_tree, remote.tree_id != base_tree
-    else:
-        ours_new, theirs_new = n_ours > shared, remote_log.count > shared
-    tree = local.tree_id
-    if local.tree_id == remote.tree_id or not theirs_new:
-        pass
-    elif not ours_new:
-        tree = remote.tree_id
-    else:
-        fork_id = _fork(ctx, sid, local, remote_log, shared, res)
-        res.forks.append({"session": sid, "fork": fork_id, "from": str(theirs)})
-        res.updated[refs.session_ref(fork_id)] = "fork"
-    sig = pygit2.Signature(*sessionlog.IDENTITY, ctx.now_ms // 1000, 0)
-    text = f"pull {res.remote}: merge diverged session\n\nOxide-Session: {sid}\n"
-    merged = git.create_commit(None, sig, sig, text, tree, [ours, theirs])
-    refs.update(git, {name: (ours, merged)}, f"oxide: pull {res.remote}")
-    res.move(name, ours, merged)
-    res.updated[name] = "merged"
-
-
-def _fork(ctx: Context, sid: str, local: pygit2.Commit, remote: sessionlog.Log, shared: int,
-          res: ShareResult) -> str:
-    git = ctx.repo.git
-    at = sessionlog.message_at(git, local.tree, shared - 1) if shared else None
-    fid = new_session_id(remote.commit.commit_time * 1000, f"pull-fork:{sid}:{remote.tip}".encode())
-    if refs.read(git, refs.session_ref(fid)) is not None:
-        return fid
-    src = remote.session
-    fork = replace(src, id=fid, native_id=None, parent_id=sid, fork_message_id=at.id if at else None,
-                   title=f"{src.title or sid[:12]} (the other side of a pull)",
-                   extra={**src.extra, "fork_seq": shared, "diverged_from": str(remote.tip)})
-    oid = logwrite.commit(ctx.repo.objects, ctx.repo.common_dir, fork, {},
-                          now_ms=remote.commit.commit_time * 1000,
-                          summary=f"fork {sid[:12]}: messages of the other side after {shared}",
-                          base=remote.as_base(), expected=None, parents=[remote.tip.raw])
-    assert oid is not None
-    res.move(refs.session_ref(fid), None, pygit2.Oid(raw=oid))
-    return fid
-
-
 def _merge_commit(ctx: Context, name: str, ours: pygit2.Oid, theirs: pygit2.Oid, tree: pygit2.Oid,
                   what: str, res: ShareResult) -> pygit2.Oid:
     git = ctx.repo.git
@@ -262,8 +184,11 @@ def _reconcile_notes(ctx: Context, theirs: pygit2.Oid, res: ShareResult, name: s
     res.updated[name] = "merged"
 
 
-def push(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) -> ShareResult:
-    """Push every oxide ref that is ahead (never forced); diverged refs are reported as rejected."""
+def push(ctx: Context, remote: str | None = None, *, checkpoints: bool = False,
+         dry_run: bool = False) -> ShareResult:
+    """Push every oxide ref that is ahead (never forced); diverged refs are reported as rejected,
+    but not a session kept behind the remote on purpose (``pull_session``: the remote's tip
+    descends from ours and made our line its fork)."""
     name = remote_name(ctx, remote)
     res = ShareResult(name)
     git = ctx.repo.git
@@ -281,7 +206,8 @@ def push(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) 
         res.notes = checkpoint_screen.report_lines(screened, name)
     if not specs:
         return res
-    r = git_cmd(ctx, "push", "--porcelain", "--no-verify", name, *specs)
+    r = git_cmd(ctx, "push", "--porcelain", "--no-verify", *(["--dry-run"] if dry_run else []), name, *specs)
+    kept = 0
     for line in r.stdout.splitlines():
         parts = line.split("\t")
         if len(parts) < 3 or len(parts[0]) != 1:
@@ -289,14 +215,24 @@ def push(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) 
         flag, ref = parts[0], parts[1].partition(":")[2]
         if flag == "!" and "remote rejected" in parts[2]:  # not diverged: the remote would not take it
             res.problems.append(f"{name} {ref}: the remote refused it {parts[2].partition('] ')[2]}")
+        elif flag == "!" and _behind(git, ref, namespace(name)):
+            kept += 1
         elif flag == "!":
             res.rejected.append(ref)
         elif flag in ("*", " ", "+"):
             res.updated[ref] = "new" if flag == "*" else "pushed"
-    if r.returncode != 0 and not res.rejected and not res.problems:
+    if r.returncode != 0 and not res.rejected and not res.problems and not kept:
         raise RemoteError(f"push to {name!r} failed: {r.stderr.strip()}",
                           hint="check the remote with `git remote -v`, or set `git config oxide.remote`")
     return res
+
+
+def _behind(git: pygit2.Repository, ref: str, ns: str) -> bool:
+    """A session whose tip the remote's (as the last pull saw it) descends from: kept as it is."""
+    if not ref.startswith(refs.SESSIONS):
+        return False
+    ours, theirs = refs.read(git, ref), refs.read(git, mirror(ref, ns))
+    return ours is not None and theirs is not None and git.descendant_of(theirs, ours)
 
 
 def check_pushed(res: ShareResult) -> None:

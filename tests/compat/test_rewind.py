@@ -5,6 +5,7 @@ not the second."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,7 @@ def test_the_agent_resumes_the_rewound_conversation(agent: str, compat_repo: Pat
     res = checks.into(compat_repo, sid, agent)
     assert res["written"], res
     if agent != "opencode":  # the agent's longer file is kept aside; OpenCode's rows are replaced in
-        assert res["set_aside"], res  # one transaction, the longer conversation stays in the store
+        assert res["set_aside"], json.dumps(res)  # one transaction, the longer conversation stays in the store
     model_server._log.clear()
     d.resume(res["native_id"], PROMPT3).check()
     body = checks.request_text(model_server)

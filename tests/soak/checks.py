@@ -5,7 +5,9 @@
   messages carry a marker each, and the store holds each marker once, in order;
 - every acknowledged checkpoint exists and holds the tree that was on disk;
 - every commit made (and still on the branch) has its note;
-- the clone has every session the remote took (the pushed commit is in its history);
+- the clone has every session the remote took, with every message of what was pushed at its own
+  place (the pushed commit in its history, or, after the repository pushed a conversation rewind,
+  the clone's longer log: a pull never drops a message the clone holds);
 - `git fsck --full --strict` is clean in the repository, the clone and the remote;
 - `git oxide doctor` finds nothing wrong in the repository and the clone.
 
@@ -199,9 +201,23 @@ def _pushed(w: World, acked: Acked) -> list[str]:
         have = w.run(["git", "rev-parse", "-q", "--verify", name], w.clone).stdout.strip()
         if not have:
             out.append(f"the clone lacks {name}")
-        elif w.run(["git", "merge-base", "--is-ancestor", oid, have], w.clone).returncode != 0:
+        elif w.run(["git", "merge-base", "--is-ancestor", oid, have], w.clone).returncode != 0 and not _holds(
+                w, have, oid):
             out.append(f"the clone's {name} does not hold what was pushed ({oid[:12]})")
     return out
+
+
+def _holds(w: World, have: str, pushed: str) -> bool:
+    """Whether the clone's log ``have`` holds every message of the pushed log at its own place."""
+    import pygit2
+
+    from oxide_git.ops.pull_session import holds
+
+    git = pygit2.Repository(str(w.clone))
+    try:
+        return holds(git, git[have].peel(pygit2.Tree), git[pushed].peel(pygit2.Tree))
+    except KeyError:
+        return False  # the pushed commit never reached the clone
 
 
 def no_process_left(world: World) -> list[str]:

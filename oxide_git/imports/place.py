@@ -1,0 +1,124 @@
+"""Where an import puts a transcript's messages: the import cursor belongs to what the tip holds.
+
+A file's cursor remembers, besides the byte offset and the parser's state, the next sequence
+number of each session and the log commit the import left at the session's tip (``tips``). While
+the tip is still that commit, the next lines go on at the cursor's numbers (O(appended)). When the
+tip moved since (a pull fast-forwarded or merged it, a rewind or an undo moved it, another file or
+a hook appended to it, or the cursor is new), the numbers are not trusted: the messages the tip
+already holds (the same ``model.message_key``) are written again at their own place, every other one after the
+tip's last message. A place in a log then never holds two different messages, and nothing a
+transcript holds is left out because "the file did not change".
+
+When the tip no longer descends from the commit the cursor remembers (the session was replaced),
+``replaced`` says so and the file is read whole again, so every line the tip lacks comes back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from oxide_git.core import codec
+from oxide_git.core.model import message_key
+from oxide_git.git import refs
+from oxide_git.store import logwrite
+
+if TYPE_CHECKING:
+    from oxide_git.core.model import Message
+    from oxide_git.git.rawgit import Objects
+    from oxide_git.store.context import Context
+
+
+@dataclass
+class Placement:
+    """The messages a session's tip holds (by ``key``: their seqs, in order) and the next free seq.
+
+    Two messages with one key (the same content said twice) are two messages: each placed one
+    takes the next place of its key not taken yet. ``floor``: the first place a file's messages
+    can be at (where its cursor's numbers start: a grown file is read from its restart point,
+    and what it wrote before that point is not read again)."""
+
+    held: dict[str, list[int]] = field(default_factory=dict)
+    next: int = 0
+    floor: int = 0
+
+    @classmethod
+    def of_tip(cls, objects: Objects, tip: logwrite.Tip, floor: int = 0) -> Placement:
+        held: dict[str, list[int]] = {}
+        for seq, data in logwrite.blobs_at(objects, tip.tree, range(floor, tip.count)):
+            held.setdefault(message_key(codec.decode_message(data)), []).append(seq)
+        return cls(held, tip.count, floor)
+
+    def _seq(self, k: str) -> int:
+        seqs = self.held.get(k)
+        if seqs:
+            return seqs.pop(0)
+        self.next += 1
+        return self.next - 1
+
+    def place(self, msgs: Iterable[Message]) -> list[tuple[int, list[Message]]]:
+        """``msgs`` placed: runs of consecutive seqs, ``(start, messages)``."""
+        runs: list[tuple[int, list[Message]]] = []
+        for m in msgs:
+            seq = self._seq(message_key(m))
+            if runs and runs[-1][0] + len(runs[-1][1]) == seq:
+                runs[-1][1].append(m)
+            else:
+                runs.append((seq, [m]))
+        return runs
+
+    def projected(self, msgs: Iterable[Message]) -> int:
+        """The next free seq once ``msgs`` are placed (nothing is placed)."""
+        left = {k: len(v) for k, v in self.held.items()}
+        new = 0
+        for m in msgs:
+            k = message_key(m)
+            if left.get(k):
+                left[k] -= 1
+            else:
+                new += 1
+        return self.next + new
+
+
+def tips_now(ctx: Context, sids: Iterable[str]) -> dict[str, str]:
+    """{session: the commit at its ref} (a removed session is left out): what a cursor keeps."""
+    out = {}
+    for sid in sids:
+        oid = refs.read_raw(ctx.repo.common_dir, refs.session_ref(sid))
+        if oid is not None:
+            out[sid] = oid.hex()
+    return out
+
+
+def removed(ctx: Context, tips: Mapping[str, str]) -> bool:
+    """Whether a session a cursor remembers has no log any more (`rm`): a file that grows after it
+    is read whole (its parser has no restart point without the session), the session back whole."""
+    return any(refs.read_raw(ctx.repo.common_dir, refs.session_ref(sid)) is None for sid in tips)
+
+
+def replaced(ctx: Context, tips: Mapping[str, str] | None) -> bool:
+    """Whether a session's tip no longer descends from the commit a cursor remembers (``tips``):
+    the log was replaced (a pull, an undo, a removal and a new import), so the file must be read
+    whole. The index's record of each tip answers the common case without git; a removed session
+    is not a replaced one (a removal stays: nothing is imported again for it)."""
+    if not tips:
+        return False
+    known = ctx.index.session_tips(tips)
+    moved = [sid for sid, rec in tips.items() if known.get(sid) != rec]
+    if not moved:
+        return False
+    git = None
+    for sid in moved:
+        now = refs.read_raw(ctx.repo.common_dir, refs.session_ref(sid))
+        if now is None or now.hex() == tips[sid]:
+            continue
+        git = git or ctx.repo.git
+        try:
+            import pygit2
+
+            if not git.descendant_of(pygit2.Oid(raw=now), pygit2.Oid(hex=tips[sid])):
+                return True
+        except (KeyError, ValueError, pygit2.GitError):
+            return True  # what it remembers is gone (collected): read whole
+    return False
