@@ -118,8 +118,14 @@ def raw_qwen(folder: Path) -> Tokens:
             u = o.get("usageMetadata")
             if o.get("type") == "assistant" and isinstance(u, dict):
                 cached = u.get("cachedContentTokenCount", 0)
-                seen[o["uuid"]] = (u["promptTokenCount"] - cached + u.get("toolUsePromptTokenCount", 0),
-                                   u["candidatesTokenCount"] + u.get("thoughtsTokenCount", 0), cached, 0)
+                prompt = u["promptTokenCount"] + u.get("toolUsePromptTokenCount", 0)
+                out = u["candidatesTokenCount"]
+                # Qwen Code 0.24's record of an OpenAI-style answer: candidates are the completion
+                # tokens, thoughts included (its converter: candidatesTokenCount = completion_tokens,
+                # thoughtsTokenCount = reasoning_tokens; totalTokenCount = total_tokens)
+                if u.get("totalTokenCount") != prompt + out:
+                    out += u.get("thoughtsTokenCount", 0)
+                seen[o["uuid"]] = (prompt - cached, out, cached, 0)
     out: Tokens = (0, 0, 0, 0)
     for t in seen.values():
         out = _add(out, t)
@@ -132,8 +138,10 @@ def raw_copilot(folder: Path) -> Tokens:
         for o in _lines(f):
             if o.get("type") == "session.usage_record":
                 u = o["data"]["usage"]
-                seen[o["id"]] = (u["inputTokens"], u["outputTokens"], u.get("cacheReadTokens", 0),
-                                 u.get("cacheWriteTokens", 0))
+                # inputTokens holds the cache's share: Copilot CLI 1.0.102 reckons the uncached
+                # input as inputTokens - cacheReadTokens - cacheWriteTokens
+                read, write = u.get("cacheReadTokens", 0), u.get("cacheWriteTokens", 0)
+                seen[o["id"]] = (u["inputTokens"] - read - write, u["outputTokens"], read, write)
     out: Tokens = (0, 0, 0, 0)
     for t in seen.values():
         out = _add(out, t)
@@ -146,8 +154,9 @@ def raw_cline(folder: Path) -> tuple[Tokens, float]:
     for f in folder.glob("*.messages.json"):
         for m in json.loads(f.read_text())["messages"]:
             u = m.get("metrics")
-            if isinstance(u, dict):
-                out = _add(out, (u["inputTokens"], u["outputTokens"], u["cacheReadTokens"], u["cacheWriteTokens"]))
+            if isinstance(u, dict):  # inputTokens holds the cache's share (Cline 3's cost: the difference)
+                read, write = u.get("cacheReadTokens", 0), u.get("cacheWriteTokens", 0)
+                out = _add(out, (u["inputTokens"] - read - write, u["outputTokens"], read, write))
                 cost += u.get("cost", 0)
     return out, cost
 
@@ -205,6 +214,10 @@ CASES = [
     ("pi", [FIXTURES / "pi" / "tree.jsonl"], raw_pi),  # branches: the shared entries count once
     ("gemini", [FIXTURES / "gemini" / "rewind"], raw_gemini),
     ("qwen", [FIXTURES / "qwen" / "rewind"], raw_qwen),
+    # real runs whose answers had a cached share and reasoning (fixtures/usage/SOURCE.md)
+    ("copilot", [FIXTURES / "usage" / "copilot-1.0.102" / "events.jsonl"], raw_copilot),
+    ("cline", [FIXTURES / "usage" / "cline-3.0.65" / "1796644990521_xfag5"], lambda p: raw_cline(p)[0]),
+    ("qwen", [FIXTURES / "usage" / "qwen-0.24.4"], raw_qwen),
 ]
 
 
@@ -218,6 +231,20 @@ def test_usage_is_the_agents_own_records_each_response_once(
     [row] = _usage(repo, monkeypatch, agent, *paths)
     assert row["agent"] == agent
     assert _tokens(row) == want
+
+
+@pytest.mark.parametrize(("agent", "path"), [
+    ("copilot", "copilot-1.0.102/events.jsonl"), ("cline", "cline-3.0.65/1796644990521_xfag5"),
+    ("qwen", "qwen-0.24.4")])
+def test_cached_input_and_reasoning_count_once(
+        repo: Path, monkeypatch: pytest.MonkeyPatch, agent: str, path: str) -> None:
+    """What the model server sent these real sessions (fixtures/usage/SOURCE.md): 1,370 prompt
+    tokens of which 250 cached, 110 output tokens of which 10 reasoning. Copilot CLI's and
+    Cline's input holds the cached share (counted twice once); Qwen Code's candidates hold the
+    reasoning its thoughts repeat (counted twice once)."""
+    [row] = _usage(repo, monkeypatch, agent, FIXTURES / "usage" / path)
+    assert _tokens(row) == (1120, 110, 250, 0)
+    assert row["responses"] == 4
 
 
 def test_claude_split_response_counts_once(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:

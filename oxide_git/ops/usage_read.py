@@ -15,6 +15,12 @@ Each response is counted once, however the agent spread it over records:
 - OpenCode (per message, with its cost), Gemini CLI (``tokens``), Qwen Code (``usageMetadata``),
   Copilot CLI (``session.usage_record``), Cline (``metrics``), pi (``usage`` with its cost) and
   Aider (``Tokens:`` lines, with their cost): one record per response, each counted as it is.
+
+Whose input holds the cached tokens (seen in real runs against answers with a cached share, and in
+the agents' own code): Codex's, Gemini CLI's, Qwen Code's, Copilot CLI's (1.0.102 reckons the
+uncached input as ``inputTokens - cacheReadTokens - cacheWriteTokens``) and Cline's (3.0.65 prices
+the same difference at the input price); Claude Code's, OpenCode's and pi's do not (Aider's
+``sent`` was the whole prompt of an OpenAI-style answer, whose cached share it did not name).
 Copilot CLI's ``cost`` is counted in premium requests, not dollars: it is not taken as a cost.
 """
 
@@ -60,15 +66,21 @@ def counts(agent: str, u: Mapping[str, Any]) -> tuple[int, int, int, int]:
     # names): the prompt holds the cached tokens; tool-use prompts are input, thoughts output.
     if "promptTokenCount" in u:
         cached = _n(u, "cachedContentTokenCount")
-        return (max(0, _n(u, "promptTokenCount") - cached) + _n(u, "toolUsePromptTokenCount"),
-                _n(u, "candidatesTokenCount") + _n(u, "thoughtsTokenCount"), cached, 0)
+        prompt, tool = _n(u, "promptTokenCount"), _n(u, "toolUsePromptTokenCount")
+        out, thoughts = _n(u, "candidatesTokenCount"), _n(u, "thoughtsTokenCount")
+        # Gemini's candidates leave the thoughts out (its total adds them); Qwen Code's record of
+        # an OpenAI-style answer puts the completion tokens, reasoning included, in candidates and
+        # the reasoning again in thoughts: its total is prompt + candidates, and says so
+        if not (thoughts and "totalTokenCount" in u and _n(u, "totalTokenCount") == prompt + out + tool):
+            out += thoughts
+        return max(0, prompt - cached) + tool, out, cached, 0
     if "cached" in u or "thoughts" in u:
         cached = _n(u, "cached")
         return (max(0, _n(u, "input") - cached) + _n(u, "tool"), _n(u, "output") + _n(u, "thoughts"),
                 cached, 0)
-    if "inputTokens" in u:  # Copilot CLI, Cline
-        return (_n(u, "inputTokens"), _n(u, "outputTokens"), _n(u, "cacheReadTokens"),
-                _n(u, "cacheWriteTokens"))
+    if "inputTokens" in u:  # Copilot CLI, Cline: the input holds what was read from and written to a cache
+        read, write = _n(u, "cacheReadTokens"), _n(u, "cacheWriteTokens")
+        return max(0, _n(u, "inputTokens") - read - write), _n(u, "outputTokens"), read, write
     if "cacheRead" in u or "cacheWrite" in u or agent == "pi":
         return _n(u, "input"), _n(u, "output"), _n(u, "cacheRead"), _n(u, "cacheWrite")
     if "cached_input_tokens" in u:  # OpenAI's: input_tokens holds the cached ones
