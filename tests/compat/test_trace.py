@@ -8,7 +8,8 @@ the user's line and file between them), committed with oxide's git hooks; then
   user, and nothing else;
 - ``trace HEAD --format git-ai`` parses as the Git AI standard says (tests/test_trace.py's
   reader) and names the same lines: the session's under its prompt key (SHA-256 of
-  "<tool>:<the agent's session id>"), the user's under the committer's ``h_`` key.
+  "<tool>:<the agent's session id>"), the user's under the committer's ``h_`` key;
+- the notes the post-commit hook wrote (``oxide.trace agent-trace,git-ai``) say the same.
 
 With ``OXIDE_COMPAT_ARTIFACTS`` set, the record and the log of each run are left there."""
 
@@ -71,6 +72,7 @@ def _lines_of(rec: dict[str, Any], sid: str) -> dict[str, dict[str, list[int]]]:
 def test_trace_validates_and_names_the_lines_blame_gives(agent: str, compat_repo: Path,
                                                          model_server: ModelServer) -> None:
     d, sid, _prompts = two_turns(agent, compat_repo, model_server)
+    _git(compat_repo, "config", "oxide.trace", "agent-trace,git-ai")  # the post-commit hook's notes too
     commit_with_hooks(compat_repo, sid, "the agent's work and mine")
     head = _git(compat_repo, "rev-parse", "HEAD").strip()
     blamed = _blamed(compat_repo, sid)
@@ -102,6 +104,12 @@ def test_trace_validates_and_names_the_lines_blame_gives(agent: str, compat_repo
     assert meta["prompts"][key]["agent_id"]["tool"] == agent
     assert meta["prompts"][key]["agent_id"]["id"] == native
     assert meta["prompts"][key]["accepted_lines"] == sum(len(k.get("ai", [])) for k in blamed.values())
+    # what the post-commit hook wrote (oxide.trace) says the same as the command
+    noted = json.loads(_git(compat_repo, "notes", "--ref", "refs/notes/agent-trace", "show", "HEAD"))
+    jsonschema.validate(noted, spec.SCHEMA, format_checker=jsonschema.FormatChecker())
+    assert {k: v for k, v in noted.items() if k not in ("id", "timestamp")} == {
+        k: v for k, v in rec.items() if k not in ("id", "timestamp")}
+    assert _git(compat_repo, "notes", "--ref", "refs/notes/ai", "show", "HEAD").rstrip("\n") == log
     if ARTIFACTS:
         folder = Path(ARTIFACTS)
         folder.mkdir(parents=True, exist_ok=True)
