@@ -622,7 +622,7 @@ def _chat(model: str, text: str, call: tuple[str, dict[str, Any]] | None,
     created = int(time.time())
     usage: dict[str, Any] = {"prompt_tokens": spent.prompt, "completion_tokens": spent.output,
                              "total_tokens": spent.prompt + spent.output}
-    if spent != PLAIN:
+    if spent.cached or spent.reasoning:  # the details only with figures of their own (as before)
         usage["prompt_tokens_details"] = {"cached_tokens": spent.cached}
         usage["completion_tokens_details"] = {"reasoning_tokens": spent.reasoning}
     tool_calls = [{"index": 0, "id": "call_" + uuid.uuid4().hex[:24], "type": "function",
