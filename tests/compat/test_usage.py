@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ RESUMED = ("claude", "codex")  # a second turn through the agent's own resume (a
 
 
 @pytest.fixture
-def server(tmp_path: Path):  # type: ignore[no-untyped-def]
+def server(tmp_path: Path) -> Iterator[ModelServer]:
     srv = ModelServer({}, log_path=tmp_path / "requests.jsonl", distinct_usage=True).start()
     try:
         yield srv
@@ -142,3 +143,21 @@ def test_usage_is_the_agents_own_records(agent: str, compat_repo: Path, server: 
     # and the agent's records (so both sums) are what the server sent: a reader of the agent's
     # format that shares a mistake with oxide's (as Copilot CLI's cached share once) shows here
     assert own == served_tokens(agent, served), why
+
+
+def test_aider_with_an_anthropic_model_counts_the_cache_once(compat_repo: Path, server: ModelServer) -> None:
+    """Aider's line for an Anthropic answer names a cache hit and write, which its ``sent`` also
+    holds (the write twice): each token counts once, as the server sent it."""
+    d = make_driver("aider", compat_repo, server)
+    d.run_anthropic("AIDER-ANTHROPIC: just say hello.").check()
+    checks.oxide(compat_repo, "import")
+    [row] = [r for r in checks.oxide_json(compat_repo, "list", "--all") if r["agent"] == "aider"]
+    [u] = _served(server)
+    assert "cache hit" in d.history().read_text()
+    own = own_records(d, row["native_id"])
+    got = [r for r in checks.oxide_json(compat_repo, "usage", "--by", "session") if r["session"] == row["id"]]
+    why = f"oxide {got}, Aider's own records {own}, the server sent {u}"
+    assert own == (u["prompt"] - u["cached"] - u["written"], u["output"], u["cached"], u["written"]), why
+    [mine] = got
+    assert (mine["input_tokens"], mine["output_tokens"], mine["cache_read_tokens"],
+            mine["cache_write_tokens"]) == own, why
