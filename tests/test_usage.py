@@ -118,8 +118,14 @@ def raw_qwen(folder: Path) -> Tokens:
             u = o.get("usageMetadata")
             if o.get("type") == "assistant" and isinstance(u, dict):
                 cached = u.get("cachedContentTokenCount", 0)
-                seen[o["uuid"]] = (u["promptTokenCount"] - cached + u.get("toolUsePromptTokenCount", 0),
-                                   u["candidatesTokenCount"] + u.get("thoughtsTokenCount", 0), cached, 0)
+                prompt = u["promptTokenCount"] + u.get("toolUsePromptTokenCount", 0)
+                out = u["candidatesTokenCount"]
+                # Qwen Code 0.24's record of an OpenAI-style answer: candidates are the completion
+                # tokens, thoughts included (its converter: candidatesTokenCount = completion_tokens,
+                # thoughtsTokenCount = reasoning_tokens; totalTokenCount = total_tokens)
+                if u.get("totalTokenCount") != prompt + out:
+                    out += u.get("thoughtsTokenCount", 0)
+                seen[o["uuid"]] = (prompt - cached, out, cached, 0)
     out: Tokens = (0, 0, 0, 0)
     for t in seen.values():
         out = _add(out, t)
@@ -132,8 +138,10 @@ def raw_copilot(folder: Path) -> Tokens:
         for o in _lines(f):
             if o.get("type") == "session.usage_record":
                 u = o["data"]["usage"]
-                seen[o["id"]] = (u["inputTokens"], u["outputTokens"], u.get("cacheReadTokens", 0),
-                                 u.get("cacheWriteTokens", 0))
+                # inputTokens holds the cache's share: Copilot CLI 1.0.102 reckons the uncached
+                # input as inputTokens - cacheReadTokens - cacheWriteTokens
+                read, write = u.get("cacheReadTokens", 0), u.get("cacheWriteTokens", 0)
+                seen[o["id"]] = (u["inputTokens"] - read - write, u["outputTokens"], read, write)
     out: Tokens = (0, 0, 0, 0)
     for t in seen.values():
         out = _add(out, t)
@@ -146,8 +154,9 @@ def raw_cline(folder: Path) -> tuple[Tokens, float]:
     for f in folder.glob("*.messages.json"):
         for m in json.loads(f.read_text())["messages"]:
             u = m.get("metrics")
-            if isinstance(u, dict):
-                out = _add(out, (u["inputTokens"], u["outputTokens"], u["cacheReadTokens"], u["cacheWriteTokens"]))
+            if isinstance(u, dict):  # inputTokens holds the cache's share (Cline 3's cost: the difference)
+                read, write = u.get("cacheReadTokens", 0), u.get("cacheWriteTokens", 0)
+                out = _add(out, (u["inputTokens"] - read - write, u["outputTokens"], read, write))
                 cost += u.get("cost", 0)
     return out, cost
 
@@ -165,13 +174,19 @@ def raw_aider(path: Path) -> tuple[Tokens, float]:
     scale = {"": 1, "k": 1000}
     out: Tokens = (0, 0, 0, 0)
     cost = 0.0
+    release: tuple[int, ...] = ()
     for line in path.read_text().splitlines():
+        if m := re.match(r"> Aider v(\d+)\.(\d+)\.(\d+)", line):
+            release = tuple(int(x) for x in m.groups())
         if not line.startswith("> Tokens:"):
             continue
         got = {what: int(float(n) * scale[unit.lower()])
                for n, unit, what in re.findall(r"([\d.]+)([kK]?) (sent|received|cache write|cache hit)", line)}
-        out = _add(out, (got.get("sent", 0), got.get("received", 0), got.get("cache hit", 0),
-                         got.get("cache write", 0)))
+        sent, hit, write = got.get("sent", 0), got.get("cache hit", 0), got.get("cache write", 0)
+        if release >= (0, 86, 2):
+            # 0.86.2 (litellm 1.81.10): sent = prompt_tokens (the whole prompt) + the cache write again
+            sent = max(0, sent - hit - 2 * write)
+        out = _add(out, (sent, got.get("received", 0), hit, write))
         m = re.search(r"Cost: \$([\d.]+) message", line)
         cost += float(m.group(1)) if m else 0
     return out, cost
@@ -205,6 +220,10 @@ CASES = [
     ("pi", [FIXTURES / "pi" / "tree.jsonl"], raw_pi),  # branches: the shared entries count once
     ("gemini", [FIXTURES / "gemini" / "rewind"], raw_gemini),
     ("qwen", [FIXTURES / "qwen" / "rewind"], raw_qwen),
+    # real runs whose answers had a cached share and reasoning (fixtures/usage/SOURCE.md)
+    ("copilot", [FIXTURES / "usage" / "copilot-1.0.102" / "events.jsonl"], raw_copilot),
+    ("cline", [FIXTURES / "usage" / "cline-3.0.65" / "1796644990521_xfag5"], lambda p: raw_cline(p)[0]),
+    ("qwen", [FIXTURES / "usage" / "qwen-0.24.4"], raw_qwen),
 ]
 
 
@@ -218,6 +237,45 @@ def test_usage_is_the_agents_own_records_each_response_once(
     [row] = _usage(repo, monkeypatch, agent, *paths)
     assert row["agent"] == agent
     assert _tokens(row) == want
+
+
+@pytest.mark.parametrize(("agent", "path"), [
+    ("copilot", "copilot-1.0.102/events.jsonl"), ("cline", "cline-3.0.65/1796644990521_xfag5"),
+    ("qwen", "qwen-0.24.4")])
+def test_cached_input_and_reasoning_count_once(
+        repo: Path, monkeypatch: pytest.MonkeyPatch, agent: str, path: str) -> None:
+    """What the model server sent these real sessions (fixtures/usage/SOURCE.md): 1,370 prompt
+    tokens of which 250 cached, 110 output tokens of which 10 reasoning. Copilot CLI's and
+    Cline's input holds the cached share (counted twice once); Qwen Code's candidates hold the
+    reasoning its thoughts repeat (counted twice once)."""
+    [row] = _usage(repo, monkeypatch, agent, FIXTURES / "usage" / path)
+    assert _tokens(row) == (1120, 110, 250, 0)
+    assert row["responses"] == 4
+
+
+def test_aider_sent_holds_the_cache_hit_and_write(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Aider 0.86.2's line of an Anthropic answer (317 prompt tokens: 251 uncached, 55 read from
+    the cache, 11 written): "328 sent, 11 cache write, 55 cache hit". Each token counts once."""
+    [row] = _usage(repo, monkeypatch, "aider", FIXTURES / "usage" / "aider-0.86.2-anthropic.md")
+    assert _tokens(row) == (251, 23, 55, 11)
+    # a history that names no release (or an older one) keeps its sent as the uncached input
+    old = repo.parent / "old.md"
+    old.write_text((FIXTURES / "usage" / "aider-0.86.2-anthropic.md").read_text().replace(
+        "> Aider v0.86.2", "> Aider v0.85.0").replace("12:12:10", "12:13:10"))  # another session
+    [both] = _usage(repo, monkeypatch, "aider", old)
+    assert _tokens(both) == (251 + 328, 23 * 2, 55 * 2, 11 * 2)
+
+
+def test_sums_of_an_older_reading_are_made_again(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sums kept by a build that read the records otherwise (tables version 1: Copilot CLI's
+    cached share counted twice) are not taken: they are made again."""
+    path = FIXTURES / "usage" / "copilot-1.0.102" / "events.jsonl"
+    _usage(repo, monkeypatch, "copilot", path)
+    with sqlite3.connect(repo / ".git" / "oxide" / "index.db") as conn:
+        conn.execute("UPDATE usage_spent SET input=input+250")  # as version 1 summed it
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('usage_tables', '1')")
+    [row] = json.loads(_cli(repo, monkeypatch, "usage", "--json").output)
+    assert _tokens(row) == (1120, 110, 250, 0)
 
 
 def test_claude_split_response_counts_once(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -31,7 +31,10 @@ BY = ("session", "agent", "model", "day")
 TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 _MERGED = "merged_from"  # a message `merge` copied from a fork names where it came from
 _BATCH = 500  # sessions read from git between two writes of their sums
-_VERSION_KEY, _VERSION = "usage_tables", "1"  # another shape of the tables below: another version
+# another shape of the tables below, or another reading of the records: another version (2: Copilot
+# CLI's, Cline's and Aider's cache shares, Qwen Code's thoughts)
+_VERSION_KEY, _VERSION = "usage_tables", "2"
+_AIDER_VERSION = "aider_version"  # the session's extra: the release its history names
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS usage_seen (session_id TEXT PRIMARY KEY, log_commit TEXT, "
     "parent_commit TEXT)",
@@ -49,9 +52,11 @@ def _day(ms: int | None) -> str:
 
 
 def session_rows(agent: str, messages: Iterable[tuple[int, Mapping[str, Any]]], *, model: str | None = None,
-                 created_at: int | None = None, copied: Callable[[int, Mapping[str, Any]], bool] | None = None
-                 ) -> list[tuple[Any, ...]]:
-    """A session's ``usage_spent`` rows (without its id) from its messages as plain dicts;
+                 created_at: int | None = None,
+                 copied: Callable[[int, Mapping[str, Any]], bool] | None = None,
+                 version: str | None = None) -> list[tuple[Any, ...]]:
+    """A session's ``usage_spent`` rows (without its id) from its messages as plain dicts
+    (``version``: the agent's, as the session records it: ``usage_read.counts``);
     ``copied``: whether a message is a copy of its parent's (a fork's), which the parent spent
     (all are read, then those left out: Codex's running totals need the copies); the messages a
     merge brought in from a fork are not read at all."""
@@ -60,7 +65,7 @@ def session_rows(agent: str, messages: Iterable[tuple[int, Mapping[str, Any]]], 
             if not (isinstance(m.get("extra"), Mapping) and m["extra"].get(_MERGED))]
     skip = {q for q, m in msgs if copied(q, m)} if copied is not None else set()
     sums: dict[tuple[str, str], list[Any]] = {}
-    for s in spent(agent, msgs, model):
+    for s in spent(agent, msgs, model, version):
         if s.seq in skip:
             continue
         row = sums.setdefault((_day(s.at if s.at is not None else created_at), s.model or ""),
@@ -130,8 +135,10 @@ def _ensure(ctx: Context, ids: Iterable[str] | None = None) -> None:
                 s = log.session
                 dicts = ((q, codec.decode_message_dict(b))
                          for q, b in sessionlog.iter_blobs(git, log.commit.tree))
+                version = s.extra.get(_AIDER_VERSION)
                 rows = session_rows(s.agent, dicts, model=s.model, created_at=s.created_at,
-                                    copied=_copied(ctx, s) if s.parent_id else None)
+                                    copied=_copied(ctx, s) if s.parent_id else None,
+                                    version=version if isinstance(version, str) else None)
             except (OxideError, ValueError):
                 continue  # a log git no longer has whole: left out (`doctor` names it)
         fresh.append((sid, tip, parent_tip, rows))

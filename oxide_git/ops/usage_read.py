@@ -15,11 +15,18 @@ Each response is counted once, however the agent spread it over records:
 - OpenCode (per message, with its cost), Gemini CLI (``tokens``), Qwen Code (``usageMetadata``),
   Copilot CLI (``session.usage_record``), Cline (``metrics``), pi (``usage`` with its cost) and
   Aider (``Tokens:`` lines, with their cost): one record per response, each counted as it is.
+
+Whose input holds the cached tokens (seen in real runs against answers with a cached share, and in
+the agents' own code): Codex's, Gemini CLI's, Qwen Code's, Copilot CLI's (1.0.102 reckons the
+uncached input as ``inputTokens - cacheReadTokens - cacheWriteTokens``) and Cline's (3.0.65 prices
+the same difference at the input price); Claude Code's, OpenCode's and pi's do not (Aider's
+``sent`` holds the cache's share and the cache write twice over: ``AIDER_SENT_HOLDS_CACHE``).
 Copilot CLI's ``cost`` is counted in premium requests, not dollars: it is not taken as a cost.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -48,8 +55,28 @@ def _n(d: Any, *keys: str) -> int:
     return int(d) if isinstance(d, int | float) and not isinstance(d, bool) else 0
 
 
-def counts(agent: str, u: Mapping[str, Any]) -> tuple[int, int, int, int]:
-    """(input, output, cache read, cache write) of one usage record in ``agent``'s shape."""
+# Aider from this release on (v0.86.2, with the litellm it pins, 1.81.10) counts in ``sent`` the
+# whole prompt, the cache hit and write included (litellm's prompt_tokens), plus the cache write
+# again (its own ``message_tokens_sent += cache_write_tokens``): an Anthropic answer of 317 prompt
+# tokens, 55 read from the cache and 11 written, is "328 sent, 11 cache write, 55 cache hit".
+# Before it, unknown: its ``sent`` is taken as the uncached input.
+AIDER_SENT_HOLDS_CACHE = (0, 86, 2)
+
+
+def _release(version: str | None) -> tuple[int, ...] | None:
+    """(0, 86, 2) of "v0.86.2" (a suffix such as ".dev3" aside); None when there is none."""
+    nums = []
+    for part in (version or "").strip().lstrip("v").split("."):
+        digits = "".join(itertools.takewhile(str.isdigit, part))
+        if not digits:
+            break
+        nums.append(int(digits))
+    return tuple(nums) or None
+
+
+def counts(agent: str, u: Mapping[str, Any], version: str | None = None) -> tuple[int, int, int, int]:
+    """(input, output, cache read, cache write) of one usage record in ``agent``'s shape
+    (``version``: the agent's, as its session records it; Aider's tells what its ``sent`` holds)."""
     if agent in ("claude",) or "cache_creation_input_tokens" in u or "cache_read_input_tokens" in u:
         return (_n(u, "input_tokens"), _n(u, "output_tokens"), _n(u, "cache_read_input_tokens"),
                 _n(u, "cache_creation_input_tokens"))
@@ -60,15 +87,21 @@ def counts(agent: str, u: Mapping[str, Any]) -> tuple[int, int, int, int]:
     # names): the prompt holds the cached tokens; tool-use prompts are input, thoughts output.
     if "promptTokenCount" in u:
         cached = _n(u, "cachedContentTokenCount")
-        return (max(0, _n(u, "promptTokenCount") - cached) + _n(u, "toolUsePromptTokenCount"),
-                _n(u, "candidatesTokenCount") + _n(u, "thoughtsTokenCount"), cached, 0)
+        prompt, tool = _n(u, "promptTokenCount"), _n(u, "toolUsePromptTokenCount")
+        out, thoughts = _n(u, "candidatesTokenCount"), _n(u, "thoughtsTokenCount")
+        # Gemini's candidates leave the thoughts out (its total adds them); Qwen Code's record of
+        # an OpenAI-style answer puts the completion tokens, reasoning included, in candidates and
+        # the reasoning again in thoughts: its total is prompt + candidates, and says so
+        if not (thoughts and "totalTokenCount" in u and _n(u, "totalTokenCount") == prompt + out + tool):
+            out += thoughts
+        return max(0, prompt - cached) + tool, out, cached, 0
     if "cached" in u or "thoughts" in u:
         cached = _n(u, "cached")
         return (max(0, _n(u, "input") - cached) + _n(u, "tool"), _n(u, "output") + _n(u, "thoughts"),
                 cached, 0)
-    if "inputTokens" in u:  # Copilot CLI, Cline
-        return (_n(u, "inputTokens"), _n(u, "outputTokens"), _n(u, "cacheReadTokens"),
-                _n(u, "cacheWriteTokens"))
+    if "inputTokens" in u:  # Copilot CLI, Cline: the input holds what was read from and written to a cache
+        read, write = _n(u, "cacheReadTokens"), _n(u, "cacheWriteTokens")
+        return max(0, _n(u, "inputTokens") - read - write), _n(u, "outputTokens"), read, write
     if "cacheRead" in u or "cacheWrite" in u or agent == "pi":
         return _n(u, "input"), _n(u, "output"), _n(u, "cacheRead"), _n(u, "cacheWrite")
     if "cached_input_tokens" in u:  # OpenAI's: input_tokens holds the cached ones
@@ -76,8 +109,10 @@ def counts(agent: str, u: Mapping[str, Any]) -> tuple[int, int, int, int]:
         return (max(0, _n(u, "input_tokens") - cached), _n(u, "output_tokens"), cached,
                 _n(u, "cache_write_input_tokens"))
     # Aider, and any other record in these names
-    return (_n(u, "input_tokens"), _n(u, "output_tokens"), _n(u, "cache_read_tokens"),
-            _n(u, "cache_write_tokens"))
+    sent, read, write = _n(u, "input_tokens"), _n(u, "cache_read_tokens"), _n(u, "cache_write_tokens")
+    if agent == "aider" and (release := _release(version)) is not None and release >= AIDER_SENT_HOLDS_CACHE:
+        sent = max(0, sent - read - 2 * write)
+    return sent, _n(u, "output_tokens"), read, write
 
 
 _CODEX_KEYS = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens")
@@ -130,10 +165,10 @@ def _codex(messages: Iterable[tuple[int, Mapping[str, Any]]], model: str | None)
 
 
 def spent(agent: str, messages: Iterable[tuple[int, Mapping[str, Any]]],
-          model: str | None = None) -> list[Spent]:
+          model: str | None = None, version: str | None = None) -> list[Spent]:
     """What each response of a session spent, once each, in order (``messages``: (seq, the
     message as a plain dict, as ``codec`` writes it); ``model``: the session's, for messages
-    that name none)."""
+    that name none; ``version``: the agent's, as the session records it)."""
     if agent == "codex":
         return _codex(messages, model)
     by_key: dict[Any, Spent] = {}
@@ -143,7 +178,7 @@ def spent(agent: str, messages: Iterable[tuple[int, Mapping[str, Any]]],
             continue
         cost = m.get("cost") if agent in USD_COST else None
         cost = float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None
-        i, o, r, w = counts(agent, u)
+        i, o, r, w = counts(agent, u, version)
         if not (i or o or r or w or cost):
             continue
         key: Any = seq

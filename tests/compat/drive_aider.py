@@ -23,6 +23,7 @@ from .driver import Driver, Run
 from .modelserver import Turn
 
 MODEL = "openai/fake-model"
+ANTHROPIC_MODEL = "anthropic/claude-sonnet-4-5"
 HISTORY = ".aider.chat.history.md"
 INPUT_HISTORY = ".aider.input.history"
 NOTES_LINE = "first line from aider"
@@ -78,6 +79,17 @@ class AiderDriver(Driver):
     def resume_argv(self, native_id: str, prompt: str) -> list[str]:
         # Aider has no session to name: it restores the whole history file.
         return [str(self.binary), *self._flags(), "--restore-chat-history", "--message", prompt]
+
+    def run_anthropic(self, prompt: str) -> Run:
+        """One turn with an Anthropic model, through the server's Messages API (litellm reads
+        ANTHROPIC_API_BASE): its answers carry a cache read and write (Aider's "cache hit",
+        "cache write"). Not a scripted request: the answer is the server's side text."""
+        flags = self._flags()
+        at = flags.index("--openai-api-base")
+        del flags[at:at + 4]  # --openai-api-base URL --openai-api-key KEY
+        flags[flags.index("--model") + 1] = ANTHROPIC_MODEL
+        return self._exec([str(self.binary), *flags, "--message", prompt],
+                          {"ANTHROPIC_API_BASE": self.server.url, "ANTHROPIC_API_KEY": "sk-ant-aider-compat"})
 
     def restore(self, prompt: str, *flags: str) -> Run:
         """``aider --restore-chat-history --message PROMPT`` with more flags."""

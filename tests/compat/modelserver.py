@@ -92,6 +92,29 @@ class Turn:
         return cls("tool", name=name, args=args)
 
 
+@dataclass(frozen=True)
+class Usage:
+    """What one answer reports it spent, in the common terms each API's shape is made from:
+    ``prompt`` all input tokens, of which ``cached`` were read from a cache and ``written`` (the
+    Anthropic API only) written to one; ``output`` all output tokens, of which ``reasoning`` were
+    thinking. ``ModelServer(distinct_usage=True)`` gives every answer figures of its own
+    (``Usage.nth``), so a sum that counts an answer twice or misses one shows."""
+
+    prompt: int = 100
+    output: int = 20
+    cached: int = 0
+    written: int = 0
+    reasoning: int = 0
+
+    @classmethod
+    def nth(cls, k: int) -> Usage:
+        # prompt stays under 1,000 (Aider writes larger counts rounded: "1.2k sent")
+        return cls(prompt=300 + 17 * k, output=20 + 3 * k, cached=50 + 5 * k, written=10 + k, reasoning=k)
+
+
+PLAIN = Usage()
+
+
 # ---- reading a request: which tools, which prompt, how many assistant turns since -----------------
 
 def _tool_names(api: str, body: Mapping[str, Any]) -> list[str]:
@@ -185,8 +208,10 @@ def conversation(api: str, body: Mapping[str, Any]) -> list[tuple[str, str]]:
 class ModelServer:
     def __init__(self, script: Mapping[str, Sequence[Turn]], *, log_path: Path | None = None,
                  model: str = "fake-model", side_text: str = "Compat session",
-                 summary_text: str = SUMMARY_TEXT) -> None:
+                 summary_text: str = SUMMARY_TEXT, distinct_usage: bool = False) -> None:
         self.script = dict(script)
+        self.distinct_usage = distinct_usage
+        self._answers = 0
         self.summary_text = summary_text
         self.log_path = log_path
         self.model = model
@@ -245,6 +270,12 @@ class ModelServer:
         if not rows:
             raise AssertionError("the agent sent its model no scripted request")
         return rows[-1]
+
+    def next_usage(self) -> Usage:
+        """The usage the next answer reports (logged with it as ``usage``)."""
+        with self._lock:
+            self._answers += 1
+            return Usage.nth(self._answers) if self.distinct_usage else PLAIN
 
     def _record(self, row: dict[str, Any]) -> None:
         with self._lock:
@@ -408,12 +439,13 @@ class _Handler(BaseHTTPRequestHandler):
         if api in ("gemini", "chat") and (snap := _state_snapshot_asked(api, body)) is not None:
             # Gemini CLI's and Qwen Code's compression: its summary, and (Qwen weighs the result by
             # the usage it reports) the summarised history as a large prompt.
-            row.update(scripted=False, marker=None, reply={"text": snap, "call": None})
+            usage = replace(self.owner.next_usage(), prompt=SNAPSHOT_PROMPT_TOKENS) if api == "chat" \
+                else self.owner.next_usage()
+            row.update(scripted=False, marker=None, reply={"text": snap, "call": None}, usage=usage.__dict__)
             self.owner._record(row)
-            more = {"prompt_tokens": SNAPSHOT_PROMPT_TOKENS} if api == "chat" else {}
             payload, ctype = (gemini.reply if api == "gemini" else _chat)(
                 str(body.get("model") or self.owner.model) if api == "chat" else gemini.model_of(path),
-                snap, None, bool(body.get("stream")) or ":streamGenerateContent" in path, **more)
+                snap, None, bool(body.get("stream")) or ":streamGenerateContent" in path, usage)
             self._send(200, payload, ctype)
             return
         try:
@@ -437,13 +469,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.owner._record(row)
             self._send(400, json.dumps({"error": {"message": str(e), "type": "invalid_request"}}).encode())
             return
+        usage = self.owner.next_usage()
+        row["usage"] = usage.__dict__
         self.owner._record(row)
         stream = bool(body.get("stream")) or ":streamGenerateContent" in path
         model = str(body.get("model") or (gemini.model_of(path) if api == "gemini" else self.owner.model))
         reply = {"anthropic": _anthropic, "responses": _responses, "chat": _chat,
                  "gemini": gemini.reply}[api]
         more = {"reasoning": turn.reasoning} if api == "responses" and turn and turn.reasoning else {}
-        payload, ctype = reply(model, text, call, stream, **more)
+        payload, ctype = reply(model, text, call, stream, usage, **more)
         self._send(200, payload, ctype)
 
 
@@ -481,10 +515,11 @@ def _sse(events: Iterable[tuple[str | None, Any]]) -> bytes:
 
 
 def _anthropic(model: str, text: str, call: tuple[str, dict[str, Any]] | None,
-               stream: bool) -> tuple[bytes, str]:
+               stream: bool, spent: Usage = PLAIN) -> tuple[bytes, str]:
     mid = "msg_" + uuid.uuid4().hex[:24]
-    usage = {"input_tokens": 100, "output_tokens": 20, "cache_creation_input_tokens": 0,
-             "cache_read_input_tokens": 0}
+    # the Anthropic API's input_tokens are those neither read from nor written to the cache
+    usage = {"input_tokens": spent.prompt - spent.cached - spent.written, "output_tokens": spent.output,
+             "cache_creation_input_tokens": spent.written, "cache_read_input_tokens": spent.cached}
     blocks: list[dict[str, Any]] = []
     if text or not call:
         blocks.append({"type": "text", "text": text or "ok"})
@@ -512,13 +547,13 @@ def _anthropic(model: str, text: str, call: tuple[str, dict[str, Any]] | None,
                 "type": "input_json_delta", "partial_json": json.dumps(b["input"])}}))
         ev.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
     ev.append(("message_delta", {"type": "message_delta", "delta": {
-        "stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 20}}))
+        "stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": spent.output}}))
     ev.append(("message_stop", {"type": "message_stop"}))
     return _sse(ev), "text/event-stream"
 
 
 def _responses(model: str, text: str, call: tuple[str, dict[str, Any]] | None,
-               stream: bool, reasoning: str = "") -> tuple[bytes, str]:
+               stream: bool, spent: Usage = PLAIN, reasoning: str = "") -> tuple[bytes, str]:
     rid = "resp_" + uuid.uuid4().hex
     if call:
         item: dict[str, Any] = {"type": "function_call", "id": "fc_" + uuid.uuid4().hex[:24],
@@ -531,8 +566,9 @@ def _responses(model: str, text: str, call: tuple[str, dict[str, Any]] | None,
         item = {"type": "message", "id": "msg_" + uuid.uuid4().hex[:24], "role": "assistant",
                 "status": "completed", "content": [{"type": "output_text", "text": text or "ok",
                                                     "annotations": []}]}
-    usage = {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 20,
-             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 120}
+    usage = {"input_tokens": spent.prompt, "input_tokens_details": {"cached_tokens": spent.cached},
+             "output_tokens": spent.output, "output_tokens_details": {"reasoning_tokens": spent.reasoning},
+             "total_tokens": spent.prompt + spent.output}
     base = {"id": rid, "object": "response", "created_at": int(time.time()), "model": model,
             "status": "in_progress", "output": []}
     thought = {"type": "reasoning", "id": "rs_" + uuid.uuid4().hex[:24],
@@ -581,10 +617,14 @@ def _responses(model: str, text: str, call: tuple[str, dict[str, Any]] | None,
 
 
 def _chat(model: str, text: str, call: tuple[str, dict[str, Any]] | None,
-          stream: bool, prompt_tokens: int = 100) -> tuple[bytes, str]:
+          stream: bool, spent: Usage = PLAIN) -> tuple[bytes, str]:
     cid = "chatcmpl-" + uuid.uuid4().hex[:24]
     created = int(time.time())
-    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": 20, "total_tokens": prompt_tokens + 20}
+    usage: dict[str, Any] = {"prompt_tokens": spent.prompt, "completion_tokens": spent.output,
+                             "total_tokens": spent.prompt + spent.output}
+    if spent.cached or spent.reasoning:  # the details only with figures of their own (as before)
+        usage["prompt_tokens_details"] = {"cached_tokens": spent.cached}
+        usage["completion_tokens_details"] = {"reasoning_tokens": spent.reasoning}
     tool_calls = [{"index": 0, "id": "call_" + uuid.uuid4().hex[:24], "type": "function",
                    "function": {"name": call[0], "arguments": json.dumps(call[1])}}] if call else None
     finish = "tool_calls" if call else "stop"

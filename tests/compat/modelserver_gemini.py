@@ -117,13 +117,18 @@ def side_json(body: Mapping[str, Any]) -> str | None:
 
 
 def reply(model: str, text: str, call: tuple[str, dict[str, Any]] | None,
-          stream: bool) -> tuple[bytes, str]:
+          stream: bool, spent: Any = None) -> tuple[bytes, str]:
     parts: list[dict[str, Any]] = []
     if text or not call:
         parts.append({"text": text or "ok"})
     if call:
         parts.append({"functionCall": {"name": call[0], "args": call[1]}})
-    usage = {"promptTokenCount": 100, "candidatesTokenCount": 20, "totalTokenCount": 120}
+    usage: dict[str, Any] = {"promptTokenCount": 100, "candidatesTokenCount": 20, "totalTokenCount": 120}
+    if spent is not None and spent.cached:  # modelserver.Usage (distinct figures): thoughts apart
+        candidates = spent.output - spent.reasoning
+        usage = {"promptTokenCount": spent.prompt, "cachedContentTokenCount": spent.cached,
+                 "candidatesTokenCount": candidates, "thoughtsTokenCount": spent.reasoning,
+                 "totalTokenCount": spent.prompt + spent.output}
     rid = uuid.uuid4().hex[:20]
     if not stream:
         return json.dumps({"candidates": [{"content": {"role": "model", "parts": parts},

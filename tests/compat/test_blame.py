@@ -22,7 +22,7 @@ import pytest
 from . import checks
 from .conftest import make_driver
 from .driver import Driver
-from .modelserver import Turn
+from .modelserver import ModelServer, Turn
 
 AGENTS = ("claude", "codex")
 PROMPT2 = "BLAME-2: move alpha to the end of notes.txt."
@@ -95,52 +95,66 @@ SHELL = [("from-shell", "agent", "1")]
 MINE = [("typed by the user", "human", None)]
 
 
-@pytest.mark.parametrize("agent", AGENTS)
-def test_every_line_is_attributed_right(agent: str, compat_repo: Path, model_server) -> None:
-    d = make_driver(agent, compat_repo, model_server)
-    model_server.script.update(_script(d))
+def two_turns(agent: str, repo: Path, server: ModelServer) -> tuple[Driver, str, list[str]]:
+    """The scenario: the agent's first turn writes notes.txt (and shell.txt), the user adds a line
+    to it and writes mine.txt, the second turn moves a line; captured as its users capture it,
+    then imported. (the driver, oxide's session id, the ids of the two prompts)."""
+    d = make_driver(agent, repo, server)
+    server.script.update(_script(d))
     watching = agent != "claude"
     if watching:
-        checks.oxide(compat_repo, "init")
-        checks.oxide(compat_repo, "checkpoint", "-m", "the worktree before this session")  # an earlier state
-        checks.oxide(compat_repo, "watch", "--daemon")
-        _wait("watch to start", lambda: (compat_repo / ".git" / "oxide" / "watch.pid").exists())
+        checks.oxide(repo, "init")
+        checks.oxide(repo, "checkpoint", "-m", "the worktree before this session")  # an earlier state
+        checks.oxide(repo, "watch", "--daemon")
+        _wait("watch to start", lambda: (repo / ".git" / "oxide" / "watch.pid").exists())
     else:
-        checks.oxide(compat_repo, "init", "--agent-hooks", "claude")
+        checks.oxide(repo, "init", "--agent-hooks", "claude")
     try:
         first = d.run().check()
         native = first.native_id
         assert native, first.stdout[-2000:]
         if watching:
-            _wait("watch's checkpoint of the first prompt", lambda: len(_prompt_checkpoints(compat_repo)) >= 1)
-        assert (compat_repo / "notes.txt").read_text() == "alpha\nBETA\ngamma\n"
+            _wait("watch's checkpoint of the first prompt", lambda: len(_prompt_checkpoints(repo)) >= 1)
+        assert (repo / "notes.txt").read_text() == "alpha\nBETA\ngamma\n"
         time.sleep(0.05)  # the user edits after the turn (a later millisecond than its last call)
-        with open(compat_repo / "notes.txt", "a") as f:
+        with open(repo / "notes.txt", "a") as f:
             f.write("human line\n")
-        (compat_repo / "mine.txt").write_text("typed by the user\n")
+        (repo / "mine.txt").write_text("typed by the user\n")
         d.resume(native, PROMPT2).check()
         if watching:
-            _wait("watch's checkpoint of the second prompt", lambda: len(_prompt_checkpoints(compat_repo)) >= 2)
+            _wait("watch's checkpoint of the second prompt", lambda: len(_prompt_checkpoints(repo)) >= 2)
     finally:
         if watching:
-            checks.oxide(compat_repo, "watch", "--stop", check=False)
-    assert (compat_repo / "notes.txt").read_text() == MOVED_NEW
-    checks.oxide(compat_repo, "import")
-    [row] = [r for r in checks.oxide_json(compat_repo, "list", "--all") if r["agent"] == agent]
+            checks.oxide(repo, "watch", "--stop", check=False)
+    assert (repo / "notes.txt").read_text() == MOVED_NEW
+    checks.oxide(repo, "import")
+    [row] = [r for r in checks.oxide_json(repo, "list", "--all") if r["agent"] == agent]
     sid = row["id"]
-    prompts = _prompt_ids(compat_repo, sid)
+    prompts = _prompt_ids(repo, sid)
     assert len(prompts) == 2, prompts
+    return d, sid, prompts
+
+
+def commit_with_hooks(repo: Path, sid: str, message: str) -> None:
+    """The three files committed with oxide's git hooks installed (a pre-commit checkpoint, the
+    commit's note), on the session ``sid``; returns once the hooks' background work is done."""
+    checks.oxide(repo, "hooks", "install")
+    checks.oxide(repo, "switch", sid)
+    _git(repo, "add", "notes.txt", "shell.txt", "mine.txt")
+    _git(repo, "commit", "-q", "-m", message)
+    _idle(repo)
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_every_line_is_attributed_right(agent: str, compat_repo: Path, model_server) -> None:
+    d, sid, prompts = two_turns(agent, compat_repo, model_server)
     version = d.pin.version
     misses: list[str] = []
     for case, rel, want in (("worktree notes.txt", "notes.txt", NOTES), ("worktree shell.txt", "shell.txt", SHELL),
                             ("worktree mine.txt", "mine.txt", MINE)):
         misses += _score(agent, version, case, _blame(compat_repo, rel), want, sid, prompts)
     # committed with the git hooks (a pre-commit checkpoint and a note), then amended
-    checks.oxide(compat_repo, "hooks", "install")
-    checks.oxide(compat_repo, "switch", sid)
-    _git(compat_repo, "add", "notes.txt", "shell.txt", "mine.txt")
-    _git(compat_repo, "commit", "-q", "-m", "the agent's work and mine")
-    _idle(compat_repo)
+    commit_with_hooks(compat_repo, sid, "the agent's work and mine")
     misses += _score(agent, version, "committed notes.txt", _blame(compat_repo, "notes.txt"), NOTES, sid, prompts)
     _git(compat_repo, "commit", "-q", "--amend", "-m", "the agent's work and mine (amended)")
     _idle(compat_repo)
