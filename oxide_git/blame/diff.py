@@ -8,7 +8,7 @@ as plain lists, as ``blame_memo`` keeps them.
 The hunks are libgit2's (``Patch.create_from``: Myers, no indent heuristic, binary as text). A diff
 that is not only lines added or removed is asked of ``git diff --no-index`` with those same
 options and no configuration (git's xdiff is the one libgit2 carries: the same hunks, checked in
-tests/test_blame_diff.py), ~3 ms of a process against ~40 ms to import pygit2, for the first
+tests/blame/test_blame_diff.py), ~3 ms of a process against ~40 ms to import pygit2, for the first
 ``GIT_DIFFS`` diffs of a process (``line_hunks``); libgit2 past them, or when git does not answer.
 """
 
