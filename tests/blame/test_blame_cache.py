@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 
 from oxide_git.blame import cache as blame_cache
-
+from tests.blame.test_blame_history import commit, work  # noqa: F401 - the fixture
 from tests.blame_helpers import Clock, FakeAgent, human_edit
 from tests.conftest import oxide
-from tests.blame.test_blame_history import commit, work  # noqa: F401 - the fixture
 
 FORMS = ([], ["--json"], ["--porcelain"], ["--summary"], ["--summary", "--json"], ["-L", "2,3"])
 COLD = {"OXIDE_BLAME_CACHE": "0"}

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.blame.test_blame_history import SID, _turn_and_commit, work  # noqa: F401 - the fixture
 from tests.blame_helpers import Clock, FakeAgent
 from tests.conftest import git, oxide
-from tests.blame.test_blame_history import SID, _turn_and_commit, work  # noqa: F401 - the fixture
 from tests.export.test_export import SCHEMA, _validate
 
 

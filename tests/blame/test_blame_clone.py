@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.blame.test_blame_history import SID, _turn_and_commit, work  # noqa: F401 - the fixture
 from tests.blame_helpers import Clock, FakeAgent
 from tests.conftest import git, oxide
-from tests.blame.test_blame_history import SID, _turn_and_commit, work  # noqa: F401 - the fixture
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 

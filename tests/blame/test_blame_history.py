@@ -11,7 +11,6 @@ import pytest
 
 from oxide_git.blame.attribution import BadRevision
 from oxide_git.store import writes as store
-
 from tests.blame_helpers import Clock, FakeAgent, commit, exact_blame, human_edit
 from tests.conftest import git, make_ctx, oxide
 from tests.hooks.test_hooks import idle

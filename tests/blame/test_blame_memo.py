@@ -17,10 +17,9 @@ import pytest
 from oxide_git.blame import memo as blame_memo
 from oxide_git.blame.memo import MAGIC, Memo
 from oxide_git.blame.objects import Objects
-
+from tests.blame.test_blame_history import commit, work  # noqa: F401 - the fixture
 from tests.blame_helpers import Clock, FakeAgent, exact_blame, lines_of, memo_file
 from tests.conftest import git, make_ctx
-from tests.blame.test_blame_history import commit, work  # noqa: F401 - the fixture
 from tests.imports.test_import_cost import unmeasured
 
 SID = "0" * 12 + "a" * 20

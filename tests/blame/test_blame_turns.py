@@ -13,7 +13,6 @@ import pytest
 from click.testing import CliRunner
 
 from oxide_git.cli import main
-
 from tests.blame_helpers import Clock, FakeAgent, exact_blame, human_edit, take
 from tests.claude_run import ClaudeRun
 from tests.conftest import git, make_ctx, oxide
@@ -270,7 +269,6 @@ def test_a_path_the_restore_left_is_not_the_targets(repo: Path) -> None:
 def test_a_codex_notify_closes_its_turn(repo: Path) -> None:
     """Codex's notify runs at the end of each turn: its turn's writes are closed by a checkpoint."""
     from oxide_git.hooks import agent_hooks
-
     from tests.conftest import FIXTURES
 
     oxide(repo, "init", "--agent-hooks", "codex")

@@ -12,7 +12,6 @@ from oxide_git.core.errors import LockTimeout
 from oxide_git.core.model import Message, Part, Session
 from oxide_git.git import refs
 from oxide_git.store import writes as store
-
 from tests.conftest import git, make_ctx, oxide
 
 

@@ -20,7 +20,6 @@ from oxide_git.ops.rewind import rewind
 from oxide_git.ops.undo import undo
 from oxide_git.store import sessionlog
 from oxide_git.store import writes as store
-
 from tests.conftest import NOW_MS, fsck_clean, git, make_ctx, oxide
 
 

@@ -14,7 +14,6 @@ import pytest
 from oxide_git.cli.pager import command
 from oxide_git.core.model import Message, Part, Session
 from oxide_git.store import writes as store
-
 from tests.conftest import git, make_ctx, oxide
 
 SID = "019c49c68c4c" + "a" * 20

@@ -17,7 +17,6 @@ import pytest
 from oxide_git.core.model import Message, Part, Session
 from oxide_git.ops.checkpoint import checkpoint
 from oxide_git.store import writes as store
-
 from tests.conftest import NOW_MS, make_ctx, oxide
 
 TMUX = shutil.which("tmux")

@@ -24,7 +24,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from .. import test_trace as spec
+from tests.ops import test_trace as spec
+
 from . import checks
 from .modelserver import ModelServer
 from .test_blame import commit_with_hooks, two_turns

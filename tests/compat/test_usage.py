@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 
-from .. import test_usage as fixtures_usage
+from tests.ops import test_usage as fixtures_usage
+
 from . import checks
 from .conftest import make_driver
 from .driver import AGENTS, PROMPT2, Driver

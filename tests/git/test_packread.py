@@ -14,7 +14,6 @@ from oxide_git.core.model import Message, Part, Session
 from oxide_git.git import packread, packwriter, rawgit
 from oxide_git.store import sessionlog
 from oxide_git.store import writes as store
-
 from tests.conftest import fsck_clean, git, make_ctx, oxide
 
 SID = "0" * 12 + "b" * 20

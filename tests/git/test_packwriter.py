@@ -7,7 +7,6 @@ import pygit2
 
 from oxide_git.git.packwriter import write_pack
 from oxide_git.git.rawgit import BLOB
-
 from tests.conftest import fsck_clean, git
 
 

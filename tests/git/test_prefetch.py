@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from oxide_git.git import prefetch, status
-
 from tests.conftest import git
 
 

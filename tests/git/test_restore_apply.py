@@ -17,7 +17,6 @@ from oxide_git.core.errors import UntrustedTree
 from oxide_git.git import restore
 from oxide_git.ops.checkpoint import checkpoint
 from oxide_git.ops.rewind import rewind
-
 from tests.conftest import NOW_MS, git, make_ctx
 
 

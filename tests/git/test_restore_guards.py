@@ -12,7 +12,6 @@ import pytest
 from oxide_git.core.errors import Refused, UntrustedTree
 from oxide_git.ops.checkpoint import checkpoint
 from oxide_git.ops.rewind import rewind
-
 from tests.conftest import NOW_MS, make_ctx
 
 

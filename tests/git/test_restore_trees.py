@@ -11,7 +11,6 @@ import pytest
 
 from oxide_git.core.errors import UntrustedTree
 from oxide_git.git import restore
-
 from tests.conftest import git
 
 

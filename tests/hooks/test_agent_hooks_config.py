@@ -8,7 +8,6 @@ import tomllib
 from pathlib import Path
 
 from oxide_git.hooks.agent_hooks import _notify_span
-
 from tests.conftest import oxide
 
 

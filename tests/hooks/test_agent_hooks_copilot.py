@@ -170,7 +170,6 @@ def test_without_a_stop_hook_git_oxide_import_ties_the_waiting_checkpoint(repo: 
 def test_a_waiting_checkpoint_removed_meanwhile_is_not_tied_and_no_longer_waits(repo: Path) -> None:
     from oxide_git.git import refs
     from oxide_git.hooks import ties as hook_ties
-
     from tests.conftest import git
 
     untied = _prompt_before_the_file(repo)

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from oxide_git.hooks.agent_hooks import configure_codex
-
 from tests.conftest import FIXTURES, make_ctx, oxide
 from tests.hooks.test_agent_hooks import hook_log, run_hook
 from tests.hooks.test_hooks import SID_NATIVE, claude_line

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 from oxide_git.hooks import queue as hook_queue
-
 from tests.conftest import git, make_ctx, oxide
 
 
@@ -116,7 +115,6 @@ def test_a_commit_is_noted_on_the_branch_it_was_made_on_when_a_checkout_came_fir
     import json
 
     from oxide_git.store.notes import read_note
-
     from tests.hooks.test_hooks import make_session
 
     oxide(repo, "init")

@@ -15,7 +15,6 @@ import pytest
 
 from oxide_git.hooks import queue as hook_queue
 from oxide_git.hooks.queue import wait_idle
-
 from tests.conftest import git, oxide
 from tests.hooks.test_hook_impl import hook_impl
 
@@ -228,7 +227,6 @@ def test_a_commit_remembers_its_session_for_the_branch_and_one_without_a_session
     out again, even when no session was current as the branch was left; a commit made while no
     session is current is noted with none, and no job fails."""
     from oxide_git.store import writes as store
-
     from tests.conftest import make_ctx
     from tests.hooks.test_hooks import idle, make_session, note
 
@@ -271,7 +269,6 @@ def test_the_first_commit_of_an_orphan_branch_is_noted_with_its_checkpoint(repo:
 
 def test_a_branchs_session_removed_since_is_not_made_current_again(repo: Path) -> None:
     from oxide_git.store import writes as store
-
     from tests.conftest import make_ctx
     from tests.hooks.test_hooks import idle, make_session
 

@@ -270,7 +270,6 @@ def test_pre_commit_framework_entry_points(repo: Path) -> None:
 def test_reindex_rebuilds_links_from_notes(tmp_path: Path) -> None:
     """The links table is a cache of refs/notes/oxide: a deleted index gets it back."""
     from oxide_git.store import notes
-
     from tests.conftest import make_ctx as _make_ctx
 
     root = tmp_path / "r"

@@ -10,7 +10,6 @@ import pytest
 from oxide_git.core.errors import OxideError, Refused
 from oxide_git.git.repo import find_repo
 from oxide_git.hooks import install as hooks
-
 from tests.conftest import oxide
 
 

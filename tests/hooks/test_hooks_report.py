@@ -13,7 +13,6 @@ from pathlib import Path
 
 from oxide_git.git.repo import find_repo
 from oxide_git.hooks import install as hooks
-
 from tests.conftest import git, oxide
 
 ALL = list(hooks.HOOK_TYPES)

@@ -14,7 +14,6 @@ import pytest
 
 from oxide_git.git.repo import find_repo
 from oxide_git.hooks import install as hooks
-
 from tests.conftest import git, oxide
 from tests.hooks.test_hooks import idle, make_session, note
 

@@ -16,7 +16,6 @@ from oxide_git.agents.recognise import HEAD_BYTES, Head, kind, looks_like, recog
 from oxide_git.core.errors import OxideError, Refused
 from oxide_git.imports import paths as import_paths
 from oxide_git.imports.importing import import_sessions
-
 from tests.conftest import FIXTURES, git, make_ctx, oxide
 
 # Every agent's real files (fixtures/<agent>/), each format an importer reads given as a file.

@@ -18,9 +18,9 @@ from oxide_git.core.errors import OxideError
 from oxide_git.imports import importing
 from oxide_git.imports import worker as import_worker
 from tests.conftest import FIXTURES, git, make_ctx, new_repo
-from tests.planted import claude_transcript
 from tests.imports.test_import_batch import _claude, _index, _refs
 from tests.imports.test_import_worker import _store
+from tests.planted import claude_transcript
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the runs need os.fork")
 

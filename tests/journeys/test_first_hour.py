@@ -8,7 +8,6 @@ from pathlib import Path
 
 from oxide_git.core.model import Message, Part, Session
 from oxide_git.store import writes as store
-
 from tests.conftest import git, make_ctx, oxide
 
 BASE = "019c49c68c4c"  # sessions of one moment share their first 12 characters

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 from oxide_git.store import logwrite
-
 from tests.conftest import git, make_ctx, oxide
 
 DEMO = Path(__file__).resolve().parents[2] / "docs" / "demo.sh"

@@ -16,7 +16,6 @@ from oxide_git.cli.history import singular
 from oxide_git.core.model import Message, Part, Session
 from oxide_git.store import journal
 from oxide_git.store import writes as store
-
 from tests.conftest import NOW_MS, configure_opencode_model, git, make_ctx, oxide
 
 CODEX_FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "codex" / "turns.jsonl"

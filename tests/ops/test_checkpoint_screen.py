@@ -15,8 +15,8 @@ from oxide_git.mcp import tools as mcp_tools
 from oxide_git.store import writes as store
 from tests.blame_helpers import Clock, FakeAgent, exact_blame, human_edit
 from tests.conftest import git, make_ctx, oxide
-from tests.planted import NEEDLES, PLANTED
 from tests.hooks.test_hooks import idle
+from tests.planted import NEEDLES, PLANTED
 from tests.store.test_redact import _all_objects
 
 SID = "0" * 12 + "c" * 20

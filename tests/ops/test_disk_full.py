@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from oxide_git.git import failure
-
 from tests.conftest import git, oxide
 
 

@@ -12,7 +12,6 @@ from oxide_git.git import refs
 from oxide_git.ops.checkpoint import checkpoint
 from oxide_git.ops.doctor import diagnose
 from oxide_git.store import writes as store
-
 from tests.conftest import git, make_ctx, oxide
 
 SID = "0" * 12 + "d" * 20

@@ -14,7 +14,6 @@ import pytest
 
 from oxide_git.core.model import Message, Part, Session
 from oxide_git.store import writes as store
-
 from tests.conftest import make_ctx, oxide
 
 SID = "0" * 12 + "e" * 20
@@ -106,7 +105,6 @@ def test_doctor_without_the_worktrees_folder_and_the_index_size_it_reports(repo:
 
 def test_doctor_counts_each_family_of_refs_it_keeps(repo: Path) -> None:
     from oxide_git.git import refs
-
     from tests.conftest import git
 
     _store_with_a_session(repo)

@@ -13,7 +13,6 @@ from oxide_git.ops.browse import list_checkpoints
 from oxide_git.ops.checkpoint import checkpoint
 from oxide_git.ops.gc import DAY, HOUR, gc, thin
 from oxide_git.store import retention
-
 from tests.conftest import NOW_MS, fsck_clean, git, make_ctx, oxide
 
 

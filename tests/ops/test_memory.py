@@ -14,9 +14,8 @@ from oxide_git.ops.checkpoint import checkpoint
 from oxide_git.ops.rewind import rewind
 from oxide_git.ops.undo import undo
 from oxide_git.store import writes as store
-
-from tests.conftest import NOW_MS, fsck_clean, git, make_ctx, oxide
 from tests.cli.test_history import _session
+from tests.conftest import NOW_MS, fsck_clean, git, make_ctx, oxide
 
 
 def test_add_show_rm_log(repo: Path) -> None:

@@ -9,7 +9,6 @@ import pytest
 
 from oxide_git.core.errors import NotFound, Refused
 from oxide_git.ops import memory
-
 from tests.conftest import NOW_MS, make_ctx
 
 
@@ -67,7 +66,6 @@ def test_the_resumed_context_is_memory_md_s_head(repo: Path) -> None:
 def test_memory_commits_carry_the_clock_s_time_and_claude_s_folder_defaults_to_home(repo: Path) -> None:
     from oxide_git.git import refs
     from oxide_git.store.context import Context
-
     from tests.conftest import git
 
     memory.add(make_ctx(repo, NOW_MS + 5000), "build", "x")
@@ -99,7 +97,6 @@ def test_a_long_first_line_is_cut_in_the_index(repo: Path) -> None:
 
 def test_a_memory_commit_made_by_plain_git_dates_from_its_commit(repo: Path) -> None:
     from oxide_git.git import refs
-
     from tests.conftest import git
 
     memory.add(make_ctx(repo), "build", "x")
@@ -126,7 +123,6 @@ def test_export_to_claude_writes_only_what_differs(repo: Path, isolated_env: Pat
 def test_log_limit_writes_after_and_by_session(repo: Path) -> None:
     from oxide_git.core.model import Message, Part, Session
     from oxide_git.store import writes as store
-
     from tests.conftest import git
 
     memory.add(make_ctx(repo, NOW_MS), "a", "one")  # no current session
@@ -168,7 +164,6 @@ def test_add_and_rm_return_the_commit_they_made(repo: Path) -> None:
     """What `memory add --json` / `rm --json` and the MCP memory_add print: the new tip, not the
     one it replaced."""
     from oxide_git.git import refs
-
     from tests.conftest import git
 
     first = memory.add(make_ctx(repo), "build", "x")
@@ -184,7 +179,6 @@ def test_importing_claude_memory_returns_its_commit_and_refuses_a_file_that_is_n
         repo: Path, isolated_env: Path) -> None:
     from oxide_git.core.errors import OxideError
     from oxide_git.git import refs
-
     from tests.conftest import git
 
     ctx = make_ctx(repo)

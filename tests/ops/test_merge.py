@@ -20,7 +20,6 @@ from oxide_git.ops.merge import MARKER, merge
 from oxide_git.ops.undo import undo
 from oxide_git.store import journal, sessionlog
 from oxide_git.store import writes as store
-
 from tests.conftest import NOW_MS, fsck_clean, git, make_ctx
 
 PARENT = "0" * 12 + "a" * 20

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from oxide_git.git import refs
-
 from tests.conftest import git, oxide
 from tests.ops.test_share import SID, say
 from tests.ops.test_share_edges import clones  # noqa: F401  (a fixture)

@@ -14,7 +14,6 @@ from oxide_git.core.model import Message, Part, Session
 from oxide_git.git import refs
 from oxide_git.ops.incoming import MAX_DEPTH, size_text
 from oxide_git.store import writes as store
-
 from tests.conftest import git, make_ctx, oxide
 from tests.ops.test_share_edges import clones  # noqa: F401  (a fixture)
 

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from oxide_git.core.model import Part
-
 from tests.conftest import FIXTURES, oxide
 
 CLINE = "1796176846032_h5zab"
@@ -65,7 +64,6 @@ def _stored(repo: Path, compaction: Part, sid: str) -> str:
     """A session of five messages (native ids n0..n3, then the compaction, then one after)."""
     from oxide_git.core.model import Message, Session
     from oxide_git.store import writes as store
-
     from tests.conftest import make_ctx
 
     ctx = make_ctx(repo)
@@ -89,7 +87,6 @@ def test_what_a_compaction_kept_is_read_by_native_id_and_nothing_else(
     """Kept ids in the session's order, each once; an id the session lacks, or that is no name,
     adds nothing; markdown and JSON give the same messages."""
     from oxide_git.ops import resume
-
     from tests.conftest import make_ctx
 
     sid = _stored(repo, compaction, "0" * 12 + "k" * 20)

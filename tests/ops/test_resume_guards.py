@@ -58,7 +58,6 @@ def test_resume_last_with_no_session_says_so(repo: Path) -> None:
 def test_resume_last_takes_the_most_recently_updated_session(repo: Path) -> None:
     from oxide_git.core.model import Message, Part, Session
     from oxide_git.store import writes as store
-
     from tests.conftest import NOW_MS, make_ctx
 
     oxide(repo, "init")
@@ -73,7 +72,6 @@ def test_resume_last_takes_the_most_recently_updated_session(repo: Path) -> None
 def test_the_context_of_a_session_without_compaction_starts_at_its_first_message(repo: Path) -> None:
     from oxide_git.core.model import Message, Part, Session
     from oxide_git.store import writes as store
-
     from tests.conftest import make_ctx
 
     oxide(repo, "init")

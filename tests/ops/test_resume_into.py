@@ -11,7 +11,6 @@ from oxide_git.imports.importing import import_sessions
 from oxide_git.imports.paths import expand
 from oxide_git.ops.resume import into
 from oxide_git.store import sessionlog
-
 from tests.conftest import FIXTURES, configure_opencode_model, make_ctx, oxide
 
 # How each agent continues a session: the command's first two words.

@@ -6,7 +6,6 @@ from pathlib import Path
 
 from oxide_git.core.model import Message, Part, Session
 from oxide_git.store import writes as store
-
 from tests.conftest import make_ctx, oxide
 
 SID = "0" * 12 + "9" * 20

@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 from oxide_git.git import refs
-
 from tests.conftest import configure_opencode_model, git, oxide
 from tests.ops.test_resume_rewound import SID, _line, _transcript
 
@@ -76,7 +75,6 @@ def test_turns_added_after_a_rewind_end_its_reach(repo: Path, isolated_env: Path
     from oxide_git.core.model import Message, Part
     from oxide_git.store import sessionlog
     from oxide_git.store import writes as store
-
     from tests.conftest import make_ctx
 
     path = _transcript(repo, isolated_env)
@@ -102,7 +100,6 @@ def test_turns_added_after_a_rewind_end_its_reach(repo: Path, isolated_env: Path
 
 def test_a_resume_into_another_agent_records_what_it_wrote(repo: Path, isolated_env: Path) -> None:
     from oxide_git.store import sessionlog
-
     from tests.conftest import make_ctx
 
     _transcript(repo, isolated_env)

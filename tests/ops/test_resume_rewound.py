@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 from oxide_git.agents.claude.export import encode_cwd
-
 from tests.conftest import oxide
 
 

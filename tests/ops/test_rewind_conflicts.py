@@ -15,9 +15,8 @@ from oxide_git.git import refs
 from oxide_git.ops.checkpoint import checkpoint
 from oxide_git.ops.rewind import rewind
 from oxide_git.store import writes as store
-
-from tests.conftest import NOW_MS, git, make_ctx, oxide
 from tests.cli.test_history import _session
+from tests.conftest import NOW_MS, git, make_ctx, oxide
 
 OTHER = "0" * 12 + "d" * 20
 
@@ -92,7 +91,6 @@ def test_a_conversation_rewind_with_nothing_to_drop_writes_no_commit(repo: Path)
 def test_what_a_rewind_writes_names_the_checkpoint_by_the_id_a_user_types(repo: Path) -> None:
     from oxide_git.ops import memory
     from oxide_git.store import snapshots
-
     from tests.ops.test_memory import _rewind_setup
 
     _s, cp = _rewind_setup(repo)

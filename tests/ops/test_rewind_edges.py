@@ -13,9 +13,8 @@ from oxide_git.git import refs
 from oxide_git.ops.checkpoint import checkpoint
 from oxide_git.ops.rewind import rewind
 from oxide_git.store import writes as store
-
-from tests.conftest import NOW_MS, git, make_ctx, oxide
 from tests.cli.test_history import _session
+from tests.conftest import NOW_MS, git, make_ctx, oxide
 
 
 def test_a_checkpoint_whose_commit_was_pruned_is_reported_expired(repo: Path) -> None:

@@ -14,9 +14,8 @@ from oxide_git.ops.rm import rm
 from oxide_git.ops.undo import undo
 from oxide_git.store import sessionlog
 from oxide_git.store.reindex import reindex
-
-from tests.conftest import NOW_MS, fsck_clean, git, make_ctx, oxide
 from tests.cli.test_history import _session
+from tests.conftest import NOW_MS, fsck_clean, git, make_ctx, oxide
 
 
 def _sessions(repo: Path) -> list[str]:

@@ -16,7 +16,6 @@ from oxide_git.git import refs
 from oxide_git.ops.share import ShareResult
 from oxide_git.store import sessionlog
 from oxide_git.store import writes as store
-
 from tests.conftest import NOW_MS, git, make_ctx, oxide
 from tests.ops.test_share import SID, say, texts
 

@@ -18,7 +18,6 @@ import jsonschema
 import pytest
 
 from oxide_git.store import writes as store
-
 from tests.blame_helpers import Clock, FakeAgent, commit, human_edit
 from tests.conftest import git, make_ctx, oxide
 from tests.hooks.test_hooks import idle

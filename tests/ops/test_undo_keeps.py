@@ -25,7 +25,6 @@ from oxide_git.ops.rm import rm
 from oxide_git.ops.undo import undo
 from oxide_git.store import journal, sessionlog
 from oxide_git.store import writes as store
-
 from tests.conftest import NOW_MS, fsck_clean, git, make_ctx, new_repo
 
 CALC = "def add(a, b): return a + b\n"

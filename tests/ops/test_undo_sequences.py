@@ -41,7 +41,6 @@ from hypothesis.stateful import (
 from oxide_git.cli import main
 from oxide_git.core.model import Message, Part, Session
 from oxide_git.store import writes as store
-
 from tests.conftest import NOW_MS, git, make_ctx, new_repo
 
 PATHS = ["calc.py", "README.md", "d/x.txt", "d"]

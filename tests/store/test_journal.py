@@ -15,9 +15,8 @@ from oxide_git.ops.rewind import rewind
 from oxide_git.ops.undo import undo
 from oxide_git.store import sessionlog
 from oxide_git.store import writes as store
-
-from tests.conftest import NOW_MS, git, make_ctx, oxide
 from tests.cli.test_history import _session
+from tests.conftest import NOW_MS, git, make_ctx, oxide
 
 
 def _rewound(repo: Path) -> tuple[str, str, str]:

@@ -17,7 +17,6 @@ from oxide_git.ops.browse import list_sessions, list_sessions_json
 from oxide_git.store import writes as store
 from oxide_git.store.index import SCHEMA_VERSION
 from oxide_git.store.snapshots import Checkpoint
-
 from tests.conftest import make_ctx, oxide
 
 A = "0" * 12 + "a" * 20

@@ -9,7 +9,6 @@ from oxide_git.core.model import Message, Part, Session
 from oxide_git.ops.fork import fork
 from oxide_git.store import writes as store
 from oxide_git.store.reindex import reindex
-
 from tests.conftest import NOW_MS, make_ctx
 
 # The definition the column replaced, as one query over parts and texts: kept here as the oracle.

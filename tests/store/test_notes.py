@@ -10,7 +10,6 @@ import pytest
 
 from oxide_git.store import notes, notesmerge
 from oxide_git.store.reindex import reindex
-
 from tests.conftest import NOW_MS, git, make_ctx
 
 CP = "a" * 40

@@ -18,7 +18,6 @@ from oxide_git.core.model import Message, Part, Session
 from oxide_git.store import logwrite, reindex_worker
 from oxide_git.store import writes as store
 from oxide_git.store.reindex import reindex
-
 from tests.conftest import make_ctx
 
 T0 = 1_767_225_600_000

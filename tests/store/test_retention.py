@@ -12,7 +12,6 @@ from oxide_git.ops.checkpoint import checkpoint
 from oxide_git.ops.gc import DAY
 from oxide_git.store import retention
 from oxide_git.store.retention import Policy, human, linked_ids, pin
-
 from tests.conftest import NOW_MS, git, make_ctx
 
 

@@ -17,7 +17,6 @@ from oxide_git.core.model import Message, Part, Session
 from oxide_git.store import search_index
 from oxide_git.store import writes as store
 from oxide_git.store.search_query import query_terms, snippet
-
 from tests.conftest import make_ctx, oxide, wait_for
 from tests.journeys.test_first_hour_safety import _as_unprivileged
 

@@ -12,7 +12,6 @@ from oxide_git.core.errors import Ambiguous, NotFound
 from oxide_git.core.model import Message, Part, Session
 from oxide_git.store import logwrite, sessionlog
 from oxide_git.store import writes as store
-
 from tests.conftest import fsck_clean, git, make_ctx, oxide
 
 

@@ -10,7 +10,6 @@ from oxide_git.core.errors import BareRepository, NotInGitRepository
 from oxide_git.git.repo import find_repo
 from oxide_git.ops.checkpoint import checkpoint
 from oxide_git.store.snapshots import take
-
 from tests.conftest import fsck_clean, git, make_ctx, user_state
 
 

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from oxide_git.watch.inotify_tree import TreeWatch
-
 from tests.conftest import wait_for
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")

@@ -16,7 +16,6 @@ import pytest
 from oxide_git.core.errors import OxideError
 from oxide_git.git import watch_journal as journal
 from oxide_git.watch import daemon as watch_daemon
-
 from tests.conftest import make_ctx, oxide
 
 
