@@ -147,7 +147,7 @@ def exact_blame(ctx: Any, rel: str, **kw: Any) -> Any:
 def commit(repo: Path, *args: str) -> str:
     """``git add -A`` and ``git commit`` with the hooks' queued jobs run: the new commit's id."""
     from .conftest import git
-    from .test_hooks import idle
+    from tests.hooks.test_hooks import idle
 
     git(repo, "add", "-A")
     git(repo, "commit", "-q", *args)

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from oxide_git.agents import tools
+from oxide_git.core import tool_kinds
 from oxide_git.core.tool_kinds import READ_ONLY
 
 _PATCH = re.compile(r"\*\*\* Begin Patch\n.*?\*\*\* End Patch", re.S)
@@ -55,7 +56,7 @@ def effects(name: str, args: Any) -> list[Effect] | None:
         text = (args.get("input", args.get("patchText", args.get("patch")))
                 if isinstance(args, Mapping) else args)
         return parse_patch(text) if isinstance(text, str) else None
-    if name in tools.SHELL:
+    if name in tool_kinds.SHELL:
         cmd = tools.command(name, args)
         found = _PATCH.search(cmd or "")  # `apply_patch <<EOF ...` or ["apply_patch", patch]
         return parse_patch(found.group(0)) if found and "apply_patch" in (cmd or "") else None

@@ -14,15 +14,11 @@ import shlex
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from oxide_git.core.tool_kinds import READ
+from oxide_git.core.tool_kinds import EDIT, READ, SHELL, WRITE
 
 if TYPE_CHECKING:  # annotations only: `git oxide blame` replays a call without the model
     from oxide_git.core.model import Message
 
-SHELL = frozenset({"Bash", "bash", "shell", "run_shell_command", "exec_command", "shell_command",
-                   "local_shell", "run_commands", "execute_command"})
-WRITE = frozenset({"Write", "write", "write_file", "create_file", "create"})
-EDIT = frozenset({"Edit", "edit", "replace", "str_replace", "str_replace_based_edit_tool", "MultiEdit"})
 
 
 class Call(NamedTuple):  # no dataclass: blame's replay of a call imports no dataclasses

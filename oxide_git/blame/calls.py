@@ -15,6 +15,7 @@ import posixpath
 from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from oxide_git.core import tool_kinds
 from oxide_git.core.titles import is_harness_text
 from oxide_git.store.context import Context
 
@@ -271,7 +272,7 @@ class WorktreeCalls:
                 elif self._resolve(e.path, cwd) == target:
                     mine.append(e if e.move_to is None else file_effects.Effect(target, "delete"))
             return mine or None
-        cmd = tools.command(c.name, args) if c.name in tools.SHELL else None
+        cmd = tools.command(c.name, args) if c.name in tool_kinds.SHELL else None
         if cmd and file_effects.shell_names(cmd, target, cwd):
             return [file_effects.Effect(target, "opaque")]
         return None

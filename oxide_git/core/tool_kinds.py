@@ -1,9 +1,15 @@
-"""Which agent tools never change a file, by name: what ``blame`` leaves out of an interval's
-calls before anything else about them is read (stdlib only: the agents' modules cost a blame
-whose intervals are all kept ~10 ms to import)."""
+"""The one table of the agents' tools by kind, by name: the shell, writing a file, editing one,
+reading, and the tools that never change a file (what ``blame`` leaves out of an interval's calls
+before anything else about them is read). ``agents.tools`` classifies a call with it, for a
+receiving agent to replay as its own tool. Stdlib only: the agents' modules cost a blame whose
+intervals are all kept ~10 ms to import."""
 
 from __future__ import annotations
 
+SHELL = frozenset({"Bash", "bash", "shell", "run_shell_command", "exec_command", "shell_command",
+                   "local_shell", "run_commands", "execute_command"})
+WRITE = frozenset({"Write", "write", "write_file", "create_file", "create"})
+EDIT = frozenset({"Edit", "edit", "replace", "str_replace", "str_replace_based_edit_tool", "MultiEdit"})
 READ = frozenset({"Read", "read", "read_file", "view"})
 
 # Tools that never change a file (reads, searches, plans, sub-agents: their own calls are theirs).

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from oxide_git.agents import tools
+from oxide_git.core import tool_kinds
 from oxide_git.core.model import Message
 
 
@@ -46,10 +47,10 @@ def plan(messages: Sequence[Message], cwd: str) -> dict[str, tuple[str, str, str
             if p.type != "tool_call" or not p.get("call_id"):
                 continue
             name, args = str(p.get("name")), p.get("input")
-            if name in tools.SHELL and tools.command(name, args) is not None:
+            if name in tool_kinds.SHELL and tools.command(name, args) is not None:
                 out[str(p.get("call_id"))] = ("function_call", "exec_command", json.dumps(
                     {"cmd": tools.command(name, args)}, ensure_ascii=False))
-            elif (name in tools.WRITE or name in tools.EDIT or name == "editor") and patch_for(
+            elif (name in tool_kinds.WRITE or name in tool_kinds.EDIT or name == "editor") and patch_for(
                     name, args, cwd) is not None:
                 out[str(p.get("call_id"))] = ("custom_tool_call", "apply_patch",
                                               str(patch_for(name, args, cwd)))

@@ -15,6 +15,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from oxide_git.agents import tools
+from oxide_git.core import tool_kinds
 from oxide_git.core.model import Part
 
 
@@ -36,7 +37,7 @@ def opencode_tool(name: Any, inp: Any, cwd: str) -> tuple[str, dict[str, Any]] |
             return "write", {"filePath": target, "content": c.content or ""}
         (old, new), = c.edits
         return "edit", {"filePath": target, "oldString": old, "newString": new}
-    if name in tools.SHELL:
+    if name in tool_kinds.SHELL:
         cmd = tools.command(name, args)
         if cmd is None:
             return None
@@ -52,9 +53,9 @@ def opencode_tool(name: Any, inp: Any, cwd: str) -> tuple[str, dict[str, Any]] |
     if path is None:
         return None
     content = _first(args, "content", "file_text")  # file_text: Copilot CLI's create
-    if name in tools.WRITE and isinstance(content, str):
+    if name in tool_kinds.WRITE and isinstance(content, str):
         return "write", {"filePath": path, "content": content}
-    if name in tools.EDIT:
+    if name in tool_kinds.EDIT:
         old = _first(args, "old_string", "oldString", "old_str", "old")
         new = _first(args, "new_string", "newString", "new_str", "new")
         many = tools.edits_of(args) if "edits" in args else None  # MultiEdit, pi's edit: one of them
