@@ -12,6 +12,7 @@ results (``python -m tests.compat.report``), beside test_blame.py's.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -149,7 +150,7 @@ def test_the_last_turn_before_a_commit(agent: str, wait: int, compat_repo: Path,
         _commit(compat_repo, "calc")
 
     run = two_turns(agent, compat_repo, model_server, after_turn2=commit)
-    case = f"committed {'at once' if not wait else f'after {wait}s'} after turn 2"
+    case = "calc.py committed as turn 2 ends" if not wait else f"calc.py committed {wait} s after turn 2"
     got = blame_lines(compat_repo, "calc.py")
     misses = run.score(case, got)
     assert not misses, "\n".join(misses)
@@ -175,23 +176,28 @@ def test_lines_a_rewind_or_an_undo_put_back(compat_repo: Path, model_server: Mod
     misses: list[str] = []
     checks.oxide(repo, "rewind", before2, "--yes")
     assert (repo / "calc.py").read_text() == MINE  # as turn 1 and the user left it
-    misses += run.score("rewound to before turn 2", blame_lines(repo, "calc.py"),
+    misses += run.score("calc.py rewound to turn 2's prompt", blame_lines(repo, "calc.py"),
                         [(t, w, "1" if w == "agent" else None) for t, w, _p in WANT[:6]]
                         + [("line 7 = 7", "agent", "1")] + WANT[7:])
     checks.oxide(repo, "undo", "--yes")
     assert (repo / "calc.py").read_text() == SEVEN
-    misses += run.score("undone rewind to before turn 2", blame_lines(repo, "calc.py"))
+    misses += run.score("calc.py, that rewind undone", blame_lines(repo, "calc.py"))
     checks.oxide(repo, "rewind", before1, "--yes")
     assert not (repo / "calc.py").exists()
     checks.oxide(repo, "undo", "--yes")
     assert (repo / "calc.py").read_text() == SEVEN
-    misses += run.score("undone rewind to before turn 1", blame_lines(repo, "calc.py"))
+    misses += run.score("calc.py, a rewind to before turn 1 undone", blame_lines(repo, "calc.py"))
     _commit(repo, "calc", hooks=False)
-    misses += run.score("committed after the undo", blame_lines(repo, "calc.py"))
+    misses += run.score("calc.py committed after the undo", blame_lines(repo, "calc.py"))
     assert not misses, "\n".join(misses)
 
 
 # item 3: what hosting does to a pull request ----------------------------------------------------
+
+
+def _noted(repo: Path, rev: str) -> bool:
+    """Whether ``rev`` has a note on refs/notes/oxide (the git hooks wrote one)."""
+    return subprocess.run(["git", "notes", "--ref=oxide", "list", rev], cwd=repo, capture_output=True).returncode == 0
 
 
 def _teammate_env(home: Path) -> dict[str, str]:
@@ -229,7 +235,7 @@ def test_through_what_hosting_does_to_a_pull_request(agent: str, compat_repo: Pa
     run = two_turns(agent, repo, model_server, git_hooks=True, after_turn1=commit_turn1)
     commits.append(_commit(repo, "line 7"))
     idle(repo)
-    misses = run.score("on its branch", blame_lines(repo, "calc.py"))
+    misses = run.score("calc.py on the pull request's branch", blame_lines(repo, "calc.py"))
     # main moved on while the pull request was open
     git(repo, "checkout", "-q", "main")
     (repo / "README.md").write_text("hello\nfrom a teammate\n")
@@ -238,13 +244,14 @@ def test_through_what_hosting_does_to_a_pull_request(agent: str, compat_repo: Pa
     # a rebase merge: each commit picked onto main, as the host does it (no hooks, no notes)
     git(repo, "checkout", "-q", "-b", "rebased", base)
     git(repo, "-c", "core.hooksPath=/dev/null", "cherry-pick", *commits)
-    picked = git(repo, "rev-parse", "HEAD").strip()
-    misses += run.score("rebase merge", blame_lines(repo, "calc.py"))
+    assert not _noted(repo, "HEAD") and not _noted(repo, "HEAD~1") and _noted(repo, commits[1])
+    misses += run.score("calc.py rebase-merged (no hooks)", blame_lines(repo, "calc.py"))
     # a squash merge onto main
     git(repo, "checkout", "-q", "main")
     git(repo, "merge", "-q", "--squash", "feature")
     git(repo, "-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", "calc (#1)")
-    misses += run.score("squash merge", blame_lines(repo, "calc.py"))
+    assert not _noted(repo, "HEAD")
+    misses += run.score("calc.py squash-merged (no hooks)", blame_lines(repo, "calc.py"))
     # a teammate's clone of the remote: the checkpoints pushed and pulled
     bare = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
@@ -256,13 +263,9 @@ def test_through_what_hosting_does_to_a_pull_request(agent: str, compat_repo: Pa
     _as(env, tmp_path, "git", "clone", "-q", str(bare), str(clone))
     _as(env, clone, "git", "oxide", "init")
     _as(env, clone, "git", "oxide", "pull", "origin", "--checkpoints")
-    import json
-
-    for case, rev in (("teammate's clone, squash merge", "main"), ("teammate's clone, branch", "origin/feature"),
-                      ("teammate's clone, rebase merge", "origin/rebased")):
+    for case, rev in (("a teammate's clone: squash-merged", "main"), ("a teammate's clone: the branch", "origin/feature"),
+                      ("a teammate's clone: rebase-merged", "origin/rebased")):
         doc = json.loads(_as(env, clone, "git", "oxide", "blame", "calc.py", "--json", "--rev", rev))
         assert doc["checkpoints_missing"] is None, doc["checkpoints_missing"]
-        got = score(run.agent, run.version, case, doc["lines"], WANT, run.sid, run.prompts)
-        misses += got
-    assert picked
+        misses += score(run.agent, run.version, case, doc["lines"], WANT, run.sid, run.prompts)
     assert not misses, "\n".join(misses)
