@@ -65,6 +65,8 @@ def test_a_file_no_checkpoint_holds_is_not_taken_for_one(work: tuple[Path, Clock
     commit closes its interval, so "zero" is theirs): the squash's file is in no checkpoint, and
     its lines are given to no one; a commit older than every checkpoint reads none."""
     repo, clock, a = work
+    (repo / "README.md").write_text("hello\nan old line\n")  # committed on 2026-01-01 (the suite's date)
+    git(repo, "-c", "core.hooksPath=/dev/null", "commit", "-q", "-am", "before the first checkpoint")
     git(repo, "checkout", "-q", "-b", "feature")
     a.write("app.txt", "one\ntwo\n")
     a.say("done")
@@ -79,4 +81,4 @@ def test_a_file_no_checkpoint_holds_is_not_taken_for_one(work: tuple[Path, Clock
     _host(repo, clock, "commit", "-q", "-m", "app (#1)")
     assert rows(blame(repo, "app.txt")) == [("zero", "human", None), ("one", "before oxide", None),
                                             ("two", "before oxide", None)]
-    assert [who for _t, who, _s in rows(blame(repo, "README.md"))] == ["before oxide"]
+    assert [who for _t, who, _s in rows(blame(repo, "README.md"))] == ["before oxide"] * 2
