@@ -52,8 +52,10 @@ def _script(d: Driver) -> dict[str, list[Turn]]:
         two = [patch("*** Update File: calc.py\n@@\n line 6 = 6\n-line 7 = 7\n+line 7 = seven\n line 8 = 8\n")]
     else:
         one = [Turn.write(str(calc), CALC)]
-        # Claude Code edits only a file it has read since it last changed (the user changed it)
-        two = [Turn.tool("Read", {"file_path": str(calc)}), Turn.edit(str(calc), "line 7 = 7", "line 7 = seven")]
+        # Claude Code and Qwen Code edit only a file read since it last changed (the user changed it)
+        read = {"claude": "Read", "qwen": "read_file"}.get(d.name)
+        two = [*([Turn.tool(read, {"file_path": str(calc)})] if read else []),
+               Turn.edit(str(calc), "line 7 = 7", "line 7 = seven")]
     return {P1: [*one, Turn.say("calc.py is written.")], P2: [*two, Turn.say("Line 7 is changed.")]}
 
 
@@ -81,14 +83,16 @@ def two_turns(agent: str, repo: Path, server: ModelServer, *, git_hooks: bool = 
     running)."""
     d = make_driver(agent, repo, server)
     server.script.update(_script(d))
-    watching = agent != "claude"
+    watching = agent == "codex"
+    if agent == "gemini":  # it runs a project's hooks only in a folder the user trusted
+        (d.home / ".gemini" / "trustedFolders.json").write_text(json.dumps({str(repo): "TRUST_FOLDER"}))
     if watching:
         checks.oxide(repo, "init")
         checks.oxide(repo, "checkpoint", "-m", "the worktree before this session")
         checks.oxide(repo, "watch", "--daemon")
         wait_for("watch to start", lambda: (repo / ".git" / "oxide" / "watch.pid").exists())
     else:
-        checks.oxide(repo, "init", "--agent-hooks", "claude")
+        checks.oxide(repo, "init", "--agent-hooks", agent)
     if git_hooks:
         checks.oxide(repo, "hooks", "install")
     try:
@@ -155,6 +159,19 @@ def test_the_last_turn_before_a_commit(agent: str, wait: int, compat_repo: Path,
     misses = run.score(case, got)
     assert not misses, "\n".join(misses)
     assert got[6]["commit"] and got[6]["agent"] == agent  # line 7 through the commit, not the worktree
+
+
+@pytest.mark.parametrize("agent", ["gemini", "qwen"])
+def test_the_last_turn_before_a_commit_by_other_agents_hooks(
+        agent: str, compat_repo: Path, model_server: ModelServer, real_dates: None) -> None:
+    """Gemini CLI and Qwen Code captured by their own hooks (`init --agent-hooks AGENT`), whose
+    turn-end events (AfterAgent, Stop) import the session and take no checkpoint (as of this
+    test): the user's line 3 is in the interval of turn 1's calls (replayed, it stays theirs), and
+    the commit closes turn 2's."""
+    run = two_turns(agent, compat_repo, model_server, after_turn2=lambda: _commit(compat_repo, "calc"))
+    kinds = [c["kind"] for c in checks.oxide_json(compat_repo, "checkpoints")]
+    misses = run.score("calc.py committed as turn 2 ends", blame_lines(compat_repo, "calc.py"))
+    assert not misses, "\n".join(misses) + f"\ncheckpoints: {kinds}"
 
 
 # item 2: lines a rewind or an undo put back -----------------------------------------------------
