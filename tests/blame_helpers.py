@@ -146,8 +146,9 @@ def exact_blame(ctx: Any, rel: str, **kw: Any) -> Any:
 
 def commit(repo: Path, *args: str) -> str:
     """``git add -A`` and ``git commit`` with the hooks' queued jobs run: the new commit's id."""
-    from .conftest import git
     from tests.hooks.test_hooks import idle
+
+    from .conftest import git
 
     git(repo, "add", "-A")
     git(repo, "commit", "-q", *args)

@@ -203,6 +203,7 @@ class _Run:
         self.blobs: dict[str, Version] = {}
         self._checkpoints: dict[str, dict[str, Any]] | None = None
         self._by_head: dict[str, list[dict[str, Any]]] = {}
+        self._holders: dict[str, dict[str, list[dict[str, Any]]]] = {}  # path -> blob -> checkpoints
         self.missing: dict[str, list[str]] = {}  # commit -> the checkpoints its note names, not here
 
     def checkpoint_count(self) -> int:
@@ -258,17 +259,20 @@ class _Run:
     def _load_checkpoints(self) -> None:
         if self._checkpoints is None:  # every checkpoint once: a query per commit costs more
             rows = [dict(r) for r in self.ctx.index.query(
-                "SELECT id, worktree, worktree_path, created_at, head FROM checkpoints "
+                "SELECT id, worktree, worktree_path, created_at, head, tree FROM checkpoints "
                 "ORDER BY created_at, rowid")]
             by_head: dict[str, list[dict[str, Any]]] = {}
             for r in rows:
                 by_head.setdefault(r["head"], []).append(r)
             self._checkpoints, self._by_head = {r["id"]: r for r in rows}, by_head
 
-    def anchor(self, commit: str) -> tuple[dict[str, Any] | None, list[str], int | None]:
+    def anchor(self, commit: str,
+               path: str | None = None) -> tuple[dict[str, Any] | None, list[str], int | None]:
         """The checkpoint taken as ``commit`` was made (its note's), else the last one on its
         parent before it and the commit's time (ms: the end of its second), which closes the
-        interval after that checkpoint; and the sessions its note names."""
+        interval after that checkpoint, else (no note, no checkpoint on the parent: a squash or
+        rebase merge a host made, a cherry-pick without the hooks) the last checkpoint before it
+        whose ``path`` is the commit's very file; and the sessions its note names."""
         note_checkpoints, note_sessions = self.objects.note(commit)
         self._load_checkpoints()
         assert self._checkpoints is not None
@@ -284,10 +288,32 @@ class _Run:
                 before = [r for r in self._by_head.get(got[2], []) if int(r["created_at"] or 0) <= limit]
                 anchor = before[-1] if before else None
                 closed_at = limit
+                if anchor is None and path is not None:
+                    anchor = self._holding(path, self.objects.blob_at(got[0], path), limit)
+                    closed_at = None if anchor is not None else limit
         return anchor, list(note_sessions), closed_at
 
+    def _holding(self, path: str, blob: str | None, limit: int) -> dict[str, Any] | None:
+        """The last checkpoint made by ``limit`` (ms) whose ``path`` is blob ``blob``: where a
+        commit that has no note nor a checkpoint on its parent took that file from. A host's
+        squash or rebase merge copies the file of a commit the hooks noted, and the checkpoint
+        that commit's note names holds it (a pull with --checkpoints brings both)."""
+        assert self._checkpoints is not None
+        first = next(iter(self._checkpoints.values()), None)
+        if blob is None or first is None or int(first["created_at"] or 0) > limit:
+            return None  # (a commit older than every checkpoint: nothing read)
+        holders = self._holders.get(path)
+        if holders is None:  # every checkpoint's version of the file, read once
+            holders = self._holders[path] = {}
+            for r in self._checkpoints.values():  # by time
+                got = self.objects.blob_at(r["tree"], path) if r["tree"] else None
+                if got is not None:
+                    holders.setdefault(got, []).append(r)
+        found = [r for r in holders.get(blob, ()) if int(r["created_at"] or 0) <= limit]
+        return found[-1] if found else None
+
     def commit_lines(self, commit: str, entries: list[Any]) -> None:
-        anchor, sessions, closed_at = self.anchor(commit)
+        anchor, sessions, closed_at = self.anchor(commit, entries[0].filename)
         wanted = sorted({e.orig - 1 for e in entries})
         placed: dict[int, Placed] = {}
         if anchor is not None:

@@ -47,7 +47,7 @@ def _script(d: Driver) -> dict[str, list[Turn]]:
             "BLAME-2": [*two, Turn.say("Done with two.")]}
 
 
-def _wait(what: str, ok: Callable[[], bool], timeout: float = 30.0) -> None:
+def wait_for(what: str, ok: Callable[[], bool], timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if ok():
@@ -56,21 +56,22 @@ def _wait(what: str, ok: Callable[[], bool], timeout: float = 30.0) -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def _prompt_checkpoints(repo: Path) -> list[dict[str, Any]]:
+def prompt_checkpoints(repo: Path) -> list[dict[str, Any]]:
     return [c for c in checks.oxide_json(repo, "checkpoints") if c.get("kind") == "prompt"]
 
 
-def _prompt_ids(repo: Path, sid: str) -> list[str]:
+def prompt_ids(repo: Path, sid: str, markers: tuple[str, ...] = ("PROMPT-1", "BLAME-2")) -> list[str]:
+    """The ids of the session's user messages that hold one of ``markers`` (the scripted prompts)."""
     shown = checks.show(repo, sid)
     return [m["id"] for m in shown["messages"] if m["role"] == "user"
-            and any(k in "\n".join(checks.texts(m, "text")) for k in ("PROMPT-1", "BLAME-2"))]
+            and any(k in "\n".join(checks.texts(m, "text")) for k in markers)]
 
 
-def _blame(repo: Path, rel: str, *extra: str) -> list[dict[str, Any]]:
+def blame_lines(repo: Path, rel: str, *extra: str) -> list[dict[str, Any]]:
     return list(json.loads(checks.oxide(repo, "blame", rel, "--json", *extra).stdout)["lines"])
 
 
-def _score(agent: str, version: str, case: str, got: list[dict[str, Any]],
+def score(agent: str, version: str, case: str, got: list[dict[str, Any]],
            want: list[tuple[str, str, str | None]], session: str, prompts: list[str]) -> list[str]:
     """Each line against what it should be (text, who, which prompt); returns the misses."""
     misses = []
@@ -106,7 +107,7 @@ def two_turns(agent: str, repo: Path, server: ModelServer) -> tuple[Driver, str,
         checks.oxide(repo, "init")
         checks.oxide(repo, "checkpoint", "-m", "the worktree before this session")  # an earlier state
         checks.oxide(repo, "watch", "--daemon")
-        _wait("watch to start", lambda: (repo / ".git" / "oxide" / "watch.pid").exists())
+        wait_for("watch to start", lambda: (repo / ".git" / "oxide" / "watch.pid").exists())
     else:
         checks.oxide(repo, "init", "--agent-hooks", "claude")
     try:
@@ -114,7 +115,7 @@ def two_turns(agent: str, repo: Path, server: ModelServer) -> tuple[Driver, str,
         native = first.native_id
         assert native, first.stdout[-2000:]
         if watching:
-            _wait("watch's checkpoint of the first prompt", lambda: len(_prompt_checkpoints(repo)) >= 1)
+            wait_for("watch's checkpoint of the first prompt", lambda: len(prompt_checkpoints(repo)) >= 1)
         assert (repo / "notes.txt").read_text() == "alpha\nBETA\ngamma\n"
         time.sleep(0.05)  # the user edits after the turn (a later millisecond than its last call)
         with open(repo / "notes.txt", "a") as f:
@@ -122,7 +123,7 @@ def two_turns(agent: str, repo: Path, server: ModelServer) -> tuple[Driver, str,
         (repo / "mine.txt").write_text("typed by the user\n")
         d.resume(native, PROMPT2).check()
         if watching:
-            _wait("watch's checkpoint of the second prompt", lambda: len(_prompt_checkpoints(repo)) >= 2)
+            wait_for("watch's checkpoint of the second prompt", lambda: len(prompt_checkpoints(repo)) >= 2)
     finally:
         if watching:
             checks.oxide(repo, "watch", "--stop", check=False)
@@ -130,7 +131,7 @@ def two_turns(agent: str, repo: Path, server: ModelServer) -> tuple[Driver, str,
     checks.oxide(repo, "import")
     [row] = [r for r in checks.oxide_json(repo, "list", "--all") if r["agent"] == agent]
     sid = row["id"]
-    prompts = _prompt_ids(repo, sid)
+    prompts = prompt_ids(repo, sid)
     assert len(prompts) == 2, prompts
     return d, sid, prompts
 
@@ -140,9 +141,9 @@ def commit_with_hooks(repo: Path, sid: str, message: str) -> None:
     commit's note), on the session ``sid``; returns once the hooks' background work is done."""
     checks.oxide(repo, "hooks", "install")
     checks.oxide(repo, "switch", sid)
-    _git(repo, "add", "notes.txt", "shell.txt", "mine.txt")
-    _git(repo, "commit", "-q", "-m", message)
-    _idle(repo)
+    git(repo, "add", "notes.txt", "shell.txt", "mine.txt")
+    git(repo, "commit", "-q", "-m", message)
+    idle(repo)
 
 
 @pytest.mark.parametrize("agent", AGENTS)
@@ -152,19 +153,19 @@ def test_every_line_is_attributed_right(agent: str, compat_repo: Path, model_ser
     misses: list[str] = []
     for case, rel, want in (("worktree notes.txt", "notes.txt", NOTES), ("worktree shell.txt", "shell.txt", SHELL),
                             ("worktree mine.txt", "mine.txt", MINE)):
-        misses += _score(agent, version, case, _blame(compat_repo, rel), want, sid, prompts)
+        misses += score(agent, version, case, blame_lines(compat_repo, rel), want, sid, prompts)
     # committed with the git hooks (a pre-commit checkpoint and a note), then amended
     commit_with_hooks(compat_repo, sid, "the agent's work and mine")
-    misses += _score(agent, version, "committed notes.txt", _blame(compat_repo, "notes.txt"), NOTES, sid, prompts)
-    _git(compat_repo, "commit", "-q", "--amend", "-m", "the agent's work and mine (amended)")
-    _idle(compat_repo)
-    misses += _score(agent, version, "amended notes.txt", _blame(compat_repo, "notes.txt", "--rev", "HEAD"),
+    misses += score(agent, version, "committed notes.txt", blame_lines(compat_repo, "notes.txt"), NOTES, sid, prompts)
+    git(compat_repo, "commit", "-q", "--amend", "-m", "the agent's work and mine (amended)")
+    idle(compat_repo)
+    misses += score(agent, version, "amended notes.txt", blame_lines(compat_repo, "notes.txt", "--rev", "HEAD"),
                      NOTES, sid, prompts)
-    misses += _score(agent, version, "amended shell.txt", _blame(compat_repo, "shell.txt"), SHELL, sid, prompts)
-    assert not misses, "\n".join(misses) + "\n" + _diagnosis(compat_repo, sid)
+    misses += score(agent, version, "amended shell.txt", blame_lines(compat_repo, "shell.txt"), SHELL, sid, prompts)
+    assert not misses, "\n".join(misses) + "\n" + diagnosis(compat_repo, sid)
 
 
-def _diagnosis(repo: Path, sid: str) -> str:
+def diagnosis(repo: Path, sid: str, rel: str = "notes.txt", *extra: str) -> str:
     """What blame went by, for a failure's message: the checkpoints and the calls, with times."""
     out = ["checkpoints:"]
     for c in sorted(checks.oxide_json(repo, "checkpoints"), key=lambda c: str(c.get("created_at"))):
@@ -173,17 +174,17 @@ def _diagnosis(repo: Path, sid: str) -> str:
     for m in checks.show(repo, sid)["messages"]:
         tools = [p.get("name") or p.get("call_id") for p in m["parts"] if p["type"] in ("tool_call", "tool_result")]
         out.append(f"  {m['created_at']} {m['role']} {tools}")
-    out.append(checks.oxide(repo, "blame", "--porcelain", "notes.txt").stdout)
+    out.append(checks.oxide(repo, "blame", "--porcelain", rel, *extra).stdout)
     return "\n".join(out)
 
 
-def _git(repo: Path, *args: str) -> None:
+def git(repo: Path, *args: str) -> str:
     import subprocess
 
-    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
 
 
-def _idle(repo: Path) -> None:
+def idle(repo: Path) -> None:
     from oxide_git.hooks.queue import wait_idle
 
     assert wait_idle(repo / ".git", 60)
