@@ -93,7 +93,7 @@ def test_merge_brings_files_and_turns_and_undo_reverts_both(repo: Path, monkeypa
     log = sessionlog.load_required(make_ctx(repo).repo.git, parent)
     msgs = dict(sessionlog.iter_messages(make_ctx(repo).repo.git, log.commit.tree))
     assert msgs[6].parts[1].get("call_id") == "call-1" and msgs[7].parts[0].get("output") == "wrote feature.py"
-    assert msgs[6].extra["merged_from"] == {"session": fork_id, "seq": 3}
+    assert msgs[6].extra["merged_from"] == {"session": fork_id, "seq": 3, "agent": "claude"}
     assert git(repo, "rev-parse", "HEAD") == head and git(repo, "ls-files", "-s") == index
     # the merged turns are the target's own: its model context carries them, search finds them
     doc = json.loads(_cli(repo, monkeypatch, "resume", parent[:10], "--format", "json").stdout)
@@ -383,3 +383,41 @@ def test_the_targets_own_transcript_growing_after_a_merge_keeps_the_merged_turns
     after = team.texts(a)
     assert after is not None and after[:len(merged)] == merged  # nothing merged was overwritten
     assert after[len(merged):] == ["A4 user", "A4 assistant"]  # the agent's new turn, after them
+
+
+# Anthropic Messages content blocks (what Claude Code sends its model from a transcript's lines)
+CLAUDE_BLOCKS = {"text", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking",
+                 "server_tool_use", "web_search_tool_result"}
+
+
+def test_another_agents_merged_turns_reach_claude_as_foreign_ones(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Codex session (a real rollout) merged into a Claude session, resumed in Claude: the merged
+    turns are Codex's records, written the way a Codex session is handed to Claude (its harness
+    context left out, its calls as Claude's tools), never as Claude's own lines: Codex's events
+    (token_count, task_started...) as content blocks, its item fields on them, were sent to the
+    model by the real Claude Code (make compat), which the Messages API refuses."""
+    parent, _fork_id = _scenario(repo)
+    rollout = Path(__file__).resolve().parent.parent / "fixtures" / "codex" / \
+        "rollout-2026-12-01T20-03-01-01a23334-175b-7030-bb12-84938bd24286.jsonl"
+    _cli(repo, monkeypatch, "import", "--agent", "codex", str(rollout))
+    codex_sid = make_ctx(repo).index.resolve_session("01a23334-175b-7030-bb12-84938bd24286")
+    res = merge(make_ctx(repo, NOW_MS + 100), codex_sid, into=parent, code=False)
+    assert res.messages_added > 5
+    log = sessionlog.load_required(make_ctx(repo).repo.git, parent)
+    came = [m.extra["merged_from"] for _q, m in sessionlog.iter_messages(make_ctx(repo).repo.git, log.commit.tree)
+            if "merged_from" in m.extra]
+    assert came and all(c["agent"] == "codex" for c in came)
+    out = json.loads(_cli(repo, monkeypatch, "resume", parent, "--into", "claude", "--json").stdout)
+    [path] = out["written"]
+    lines = [json.loads(x) for x in Path(path).read_text().splitlines()]
+    blocks = [b for ln in lines if isinstance((ln.get("message") or {}).get("content"), list)
+              for b in ln["message"]["content"]]
+    kinds = {str(b.get("type")) for b in blocks}
+    assert kinds <= CLAUDE_BLOCKS, sorted(kinds - CLAUDE_BLOCKS)
+    assert not [b for b in blocks if {"codex_type", "native", "status"} & b.keys()], "Codex's fields on a block"
+    assert {ln["type"] for ln in lines} <= {"user", "assistant", "system"}
+    calls = [b["name"] for b in blocks if b["type"] == "tool_use"]
+    assert "Bash" in calls, calls  # Codex's exec_command handed over as Claude's own tool
+    dumped = json.dumps(lines)
+    assert "<environment_context>" not in dumped  # Codex's harness context is no user turn of Claude's
+    assert any("codex" in x for x in out["lost"]), out["lost"]

@@ -101,6 +101,11 @@ class Part:
         return cls(PartType.OTHER, {"kind": kind, "raw": raw, **extra})
 
 
+MERGED_FROM = "merged_from"
+"""A message `git oxide merge` brought from a fork names in its extra where it came from: the
+session, the seq, and the agent whose record it is (another agent's, in a session of this one)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Message:
     """One message of a session with all its parts.
@@ -130,6 +135,13 @@ class Message:
     def is_harness(self) -> bool:
         """Context the agent's harness injected (see agents/__init__.py), not a user's turn."""
         return bool(self.extra.get("harness"))
+
+    def made_by(self, session_agent: str) -> str:
+        """The agent whose record this message is: a merged one's (``MERGED_FROM``), else the
+        session's. An exporter writes only its own agent's records as they were."""
+        came = self.extra.get(MERGED_FROM)
+        agent = came.get("agent") if isinstance(came, Mapping) else None
+        return agent if isinstance(agent, str) and agent else session_agent
 
     def is_compaction(self) -> bool:
         return any(p.type == PartType.COMPACTION for p in self.parts)

@@ -94,13 +94,13 @@ def _not_merged(segments: list[merge_lineage.Segment], earlier: list[dict[str, A
 
 def _messages(ctx: Context, segments: list[merge_lineage.Segment]) -> list[Message]:
     """The segments' messages as they were, each new to the target (its id and agent id are the
-    target's to give) and naming where it came from."""
+    target's to give) and naming where it came from, and whose record it is (``Message.made_by``:
+    an exporter writes another agent's records as foreign ones, never as its own)."""
     out = []
     for seg in segments:
         for seq, m in sessionlog.iter_messages(ctx.repo.git, seg.log.commit.tree, seg.start, seg.stop):
-            out.append(dataclasses.replace(
-                m, id="", native_id=None,
-                extra={**m.extra, FROM_KEY: {"session": seg.session_id, "seq": seq}}))
+            came = {"session": seg.session_id, "seq": seq, "agent": m.made_by(seg.log.session.agent)}
+            out.append(dataclasses.replace(m, id="", native_id=None, extra={**m.extra, FROM_KEY: came}))
     return out
 
 
