@@ -1,0 +1,158 @@
+"""`git oxide merge` with the real agents (issue 34): a session, a fork of it continued in an agent in
+another worktree (a linked one, ``git worktree add``) where the agent's turn writes a file, the
+merge, then the target resumed in its agent. The request that agent sends its model must hold the
+fork's prompt, its tool result and its answer; the file must be in the target's worktree; `undo`
+must take both back. Claude Code and Codex, and one pair across them (a Claude session whose fork
+continues in Codex). Then, with Claude alone (to keep the time down): a conflict, a dirty worktree,
+and `--digest` (each also merged twice: the second adds nothing).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..conftest import git
+from . import checks
+from .conftest import make_driver
+from .driver import Driver
+from .modelserver import ModelServer, Turn
+
+MAIN = "MERGE-MAIN: say hello."
+FORK = "MERGE-FORK: write feature.txt for me."
+AFTER = "MERGE-AFTER: what did the fork do?"
+FORK_ANSWER = "MERGE-FORK-ANSWER: feature.txt is written."
+FEATURE = "written by the fork\n"
+
+
+def _script(server: ModelServer, fork_wt: Path, *, readme: bool = False) -> None:
+    """The turns: the main session says hello; the fork writes feature.txt (with the agent's write
+    tool; Codex's is apply_patch) and, with ``readme``, edits README.md's one line; then answers."""
+    server.script["MERGE-MAIN"] = [Turn.say("Hello from the main session.")]
+    server.script["MERGE-AFTER"] = [Turn.say("MERGE-AFTER-ANSWER: the fork wrote feature.txt.")]
+    server.script["MERGE-FORK"] = [Turn.write(str(fork_wt / "feature.txt"), FEATURE)]
+    if readme:
+        server.script["MERGE-FORK"].append(Turn.edit(str(fork_wt / "README.md"), "hello", "hello from the fork"))
+    server.script["MERGE-FORK"].append(Turn.say(FORK_ANSWER))
+
+
+def _codex_turns(server: ModelServer) -> None:
+    """Codex has no write tool: the fork's file is an ``apply_patch`` (paths relative to its cwd)."""
+    add = f"*** Begin Patch\n*** Add File: feature.txt\n+{FEATURE.strip()}\n*** End Patch\n"
+    server.script["MERGE-FORK"] = [Turn.tool("apply_patch", {"input": add}), Turn.say(FORK_ANSWER)]
+
+
+def _worktree(repo: Path, tmp_path: Path) -> Path:
+    wt = tmp_path / "fork-wt"
+    git(repo, "worktree", "add", "-q", "-b", "fork-work", str(wt))
+    return wt
+
+
+def _session_of(repo: Path, agent: str, native_id: str | None) -> dict[str, Any]:
+    rows = [r for r in checks.oxide_json(repo, "list", "--all") if r["agent"] == agent
+            and (native_id is None or r["native_id"] == native_id)]
+    assert len(rows) == 1, rows
+    return dict(rows[0])
+
+
+def _messages(repo: Path, sid: str) -> list[dict[str, Any]]:
+    return list(checks.show(repo, sid)["messages"])
+
+
+def _merge(repo: Path, *args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
+    r = checks.oxide(repo, "merge", *args, check=False)
+    assert r.returncode == code, f"merge {' '.join(args)} exited {r.returncode}:\n{r.stderr}\n{r.stdout}"
+    return r
+
+
+def _fork_in(target: Driver, fork_driver: Driver, repo: Path, wt: Path) -> tuple[str, str, dict[str, Any]]:
+    """Run the main session, import it, fork it, continue the fork in ``fork_driver``'s agent in the
+    linked worktree ``wt``, import that and checkpoint it there. (session id, continuation id, the
+    continuation as `show` gives it)."""
+    first = target.run(MAIN).check()
+    checks.oxide(repo, "import")
+    sid = _session_of(repo, target.name, first.native_id)["id"]
+    fork_id = checks.oxide_json(repo, "fork", sid, "--title", "feature idea")["id"]
+    res = checks.into(wt, fork_id, fork_driver.name)
+    assert res["written"], res
+    fork_driver.resume(res["native_id"], FORK).check()
+    checks.oxide(wt, "import")
+    [cont] = [r for r in checks.oxide_json(wt, "list", "--all") if r.get("parent_id") == fork_id]
+    assert cont["agent"] == fork_driver.name, cont
+    checks.oxide(wt, "checkpoint", "--session", cont["id"], "-m", "the fork's work")
+    shown = checks.show(wt, cont["id"])
+    assert any(FORK in u for u in checks.user_prompts(shown)), checks.user_prompts(shown)
+    return sid, cont["id"], shown
+
+
+def _tool_result_text(shown: dict[str, Any]) -> str:
+    """The fork's write tool result as text (the first line of it: what any agent carries)."""
+    [res] = checks.tool_results(shown)
+    out = res.get("output")
+    if isinstance(out, dict | list):
+        out = json.dumps(out)
+    assert isinstance(out, str) and out.strip(), res
+    return out.strip().splitlines()[0]
+
+
+def _merge_and_resume(target: Driver, fork_driver: Driver, repo: Path, server: ModelServer,
+                      tmp_path: Path) -> None:
+    wt = _worktree(repo, tmp_path)
+    sid, cont, shown = _fork_in(target, fork_driver, repo, wt)
+    assert (wt / "feature.txt").read_text() == FEATURE and not (repo / "feature.txt").exists()
+    result_text = _tool_result_text(shown)
+    before = _messages(repo, sid)
+
+    dry = _merge(repo, cont, "--dry-run")
+    assert "feature.txt" in dry.stdout and "append" in dry.stdout, dry.stdout
+    assert "Dry run: nothing was written" in dry.stderr, dry.stderr
+    assert not (repo / "feature.txt").exists() and _messages(repo, sid) == before
+
+    merged = _merge(repo, cont, "--yes")
+    assert f"Merged {cont[:8]}" in merged.stderr and "1 file(s) written" in merged.stderr, merged.stderr
+    assert (repo / "feature.txt").read_text() == FEATURE
+    after = _messages(repo, sid)
+    assert after[:len(before)] == before
+    added = json.dumps(after[len(before):])
+    assert "[git oxide merge]" in added and FORK in added and FORK_ANSWER in added, added[:2000]
+    shown_text = checks.oxide(repo, "show", sid, "--no-pager").stdout
+    assert "[git oxide merge]" in shown_text and FORK_ANSWER in shown_text
+
+    again = _merge(repo, cont, "--yes")  # merging twice adds nothing
+    assert "Already merged" in again.stderr, again.stderr
+    assert len(_messages(repo, sid)) == len(after)
+
+    # the target resumed in its agent: its model sees the fork's prompt, tool result and answer
+    res = checks.into(repo, sid, target.name)
+    assert res["written"], res
+    server._log.clear()
+    target.resume(res["native_id"], AFTER).check()
+    checks.assert_request_holds(server, [MAIN, FORK, result_text, FORK_ANSWER, AFTER])
+    if fork_driver.name == target.name:  # the fork's write reached the model as a tool call
+        calls = checks.request_tool_calls(server)
+        assert any("feature.txt" in args for _n, args in calls), calls
+
+    undone = checks.oxide(repo, "undo", "--yes")
+    assert not (repo / "feature.txt").exists(), undone.stderr + undone.stdout
+    assert _messages(repo, sid) == before, undone.stderr + undone.stdout
+    assert (wt / "feature.txt").read_text() == FEATURE  # the fork's worktree is not touched
+
+
+@pytest.mark.parametrize(("target", "fork_agent"), [("claude", "claude"), ("codex", "codex"),
+                                                     ("claude", "codex")],
+                         ids=["claude", "codex", "codex-fork-into-claude"])
+def test_a_fork_continued_in_an_agent_merges_back(target: str, fork_agent: str, compat_repo: Path,
+                                                  model_server: ModelServer, tmp_path: Path) -> None:
+    t = make_driver(target, compat_repo, model_server)
+    wt = tmp_path / "fork-wt"
+    f = make_driver(fork_agent, wt, model_server) if fork_agent != target else None
+    _script(model_server, wt)
+    if fork_agent == "codex":
+        _codex_turns(model_server)
+    if f is None:
+        f = type(t)(wt, model_server)
+    _merge_and_resume(t, f, compat_repo, model_server, tmp_path)
