@@ -421,3 +421,100 @@ def test_another_agents_merged_turns_reach_claude_as_foreign_ones(repo: Path, mo
     dumped = json.dumps(lines)
     assert "<environment_context>" not in dumped  # Codex's harness context is no user turn of Claude's
     assert any("codex" in x for x in out["lost"]), out["lost"]
+
+
+CODEX_ROLLOUT = Path(__file__).resolve().parent.parent / "fixtures" / "codex" / \
+    "rollout-2026-12-01T20-03-01-01a23334-175b-7030-bb12-84938bd24286.jsonl"
+
+
+def _prompts_and_answers(repo: Path, sid: str) -> list[str]:
+    log = sessionlog.load_required(make_ctx(repo).repo.git, sid)
+    return [m.text() for _q, m in sessionlog.iter_messages(make_ctx(repo).repo.git, log.commit.tree)
+            if m.role in ("user", "assistant") and m.text() and not m.is_harness()]
+
+
+def _import_into(repo: Path, monkeypatch: pytest.MonkeyPatch, sid: str, agent: str) -> Path:
+    out = json.loads(_cli(repo, monkeypatch, "resume", sid, "--into", agent, "--json").stdout)
+    [path] = out["written"]
+    return Path(path)
+
+
+def test_the_agents_copy_of_merged_turns_is_not_imported_again_claude(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claude's own session, a Claude fork's turns and a Codex session merged into it, `resume
+    --into claude` (the transcript then holds the merged turns under Claude's line ids), Claude
+    goes on, `import`: the merged turns stay once, as the merge wrote them, the new turn after them
+    (a real run imported the whole merged block again after the merge's copy)."""
+    native = "11111111-1111-4111-8111-111111111111"
+    folder = Path(__import__("os").environ["CLAUDE_CONFIG_DIR"]) / "projects" / \
+        "".join(c if c.isalnum() else "-" for c in str(repo))
+    folder.mkdir(parents=True)
+    lines = [{"parentUuid": None, "isSidechain": False, "type": "user", "cwd": str(repo), "sessionId": native,
+              "uuid": "a0000000-0000-4000-8000-000000000001", "timestamp": "2026-01-01T00:00:00.000Z",
+              "message": {"role": "user", "content": "hello"}},
+             {"parentUuid": "a0000000-0000-4000-8000-000000000001", "isSidechain": False, "type": "assistant",
+              "cwd": str(repo), "sessionId": native, "uuid": "a0000000-0000-4000-8000-000000000002",
+              "timestamp": "2026-01-01T00:00:01.000Z",
+              "message": {"role": "assistant", "id": "msg_1", "type": "message", "model": "claude-test",
+                          "content": [{"type": "text", "text": "hi"}]}}]
+    (folder / f"{native}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    _cli(repo, monkeypatch, "import")
+    ctx = make_ctx(repo, NOW_MS + 10)
+    sid = ctx.index.resolve_session(native)
+    f = fork(ctx, sid, title="try it")
+    _fork_turns(make_ctx(repo, NOW_MS + 20), f.id)
+    merge(make_ctx(repo, NOW_MS + 30), f.id, code=False)
+    _cli(repo, monkeypatch, "import", "--agent", "codex", str(CODEX_ROLLOUT))
+    codex_sid = make_ctx(repo).index.resolve_session("01a23334-175b-7030-bb12-84938bd24286")
+    merge(make_ctx(repo, NOW_MS + 40), codex_sid, into=sid, code=False)
+    merged = _prompts_and_answers(repo, sid)
+    assert merged.count("add a feature module") == 1
+    path = _import_into(repo, monkeypatch, sid, "claude")
+    last = json.loads(path.read_text().splitlines()[-1])["uuid"]
+    more = [{"parentUuid": last, "isSidechain": False, "type": "user", "cwd": str(repo), "sessionId": native,
+             "uuid": "b0000000-0000-4000-8000-000000000001", "timestamp": "2026-01-02T00:00:00.000Z",
+             "message": {"role": "user", "content": "and now?"}},
+            {"parentUuid": "b0000000-0000-4000-8000-000000000001", "isSidechain": False, "type": "assistant",
+             "cwd": str(repo), "sessionId": native, "uuid": "b0000000-0000-4000-8000-000000000002",
+             "timestamp": "2026-01-02T00:00:01.000Z",
+             "message": {"role": "assistant", "id": "msg_2", "type": "message", "model": "claude-test",
+                         "content": [{"type": "text", "text": "all merged"}]}}]
+    with path.open("a") as fh:
+        fh.write("".join(json.dumps(x) + "\n" for x in more))
+    _cli(repo, monkeypatch, "import")
+    assert _prompts_and_answers(repo, sid) == [*merged, "and now?", "all merged"]
+
+
+def test_the_agents_copy_of_merged_turns_is_not_imported_again_codex(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same with Codex, whose rollouts give messages no ids: a fork's turns merged into a
+    Codex session come back from its rollout as the same messages (their role, time and what they
+    say), and stay once."""
+    _cli(repo, monkeypatch, "import", "--agent", "codex", str(CODEX_ROLLOUT))
+    sid = make_ctx(repo).index.resolve_session("01a23334-175b-7030-bb12-84938bd24286")
+    f = fork(make_ctx(repo, NOW_MS + 10), sid, title="try it")
+    ctx = make_ctx(repo, NOW_MS + 20)
+    store.append(ctx, sessionlog.load_required(ctx.repo.git, f.id).session, [  # Codex's own records
+        Message("user", (Part.text("add a feature module"),), created_at=NOW_MS + 10),
+        Message("assistant", (Part.tool_call("call-1", "exec_command", {"cmd": "echo hi"},
+                                             arguments='{"cmd": "echo hi"}', codex_type="function_call"),),
+                created_at=NOW_MS + 11),
+        Message("tool", (Part.tool_result("call-1", "hi\n", codex_type="function_call_output"),),
+                created_at=NOW_MS + 12),
+        Message("assistant", (Part.text("Done: the feature is in."),), created_at=NOW_MS + 13)])
+    merge(make_ctx(repo, NOW_MS + 30), f.id, code=False)
+    merged = _prompts_and_answers(repo, sid)
+    assert merged.count("add a feature module") == 1 and merged.count("Done: the feature is in.") == 1
+    path = _import_into(repo, monkeypatch, sid, "codex")
+    more = [{"timestamp": "2026-12-02T00:00:00.000Z", "type": "response_item",
+             "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "and now?"}]}},
+            {"timestamp": "2026-12-02T00:00:00.000Z", "type": "event_msg",
+             "payload": {"type": "user_message", "message": "and now?", "images": [], "local_images": [],
+                         "text_elements": []}},
+            {"timestamp": "2026-12-02T00:00:01.000Z", "type": "response_item",
+             "payload": {"type": "message", "role": "assistant",
+                         "content": [{"type": "output_text", "text": "all merged"}]}}]
+    with path.open("a") as fh:
+        fh.write("".join(json.dumps(x) + "\n" for x in more))
+    _cli(repo, monkeypatch, "import")
+    assert _prompts_and_answers(repo, sid) == [*merged, "and now?", "all merged"]

@@ -92,15 +92,18 @@ def _not_merged(segments: list[merge_lineage.Segment], earlier: list[dict[str, A
     return out, skipped
 
 
-def _messages(ctx: Context, segments: list[merge_lineage.Segment]) -> list[Message]:
-    """The segments' messages as they were, each new to the target (its id and agent id are the
-    target's to give) and naming where it came from, and whose record it is (``Message.made_by``:
-    an exporter writes another agent's records as foreign ones, never as its own)."""
+def _messages(ctx: Context, segments: list[merge_lineage.Segment], target_agent: str) -> list[Message]:
+    """The segments' messages as they were, each new to the target (its id is the target's to
+    give) and naming where it came from, and whose record it is (``Message.made_by``: an exporter
+    writes another agent's records as foreign ones, never as its own). A record of the target's
+    own agent keeps that agent's id for it: `resume --into` writes it under that id, and an import
+    of the agent's file knows it by it (another agent's is known by ``model.merge_key``)."""
     out = []
     for seg in segments:
         for seq, m in sessionlog.iter_messages(ctx.repo.git, seg.log.commit.tree, seg.start, seg.stop):
             came = {"session": seg.session_id, "seq": seq, "agent": m.made_by(seg.log.session.agent)}
-            out.append(dataclasses.replace(m, id="", native_id=None, extra={**m.extra, FROM_KEY: came}))
+            native_id = m.native_id if came["agent"] == target_agent else None
+            out.append(dataclasses.replace(m, id="", native_id=native_id, extra={**m.extra, FROM_KEY: came}))
     return out
 
 
@@ -271,7 +274,7 @@ def _merge(ctx: Context, repo: Any, lin: merge_lineage.Lineage, *, code: bool, c
             res.uncommitted = sorted(dirty)
     added: list[Message] = []
     if conversation:
-        msgs = _messages(ctx, segments)
+        msgs = _messages(ctx, segments, lin.target.session.agent)
         if digest_only and msgs:
             msgs = digest(msgs)
         if msgs:

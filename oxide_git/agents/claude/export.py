@@ -16,7 +16,7 @@ from oxide_git.agents import AgentEnv, Export
 from oxide_git.agents.claude import foreign as claude_foreign
 from oxide_git.agents.claude import shape as claude_shape
 from oxide_git.agents.claude.store import roots
-from oxide_git.core.model import Message, Part, PartType, Session, session_id_for, to_iso
+from oxide_git.core.model import MERGED_FROM, Message, Part, PartType, Session, session_id_for, to_iso
 
 DEFAULT_VERSION = "2.1.39"
 # extra keys that are ours, not envelope fields to write back
@@ -163,6 +163,8 @@ class _Writer:
                                 "userType": "external"}
         if self.native:
             line.update({k: v for k, v in m.extra.items() if k not in _INTERNAL})
+        elif isinstance(m.extra.get(MERGED_FROM), Mapping):  # what a merge brought: known by it on import
+            line[MERGED_FROM] = dict(m.extra[MERGED_FROM])
         line.setdefault("cwd", self.cwd)
         line.setdefault("version", DEFAULT_VERSION)
         line.setdefault("gitBranch", self.session.branch or "")
