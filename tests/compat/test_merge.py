@@ -63,6 +63,14 @@ def _messages(repo: Path, sid: str) -> list[dict[str, Any]]:
     return list(checks.show(repo, sid)["messages"])
 
 
+def _outline(m: dict[str, Any]) -> str:
+    """One line of a message as `show --json` gives it, for a failure's message."""
+    kinds = ",".join(p["type"] for p in m["parts"])
+    text = " ".join(checks.texts(m, "text"))[:60].replace("\n", " ")
+    came = "merged" if "merged_from" in m.get("extra", {}) else ""
+    return f"#{m['seq']} {m['role']} [{kinds}] {came} {m.get('native_id')} {text!r}"
+
+
 def _merge(repo: Path, *args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
     r = checks.oxide(repo, "merge", *args, check=False)
     assert r.returncode == code, f"merge {' '.join(args)} exited {r.returncode}:\n{r.stderr}\n{r.stdout}"
@@ -99,6 +107,23 @@ def _tool_result_text(shown: dict[str, Any]) -> str:
     return out.strip().splitlines()[0]
 
 
+# what the Messages API takes as content blocks (Claude Code sends its model its transcript's)
+ANTHROPIC_BLOCKS = {"text", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking",
+                    "server_tool_use", "web_search_tool_result"}
+
+
+def _well_formed(server: ModelServer) -> None:
+    """The last request holds only what its API takes: no other agent's records or fields."""
+    row = server.last_request()
+    if row["api"] != "anthropic":
+        return
+    blocks = [b for m in row["body"]["messages"] if isinstance(m.get("content"), list) for b in m["content"]]
+    kinds = {str(b.get("type")) for b in blocks}
+    assert kinds <= ANTHROPIC_BLOCKS, f"blocks the Messages API refuses: {sorted(kinds - ANTHROPIC_BLOCKS)}"
+    odd = [b for b in blocks if {"codex_type", "native", "status"} & b.keys()]
+    assert not odd, f"another agent's fields on blocks: {json.dumps(odd)[:1000]}"
+
+
 def _merge_and_resume(target: Driver, fork_driver: Driver, repo: Path, server: ModelServer,
                       tmp_path: Path) -> None:
     wt = _worktree(repo, tmp_path)
@@ -132,6 +157,7 @@ def _merge_and_resume(target: Driver, fork_driver: Driver, repo: Path, server: M
     server._log.clear()
     target.resume(res["native_id"], AFTER).check()
     checks.assert_request_holds(server, [MAIN, FORK, result_text, FORK_ANSWER, AFTER])
+    _well_formed(server)
     if fork_driver.name == target.name:  # the fork's write reached the model as a tool call
         calls = checks.request_tool_calls(server)
         assert any("feature.txt" in args for _n, args in calls), calls
@@ -140,6 +166,20 @@ def _merge_and_resume(target: Driver, fork_driver: Driver, repo: Path, server: M
     assert not (repo / "feature.txt").exists(), undone.stderr + undone.stdout
     assert _messages(repo, sid) == before, undone.stderr + undone.stdout
     assert (wt / "feature.txt").read_text() == FEATURE  # the fork's worktree is not touched
+
+    # undo again (a redo): then the agent's own turn after the merge is imported after the merged
+    # turns, which stay as they were (the import's cursor, issue 39)
+    checks.oxide(repo, "undo", "--yes")
+    assert (repo / "feature.txt").read_text() == FEATURE and _messages(repo, sid) == after
+    checks.oxide(repo, "import")
+    final = _messages(repo, sid)
+    outline = "\n".join(_outline(m) for m in final)
+    assert final[:len(after)] == after, outline
+    prompts = checks.user_prompts({"messages": final})
+    assert sum(FORK in p for p in prompts) == 1 and sum(AFTER in p for p in prompts) == 1, outline
+    answers = [t for m in final if m["role"] == "assistant" for t in checks.texts(m, "text")]
+    assert sum(FORK_ANSWER in t for t in answers) == 1, outline
+    assert any("MERGE-AFTER-ANSWER" in t for t in answers), outline
 
 
 @pytest.mark.parametrize(("target", "fork_agent"), [("claude", "claude"), ("codex", "codex"),
