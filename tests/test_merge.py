@@ -518,3 +518,83 @@ def test_the_agents_copy_of_merged_turns_is_not_imported_again_codex(
         fh.write("".join(json.dumps(x) + "\n" for x in more))
     _cli(repo, monkeypatch, "import")
     assert _prompts_and_answers(repo, sid) == [*merged, "and now?", "all merged"]
+
+
+def test_a_digest_names_the_files_without_a_divergence_checkpoint(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No checkpoint of the session before the fork (a user without hooks): the code merges
+    against the commits' merge base, and the digest names the fork's files from that base too
+    (it said "Files it changed: none." while the merge wrote the fork's file: make compat)."""
+    ctx = make_ctx(repo)
+    parent = Session(id=PARENT, agent="claude", native_id="nat-parent", title="parent work",
+                     cwd=str(repo), worktree=ctx.repo.worktree_id)
+    store.append(ctx, parent, [Message("user", (Part.text("hello"),), created_at=NOW_MS),
+                               Message("assistant", (Part.text("hi"),), created_at=NOW_MS + 1)])
+    f = fork(make_ctx(repo, NOW_MS + 5), PARENT, title="feature idea")
+    _fork_turns(make_ctx(repo, NOW_MS + 6), f.id)
+    (repo / "feature.py").write_text("x = 1\n")
+    checkpoint(make_ctx(repo, NOW_MS + 30), session=f.id, text="the fork's work")
+    (repo / "feature.py").unlink()
+    dry = merge(make_ctx(repo, NOW_MS + 90), f.id, digest_only=True, dry_run=True)
+    assert dry.files["added"] == ["feature.py"]
+    res = merge(make_ctx(repo, NOW_MS + 100), f.id, digest_only=True)
+    assert res.files["added"] == ["feature.py"] and (repo / "feature.py").read_text() == "x = 1\n"
+    marker = _texts(repo, PARENT)[2]
+    assert marker.startswith(MARKER) and "Files it changed: feature.py." in marker, marker
+
+
+def _claude_line(native: str, cwd: Path, uuid: str, parent: str | None, role: str, text: str, ts: str) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "user", "content": text}
+    if role == "assistant":
+        message = {"role": "assistant", "id": f"msg_{uuid[:8]}", "type": "message", "model": "claude-test",
+                   "content": [{"type": "text", "text": text}]}
+    return {"parentUuid": parent, "isSidechain": False, "type": role, "cwd": str(cwd), "sessionId": native,
+            "uuid": uuid, "timestamp": ts, "message": message}
+
+
+def test_claude_reads_the_merged_turns_after_the_marker_and_the_sessions_own_later_turns(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Claude fork's first line names the fork point as its parent. Written so into the target's
+    transcript, Claude's chain (read up from the last line) went from the fork's turns straight to
+    the fork point: past the merge's marker and past the turns the session had after the fork
+    point, which its model then never saw (make compat: the digest's marker was not in the
+    request). A merged line keeps only a parent of its own merged run."""
+    import os
+
+    native = "22222222-2222-4222-8222-222222222222"
+    folder = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "".join(c if c.isalnum() else "-" for c in str(repo))
+    folder.mkdir(parents=True)
+    own = folder / f"{native}.jsonl"
+    u = [f"c0000000-0000-4000-8000-00000000000{i}" for i in range(1, 5)]
+    lines = [_claude_line(native, repo, u[0], None, "user", "hello", "2026-01-01T00:00:00.000Z"),
+             _claude_line(native, repo, u[1], u[0], "assistant", "hi", "2026-01-01T00:00:01.000Z")]
+    own.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    _cli(repo, monkeypatch, "import")
+    sid = make_ctx(repo).index.resolve_session(native)
+    f = fork(make_ctx(repo, NOW_MS + 10), sid, title="try it")
+    fork_file = _import_into(repo, monkeypatch, f.id, "claude")  # the fork continued in Claude
+    fork_native = fork_file.stem
+    with fork_file.open("a") as fh:
+        for x in (_claude_line(fork_native, repo, "f0000000-0000-4000-8000-000000000001", u[1], "user",
+                               "the fork's prompt", "2026-01-02T00:00:00.000Z"),
+                  _claude_line(fork_native, repo, "f0000000-0000-4000-8000-000000000002",
+                               "f0000000-0000-4000-8000-000000000001", "assistant", "the fork's answer",
+                               "2026-01-02T00:00:01.000Z")):
+            fh.write(json.dumps(x) + "\n")
+    lines += [_claude_line(native, repo, u[2], u[1], "user", "the session goes on", "2026-01-03T00:00:00.000Z"),
+              _claude_line(native, repo, u[3], u[2], "assistant", "on it", "2026-01-03T00:00:01.000Z")]
+    own.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    _cli(repo, monkeypatch, "import")
+    [cont] = [r for r in json.loads(_cli(repo, monkeypatch, "list", "--all", "--json").stdout)
+              if r.get("parent_id") == f.id]
+    res = merge(make_ctx(repo, NOW_MS + 100), cont["id"], code=False)
+    assert res.target["id"] == sid and res.messages_added == 3
+    written = [json.loads(x) for x in _import_into(repo, monkeypatch, sid, "claude").read_text().splitlines()]
+    by_uuid = {x["uuid"]: x for x in written if "uuid" in x}
+    chain, at = [], written[-1]["uuid"]
+    while at is not None:
+        chain.append(by_uuid[at])
+        at = by_uuid[at].get("parentUuid")
+    said = [x["message"]["content"] if isinstance(x["message"]["content"], str) else x["message"]["content"][0]["text"]
+            for x in reversed(chain)]
+    assert said[:4] == ["hello", "hi", "the session goes on", "on it"], said
+    assert said[4].startswith(MARKER) and said[5:] == ["the fork's prompt", "the fork's answer"], said

@@ -139,6 +139,8 @@ class _Writer:
         self.handed: Counter[str] = Counter()
         self.records: Counter[str] = Counter()  # another agent's own records, by kind: no place here
         self.other = session.agent  # the other agent(s) whose records these are
+        self.merged = False  # the message being written is one a merge brought
+        self.run: set[str] = set()  # the line uuids of the run of merged messages being written
 
     def uid(self, candidate: Any) -> str:
         self.count += 1
@@ -147,12 +149,19 @@ class _Writer:
         else:
             u = str(uuidlib.uuid5(uuidlib.NAMESPACE_URL, f"oxide:{self.session.id}:{self.count}"))
         self.used.add(u)
+        if self.merged:
+            self.run.add(u)
         return u
 
     def parent(self, original: Any) -> str | None:
         """A native line keeps its own parent while that line is written too (Claude's tree is
-        not a chain: parallel tool calls, progress lines); else it hangs on the previous line."""
-        if self.native and (original is None or (isinstance(original, str) and original in self.known)):
+        not a chain: parallel tool calls, progress lines); else it hangs on the previous line.
+        A line a merge brought keeps only a parent of the same merged run: its own parent in the
+        fork is the fork point, which would make a branch past the merge's marker and past the
+        turns this session had after the fork point (Claude reads the chain up from the last line)."""
+        known = self.run if self.merged else self.known
+        if self.native and ((original is None and not self.merged)
+                            or (isinstance(original, str) and original in known)):
             return original
         return self.prev
 
@@ -356,6 +365,10 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
     other = w.other
     for m, o in kept:
         w.native = o
+        merged = MERGED_FROM in m.extra
+        if not merged:
+            w.run = set()
+        w.merged = merged
         w.message(m)
     body = b"".join(
         json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
