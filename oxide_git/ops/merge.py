@@ -232,7 +232,10 @@ def _merge(ctx: Context, repo: Any, lin: merge_lineage.Lineage, *, code: bool, c
     theirs = git.get(lin.theirs) if lin.theirs else None
     if code and isinstance(theirs, pygit2.Commit):
         res.notes += _work_after(ctx, lin)
-    base_id = _base(ctx, lin, theirs, None) if isinstance(theirs, pygit2.Commit) else lin.base
+    # without a divergence checkpoint, the merge base of the commits the fork's checkpoint and
+    # this worktree stand on (HEAD's): the digest's files are counted from it too
+    head = None if git.head_is_unborn else str(git.head.target)
+    base_id = _base(ctx, lin, theirs, head) if isinstance(theirs, pygit2.Commit) else lin.base
     res.base = base_id
     fork_files = _changed(git, _tree(git, base_id), _tree(git, lin.theirs))
     current = fp = merged = None
