@@ -23,6 +23,7 @@ from .driver import Driver
 from .modelserver import ModelServer, Turn
 
 MAIN = "MERGE-MAIN: say hello."
+MAIN2 = "MERGE-SECOND: and go on here."
 FORK = "MERGE-FORK: write feature.txt for me."
 AFTER = "MERGE-AFTER: what did the fork do?"
 FORK_ANSWER = "MERGE-FORK-ANSWER: feature.txt is written."
@@ -33,6 +34,7 @@ def _script(server: ModelServer, fork_wt: Path, *, readme: bool = False) -> None
     """The turns: the main session says hello; the fork writes feature.txt (with the agent's write
     tool; Codex's is apply_patch) and, with ``readme``, edits README.md's one line; then answers."""
     server.script["MERGE-MAIN"] = [Turn.say("Hello from the main session.")]
+    server.script["MERGE-SECOND"] = [Turn.say("MERGE-SECOND-ANSWER: going on.")]
     server.script["MERGE-AFTER"] = [Turn.say("MERGE-AFTER-ANSWER: the fork wrote feature.txt.")]
     server.script["MERGE-FORK"] = [Turn.write(str(fork_wt / "feature.txt"), FEATURE)]
     if readme:
@@ -92,6 +94,8 @@ def _fork_in(target: Driver, fork_driver: Driver, repo: Path, wt: Path) -> tuple
     [cont] = [r for r in checks.oxide_json(wt, "list", "--all") if r.get("parent_id") == fork_id]
     assert cont["agent"] == fork_driver.name, cont
     checks.oxide(wt, "checkpoint", "--session", cont["id"], "-m", "the fork's work")
+    target.resume(first.native_id or _session_of(repo, target.name, None)["native_id"], MAIN2).check()
+    checks.oxide(repo, "import")  # the session went on after the fork point
     shown = checks.show(wt, cont["id"])
     assert any(FORK in u for u in checks.user_prompts(shown)), checks.user_prompts(shown)
     return sid, cont["id"], shown
@@ -156,7 +160,7 @@ def _merge_and_resume(target: Driver, fork_driver: Driver, repo: Path, server: M
     assert res["written"], res
     server._log.clear()
     target.resume(res["native_id"], AFTER).check()
-    checks.assert_request_holds(server, [MAIN, FORK, result_text, FORK_ANSWER, AFTER])
+    checks.assert_request_holds(server, [MAIN, MAIN2, "[git oxide merge]", FORK, result_text, FORK_ANSWER, AFTER])
     _well_formed(server)
     if fork_driver.name == target.name:  # the fork's write reached the model as a tool call
         calls = checks.request_tool_calls(server)
@@ -196,3 +200,77 @@ def test_a_fork_continued_in_an_agent_merges_back(target: str, fork_agent: str, 
     if f is None:
         f = type(t)(wt, model_server)
     _merge_and_resume(t, f, compat_repo, model_server, tmp_path)
+
+
+def _claude_pair(compat_repo: Path, model_server: ModelServer, tmp_path: Path, *, readme: bool = False
+                 ) -> tuple[Driver, Path, str, str]:
+    t = make_driver("claude", compat_repo, model_server)
+    wt = _worktree(compat_repo, tmp_path)
+    _script(model_server, wt, readme=readme)
+    sid, cont, _shown = _fork_in(t, type(t)(wt, model_server), compat_repo, wt)
+    return t, wt, sid, cont
+
+
+def test_a_conflict_and_a_dirty_worktree(compat_repo: Path, model_server: ModelServer, tmp_path: Path) -> None:
+    """Both sides changed README.md's one line: git's conflict markers, listed, exit 1. The
+    target worktree's uncommitted changes are its side of the merge: none is overwritten, and
+    the output says so. Merging again adds nothing; undo puts the worktree back as it was, dirty."""
+    _t, wt, sid, cont = _claude_pair(compat_repo, model_server, tmp_path, readme=True)
+    assert (wt / "README.md").read_text() == "hello from the fork\n"
+    (compat_repo / "README.md").write_text("hello from main\n")  # uncommitted, in the same line
+    (compat_repo / "src" / "app.py").write_text("print('mine')\n")  # uncommitted, elsewhere
+    before = _messages(compat_repo, sid)
+
+    dry = _merge(compat_repo, cont, "--dry-run", code=1)
+    assert "conflict README.md (both changed)" in dry.stdout, dry.stdout
+    assert "none would be overwritten; both sides of README.md are in its conflict markers" in dry.stderr
+    assert (compat_repo / "README.md").read_text() == "hello from main\n"
+
+    merged = _merge(compat_repo, cont, "--yes", code=1)
+    assert "CONFLICT (both changed): README.md" in merged.stderr, merged.stderr
+    assert "uncommitted changes (2 file(s)) as its side: none was overwritten" in merged.stderr, merged.stderr
+    readme = (compat_repo / "README.md").read_text()
+    assert readme.startswith("<<<<<<< worktree\nhello from main\n=======\nhello from the fork\n>>>>>>> fork "), readme
+    assert (compat_repo / "src" / "app.py").read_text() == "print('mine')\n"
+    assert (compat_repo / "feature.txt").read_text() == FEATURE
+    after = _messages(compat_repo, sid)
+    assert len(after) > len(before)
+
+    again = _merge(compat_repo, cont, "--yes")
+    assert "Already merged" in again.stderr and _messages(compat_repo, sid) == after, again.stderr
+    assert (compat_repo / "README.md").read_text() == readme
+
+    checks.oxide(compat_repo, "undo", "--yes")
+    assert (compat_repo / "README.md").read_text() == "hello from main\n"
+    assert (compat_repo / "src" / "app.py").read_text() == "print('mine')\n"
+    assert not (compat_repo / "feature.txt").exists() and _messages(compat_repo, sid) == before
+
+
+def test_digest(compat_repo: Path, model_server: ModelServer, tmp_path: Path) -> None:
+    """`--digest` appends the fork's prompt and final answer and names the files it changed; no
+    tool call comes in, the code does. The target resumed in Claude: its model sees the digest.
+    A full merge afterwards adds nothing (the digest stands for those turns)."""
+    t, _wt, sid, cont = _claude_pair(compat_repo, model_server, tmp_path)
+    before = _messages(compat_repo, sid)
+    dry = _merge(compat_repo, cont, "--digest", "--dry-run")
+    assert "a digest of the fork" in dry.stdout and "feature.txt" in dry.stdout, dry.stdout
+    _merge(compat_repo, cont, "--digest", "--yes")
+    assert (compat_repo / "feature.txt").read_text() == FEATURE
+    added = _messages(compat_repo, sid)[len(before):]
+    marker = " ".join(checks.texts(added[0], "text"))
+    assert marker.startswith("[git oxide merge]") and "Files it changed: feature.txt." in marker, marker
+    assert [m["role"] for m in added] == ["user", "user", "assistant"], [_outline(m) for m in added]
+    assert FORK in " ".join(checks.texts(added[1])) and FORK_ANSWER in " ".join(checks.texts(added[2]))
+    assert not checks.tool_calls({"messages": added}) and not checks.tool_results({"messages": added})
+
+    again = _merge(compat_repo, cont, "--yes")
+    assert "Already merged" in again.stderr, again.stderr
+    assert len(_messages(compat_repo, sid)) == len(before) + 3
+
+    res = checks.into(compat_repo, sid, "claude")
+    model_server._log.clear()
+    t.resume(res["native_id"], AFTER).check()
+    checks.assert_request_holds(model_server, [MAIN, MAIN2, "Files it changed: feature.txt", FORK, FORK_ANSWER,
+                                               AFTER])
+    _well_formed(model_server)
+    assert not [c for c in checks.request_tool_calls(model_server) if "feature.txt" in c[1]]
