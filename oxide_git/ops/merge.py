@@ -284,11 +284,10 @@ def _merge(ctx: Context, repo: Any, lin: merge_lineage.Lineage, *, code: bool, c
             added = [_marker(ctx, lin, segments, len(msgs), fork_files if digest_only else None), *msgs]
     res.messages_added = len(added)
     t = lin.target.session
-    if added and t.native_id:  # the agent's own file of it: an import of its later turns takes these seqs
+    if added and t.native_id:  # the agent's own file of it lacks them (its later turns import after them)
         res.notes.append(
-            f"{t.agent}'s own copy of {t.id[:8]} does not hold the merged turns: continue it with "
-            f"`git oxide resume {t.id[:8]} --into {t.agent}` (an import of turns added to {t.agent}'s "
-            "file would write over them)")
+            f"{t.agent}'s own copy of {t.id[:8]} does not hold the merged turns: for {t.agent} to see "
+            f"them, continue it with `git oxide resume {t.id[:8]} --into {t.agent}`")
     if dry_run or (not added and (fp is None or not fp.paths)):
         return res
     assert current is None or current.id

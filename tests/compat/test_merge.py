@@ -139,6 +139,8 @@ def _merge_and_resume(target: Driver, fork_driver: Driver, repo: Path, server: M
     dry = _merge(repo, cont, "--dry-run")
     assert "feature.txt" in dry.stdout and "append" in dry.stdout, dry.stdout
     assert "Dry run: nothing was written" in dry.stderr, dry.stderr
+    assert f"for {target.name} to see them, continue it with `git oxide resume {sid[:8]} --into {target.name}`" \
+        in dry.stderr, dry.stderr
     assert not (repo / "feature.txt").exists() and _messages(repo, sid) == before
 
     merged = _merge(repo, cont, "--yes")
