@@ -598,3 +598,23 @@ def test_claude_reads_the_merged_turns_after_the_marker_and_the_sessions_own_lat
             for x in reversed(chain)]
     assert said[:4] == ["hello", "hi", "the session goes on", "on it"], said
     assert said[4].startswith(MARKER) and said[5:] == ["the fork's prompt", "the fork's answer"], said
+
+
+def test_another_agents_merged_turns_reach_codex_as_foreign_ones(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Claude session merged into a Codex one, resumed in Codex: Claude's Bash call is handed over
+    as Codex's exec_command (as a whole Claude session would be), not written as Codex's own
+    record, which turned it into text (make compat: a Claude fork merged into a Codex session)."""
+    _cli(repo, monkeypatch, "import", "--agent", "codex", str(CODEX_ROLLOUT))
+    codex_sid = make_ctx(repo).index.resolve_session("01a23334-175b-7030-bb12-84938bd24286")
+    claude_file = Path(__file__).resolve().parent.parent / "fixtures" / "claude" / "split_response.jsonl"
+    _cli(repo, monkeypatch, "import", "--agent", "claude", str(claude_file))
+    [claude_row] = [r for r in json.loads(_cli(repo, monkeypatch, "list", "--all", "--json").stdout)
+                    if r["agent"] == "claude"]
+    res = merge(make_ctx(repo, NOW_MS + 100), claude_row["id"], into=codex_sid, code=False)
+    assert res.messages_added > 2
+    rollout = _import_into(repo, monkeypatch, codex_sid, "codex")
+    items = [json.loads(x).get("payload") or {} for x in rollout.read_text().splitlines()]
+    calls = [i for i in items if i.get("type") == "function_call" and str(i.get("call_id", "")).startswith("toolu")]
+    assert [c["name"] for c in calls if c["name"] == "exec_command"], calls
+    texts = json.dumps([i for i in items if i.get("type") == "message"])
+    assert "[tool call Bash" not in texts

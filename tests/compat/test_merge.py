@@ -164,9 +164,10 @@ def _merge_and_resume(target: Driver, fork_driver: Driver, repo: Path, server: M
     target.resume(res["native_id"], AFTER).check()
     checks.assert_request_holds(server, [MAIN, MAIN2, "[git oxide merge]", FORK, result_text, FORK_ANSWER, AFTER])
     _well_formed(server)
-    if fork_driver.name == target.name:  # the fork's write reached the model as a tool call
-        calls = checks.request_tool_calls(server)
-        assert any("feature.txt" in args for _n, args in calls), calls
+    # the fork's write reached the model as a tool call (another agent's handed over as the
+    # target agent's own tool), never as text
+    calls = checks.request_tool_calls(server)
+    assert any("feature.txt" in args for _n, args in calls), calls
 
     undone = checks.oxide(repo, "undo", "--yes")
     assert not (repo / "feature.txt").exists(), undone.stderr + undone.stdout
@@ -189,8 +190,8 @@ def _merge_and_resume(target: Driver, fork_driver: Driver, repo: Path, server: M
 
 
 @pytest.mark.parametrize(("target", "fork_agent"), [("claude", "claude"), ("codex", "codex"),
-                                                     ("claude", "codex")],
-                         ids=["claude", "codex", "codex-fork-into-claude"])
+                                                     ("claude", "codex"), ("codex", "claude")],
+                         ids=["claude", "codex", "codex-fork-into-claude", "claude-fork-into-codex"])
 def test_a_fork_continued_in_an_agent_merges_back(target: str, fork_agent: str, compat_repo: Path,
                                                   model_server: ModelServer, tmp_path: Path) -> None:
     t = make_driver(target, compat_repo, model_server)
