@@ -258,7 +258,7 @@ def test_a_continuation_merges_into_the_session_its_fork_left(repo: Path) -> Non
     store.save(ctx, dataclasses.replace(f.session, source={"exports": {
         "claude": {"native_id": "nat-cont", "messages": len(exported)}}}), {},
         summary="exported to claude as nat-cont")
-    cont = Session(id="0" * 12 + "d" * 20, agent="claude", native_id="nat-cont", title="feature idea",
+    cont = Session(id="0" * 12 + "d" * 20, agent="claude", native_id="nat-cont", title="hello",  # the agent's: its first prompt
                    cwd=str(repo), worktree=ctx.repo.worktree_id, parent_id=fork_id,
                    source={"continues": fork_id})
     store.append(ctx, cont, [dataclasses.replace(m, id="") for m in exported]
@@ -267,6 +267,9 @@ def test_a_continuation_merges_into_the_session_its_fork_left(repo: Path) -> Non
     assert res.target["id"] == parent and res.messages_added == 6  # marker, the fork's 4, the new turn
     texts = _texts(repo, parent)
     assert texts[-6].startswith(MARKER)
+    # the fork's title names it, not the one the agent gave its continuation (the parent's first
+    # prompt, which the export begins with: make compat)
+    assert '"feature idea"' in texts[-6] and '"hello"' not in texts[-6], texts[-6]
     assert texts[-5:] == ["add a feature module", "Writing it.", "", "Done: the feature is in.",
                           "continued in the agent"]
 

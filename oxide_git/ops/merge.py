@@ -23,7 +23,7 @@ import pygit2
 
 from oxide_git.core import agent_files
 from oxide_git.core.errors import OxideError
-from oxide_git.core.model import Message, Part, PartType, Role, to_iso
+from oxide_git.core.model import Message, Part, PartType, Role, Session, to_iso
 from oxide_git.git import refs, restore
 from oxide_git.ops import merge_code, merge_lineage
 from oxide_git.ops.merge_marks import FROM_KEY, MARKER, MARKER_KEY
@@ -133,19 +133,32 @@ def digest(messages: list[Message]) -> list[Message]:
     return out
 
 
+def _title(ctx: Context, s: Session) -> str | None:
+    """The fork's title: a continuation (an agent's, after `resume --into`) takes the one of the
+    fork it continues, as the user named it; the agent's own is its first prompt, the history's."""
+    for _ in range(merge_lineage.MAX_DEPTH):
+        continues = s.source.get("continues")
+        parent = sessionlog.load(ctx.repo.git, continues) if continues and continues == s.parent_id else None
+        if parent is None:
+            break
+        s = parent.session
+    return s.title
+
+
 def _marker(ctx: Context, lin: merge_lineage.Lineage, segments: list[merge_lineage.Segment], n: int,
             files: list[str] | None) -> Message:
     s = lin.fork.session
+    title = _title(ctx, s) or s.title
     what = f"a digest of fork {s.id}" if files is not None else f"{n} message(s) from fork {s.id}"
     where = (f", which left this conversation after its message #{lin.at - 1}"
              if lin.ancestor == lin.target.session.id and lin.at else "")
-    text = (f"{MARKER} What follows is {what}" + (f" \"{s.title}\"" if s.title else "")
+    text = (f"{MARKER} What follows is {what}" + (f" \"{title}\"" if title else "")
             + f" ({s.agent}, started {to_iso(s.created_at) or 'at an unknown time'}){where}; "
             f"merged {to_iso(ctx.now_ms)}.")
     if files is not None:
         text += f" Its {n} prompt(s) and final answer(s) follow. Files it changed: " + (
             ", ".join(files) if files else "none") + "."
-    record = {"fork": s.id, "title": s.title, "agent": s.agent, "tip": str(lin.fork.tip),
+    record = {"fork": s.id, "title": title, "agent": s.agent, "tip": str(lin.fork.tip),
               "segments": [seg.to_list() for seg in segments], "messages": n, "digest": files is not None,
               "files": files, "ancestor": lin.ancestor, "fork_point": lin.at - 1 if lin.ancestor else None}
     return Message(Role.USER, (Part.text(text),), created_at=ctx.now_ms, extra={MARKER_KEY: record})

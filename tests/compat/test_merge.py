@@ -150,6 +150,7 @@ def _merge_and_resume(target: Driver, fork_driver: Driver, repo: Path, server: M
     assert after[:len(before)] == before
     added = json.dumps(after[len(before):])
     assert "[git oxide merge]" in added and FORK in added and FORK_ANSWER in added, added[:2000]
+    assert '\\"feature idea\\"' in added, added[:1000]  # the marker names the fork by the title it was given
     shown_text = checks.oxide(repo, "show", sid, "--no-pager").stdout
     assert "[git oxide merge]" in shown_text and FORK_ANSWER in shown_text
 
