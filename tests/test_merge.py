@@ -621,3 +621,23 @@ def test_another_agents_merged_turns_reach_codex_as_foreign_ones(repo: Path, mon
     assert [c["name"] for c in calls if c["name"] == "exec_command"], calls
     texts = json.dumps([i for i in items if i.get("type") == "message"])
     assert "[tool call Bash" not in texts
+
+
+def test_another_agents_merged_turns_reach_pi_as_foreign_ones(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exporters that write a session of their own agent whole as its records (pi, OpenCode,
+    Copilot, Cline...) get one holding another agent's merged turns as that agent's session:
+    Codex's exec_command reaches pi as a tool call of its own, not as text, and none of Codex's
+    records or harness context with it (make compat: pi sent the call as text and Codex's
+    instructions as a user turn; Cline's provider refused Codex's system messages)."""
+    pi_file = Path(__file__).resolve().parent.parent / "fixtures" / "pi" / "basic.jsonl"
+    _cli(repo, monkeypatch, "import", "--agent", "pi", str(pi_file))
+    [pi_row] = [r for r in json.loads(_cli(repo, monkeypatch, "list", "--all", "--json").stdout) if r["agent"] == "pi"]
+    _cli(repo, monkeypatch, "import", "--agent", "codex", str(CODEX_ROLLOUT))
+    codex_sid = make_ctx(repo).index.resolve_session("01a23334-175b-7030-bb12-84938bd24286")
+    merge(make_ctx(repo, NOW_MS + 100), codex_sid, into=pi_row["id"], code=False)
+    out = json.loads(_cli(repo, monkeypatch, "resume", pi_row["id"], "--into", "pi", "--json").stdout)
+    [path] = out["written"]
+    text = Path(path).read_text()
+    assert "[tool call exec_command" not in text and "<skills_instructions>" not in text, text[-3000:]
+    assert '"echo from-shell | tee shell.txt"' in text  # the call, handed over with its command
+    assert out["native_id"] != pi_row["native_id"]  # written as another agent's session: a new one of pi's

@@ -278,3 +278,32 @@ def test_digest(compat_repo: Path, model_server: ModelServer, tmp_path: Path) ->
                                                AFTER])
     _well_formed(model_server)
     assert not [c for c in checks.request_tool_calls(model_server) if "feature.txt" in c[1]]
+
+
+OTHERS = ("pi", "opencode", "copilot", "gemini", "qwen", "cline")
+
+
+@pytest.mark.parametrize("target", OTHERS)
+def test_a_codex_fork_merged_into_another_agents_session(target: str, compat_repo: Path,
+                                                         model_server: ModelServer, tmp_path: Path) -> None:
+    """The other agents' exporters write a session of their own agent as its records: one that
+    holds Codex's merged turns goes to the agent as another agent's session would (a new one of
+    its own, continuing it). Its model sees the merged block (the fork's prompt, its tool call as
+    a tool call, the result, the answer) and none of Codex's own context."""
+    t = make_driver(target, compat_repo, model_server)
+    f = make_driver("codex", tmp_path / "fork-wt", model_server)
+    wt = _worktree(compat_repo, tmp_path)
+    _script(model_server, wt)
+    _codex_turns(model_server)
+    sid, cont, shown = _fork_in(t, f, compat_repo, wt)
+    result_text = _tool_result_text(shown)
+    _merge(compat_repo, cont, "--yes")
+    assert (compat_repo / "feature.txt").read_text() == FEATURE
+    res = checks.into(compat_repo, sid, target)
+    model_server._log.clear()
+    t.resume(res["native_id"], AFTER).check()
+    checks.assert_request_holds(model_server, [MAIN, MAIN2, "[git oxide merge]", FORK, result_text, FORK_ANSWER,
+                                               AFTER])
+    assert "fork-wt</cwd>" not in checks.request_text(model_server)  # Codex's environment context
+    calls = checks.request_tool_calls(model_server)
+    assert any("feature.txt" in args for _n, args in calls), calls
