@@ -159,6 +159,7 @@ def test_digest_keeps_prompts_answers_and_files(repo: Path) -> None:
     assert res.messages_added == 3
     texts = _texts(repo, parent)[4:]
     assert texts[0].startswith(MARKER) and "Files it changed: feature.py" in texts[0]
+    assert "Its 1 prompt(s) and 1 final answer(s) follow." in texts[0], texts[0]
     assert texts[1:] == ["add a feature module", "Done: the feature is in."]
     assert not (repo / "feature.py").exists()
 

@@ -146,7 +146,7 @@ def _title(ctx: Context, s: Session) -> str | None:
 
 
 def _marker(ctx: Context, lin: merge_lineage.Lineage, segments: list[merge_lineage.Segment], n: int,
-            files: list[str] | None) -> Message:
+            files: list[str] | None, prompts: int = 0) -> Message:
     s = lin.fork.session
     title = _title(ctx, s) or s.title
     what = f"a digest of fork {s.id}" if files is not None else f"{n} message(s) from fork {s.id}"
@@ -156,7 +156,7 @@ def _marker(ctx: Context, lin: merge_lineage.Lineage, segments: list[merge_linea
             + f" ({s.agent}, started {to_iso(s.created_at) or 'at an unknown time'}){where}; "
             f"merged {to_iso(ctx.now_ms)}.")
     if files is not None:
-        text += f" Its {n} prompt(s) and final answer(s) follow. Files it changed: " + (
+        text += f" Its {prompts} prompt(s) and {n - prompts} final answer(s) follow. Files it changed: " + (
             ", ".join(files) if files else "none") + "."
     record = {"fork": s.id, "title": title, "agent": s.agent, "tip": str(lin.fork.tip),
               "segments": [seg.to_list() for seg in segments], "messages": n, "digest": files is not None,
@@ -294,7 +294,9 @@ def _merge(ctx: Context, repo: Any, lin: merge_lineage.Lineage, *, code: bool, c
         if digest_only and msgs:
             msgs = digest(msgs)
         if msgs:
-            added = [_marker(ctx, lin, segments, len(msgs), fork_files if digest_only else None), *msgs]
+            marker = _marker(ctx, lin, segments, len(msgs), fork_files if digest_only else None,
+                             prompts=sum(1 for m in msgs if _is_prompt(m)))
+            added = [marker, *msgs]
     res.messages_added = len(added)
     t = lin.target.session
     if added and t.native_id:  # the agent's own file of it lacks them (its later turns import after them)
