@@ -2,9 +2,11 @@
 another worktree (a linked one, ``git worktree add``) where the agent's turn writes a file, the
 merge, then the target resumed in its agent. The request that agent sends its model must hold the
 fork's prompt, its tool result and its answer; the file must be in the target's worktree; `undo`
-must take both back. Claude Code and Codex, and one pair across them (a Claude session whose fork
-continues in Codex). Then, with Claude alone (to keep the time down): a conflict, a dirty worktree,
-and `--digest` (each also merged twice: the second adds nothing).
+must take both back; undone again, the agent's next turn imports after the merged turns, which
+stay once. Claude Code and Codex, and both pairs across them. Then, with Claude alone (to keep the
+time down): a conflict with a dirty worktree, and `--digest` (each also merged twice: the second
+adds nothing). Last, a Codex fork merged into a session of each other agent with tools: its model
+sees the merged block, the call as a tool call.
 """
 
 from __future__ import annotations
