@@ -167,7 +167,8 @@ def resume(session: str | None, last: bool, agent: str | None, run: bool, fmt: s
         for p in res.kept:
             status(f"kept {p} (the agent's own copy is as new or newer)")
         for p in res.set_aside:
-            status(f"set aside {p}: the agent's copy had what the conversation no longer holds")
+            status(f"set aside {p}: the agent's own copy, which differed from the conversation "
+                   "written now (a rewind left it longer, a merge shorter); the agent reads the new one")
         changes = list(dict.fromkeys(res.lost))  # each once
         if changes:
             status(translation_summary(agent, changes, verbose))

@@ -101,6 +101,13 @@ class Part:
         return cls(PartType.OTHER, {"kind": kind, "raw": raw, **extra})
 
 
+MERGED_FROM = "merged_from"
+"""A message `git oxide merge` brought from a fork names in its extra where it came from: the
+session, the seq, and the agent whose record it is (another agent's, in a session of this one)."""
+MERGE_MARKER = "oxide_merge"
+"""The marker message a merge puts before what it brought holds its record in its extra."""
+
+
 @dataclass(frozen=True, slots=True)
 class Message:
     """One message of a session with all its parts.
@@ -130,6 +137,13 @@ class Message:
     def is_harness(self) -> bool:
         """Context the agent's harness injected (see agents/__init__.py), not a user's turn."""
         return bool(self.extra.get("harness"))
+
+    def made_by(self, session_agent: str) -> str:
+        """The agent whose record this message is: a merged one's (``MERGED_FROM``), else the
+        session's. An exporter writes only its own agent's records as they were."""
+        came = self.extra.get(MERGED_FROM)
+        agent = came.get("agent") if isinstance(came, Mapping) else None
+        return agent if isinstance(agent, str) and agent else session_agent
 
     def is_compaction(self) -> bool:
         return any(p.type == PartType.COMPACTION for p in self.parts)
@@ -239,6 +253,19 @@ def message_key(m: Message) -> str:
     parts = json.dumps([p.to_dict() for p in m.parts], sort_keys=True, default=str, ensure_ascii=False)
     digest = hashlib.sha1(parts.encode("utf-8", "surrogatepass")).hexdigest()[:20]
     return f"c:{m.role}:{m.created_at}:{digest}"
+
+
+def merge_key(m: Message) -> str | None:
+    """What a merge brought (a merged message, a merge's marker) is known by where it came from:
+    the same in the merge's copy and in what an agent's file gives back of it after `resume
+    --into` (the agent's line id is another). None for any other message."""
+    came = m.extra.get(MERGED_FROM)
+    if isinstance(came, Mapping) and came.get("session") and isinstance(came.get("seq"), int):
+        return f"m:{came['session']}:{came['seq']}"
+    rec = m.extra.get(MERGE_MARKER)
+    if isinstance(rec, Mapping) and rec.get("fork"):
+        return "x:" + json.dumps([rec.get("fork"), rec.get("tip"), rec.get("segments")], default=str)
+    return None
 
 
 def mark_compacted(messages: Iterable[Message]) -> list[Message]:

@@ -15,12 +15,14 @@ When the tip no longer descends from the commit the cursor remembers (the sessio
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from oxide_git.core import codec
-from oxide_git.core.model import message_key
+from oxide_git.core.model import merge_key, message_key
 from oxide_git.git import refs
 from oxide_git.store import logwrite
 
@@ -37,31 +39,59 @@ class Placement:
     Two messages with one key (the same content said twice) are two messages: each placed one
     takes the next place of its key not taken yet. ``floor``: the first place a file's messages
     can be at (where its cursor's numbers start: a grown file is read from its restart point,
-    and what it wrote before that point is not read again)."""
+    and what it wrote before that point is not read again).
+
+    What a merge brought (``model.merge_key``: a merged message, the merge's marker) is the
+    merge's: the agent's copy of it (the file `resume --into` wrote, which the agent then went
+    on) is matched by that key too, and is not written over it (its line ids are the agent's,
+    another agent's record handed over is Claude's or Codex's rendition, and it lacks the merge's
+    marks); the agent's own turns after it go after the tip."""
 
     held: dict[str, list[int]] = field(default_factory=dict)
     next: int = 0
     floor: int = 0
+    merged: set[int] = field(default_factory=set)  # the places of what a merge brought
+    taken: set[int] = field(default_factory=set)
 
     @classmethod
     def of_tip(cls, objects: Objects, tip: logwrite.Tip, floor: int = 0) -> Placement:
         held: dict[str, list[int]] = {}
+        merged: set[int] = set()
         for seq, data in logwrite.blobs_at(objects, tip.tree, range(floor, tip.count)):
-            held.setdefault(message_key(codec.decode_message(data)), []).append(seq)
-        return cls(held, tip.count, floor)
+            m = codec.decode_message(data)
+            held.setdefault(message_key(m), []).append(seq)
+            mk = merge_key(m)
+            if mk is not None:
+                held.setdefault(mk, []).append(seq)
+                held.setdefault(_echo_key(m), []).append(seq)
+                merged.add(seq)
+        return cls(held, tip.count, floor, merged)
 
-    def _seq(self, k: str) -> int:
-        seqs = self.held.get(k)
-        if seqs:
-            return seqs.pop(0)
+    def _find(self, m: Message, taken: set[int], held: dict[str, list[int]]) -> int | None:
+        for k in (message_key(m), merge_key(m), _echo_key(m)):
+            seqs = held.get(k) if k is not None else None
+            while seqs and seqs[0] in taken:
+                seqs.pop(0)
+            if seqs:
+                return seqs.pop(0)
+        return None
+
+    def _seq(self, m: Message) -> tuple[int, bool]:
+        """(the place of ``m``, whether it is a merge's copy that is left as the merge wrote it)."""
+        seq = self._find(m, self.taken, self.held)
+        if seq is not None:
+            self.taken.add(seq)
+            return seq, seq in self.merged
         self.next += 1
-        return self.next - 1
+        return self.next - 1, False
 
     def place(self, msgs: Iterable[Message]) -> list[tuple[int, list[Message]]]:
         """``msgs`` placed: runs of consecutive seqs, ``(start, messages)``."""
         runs: list[tuple[int, list[Message]]] = []
         for m in msgs:
-            seq = self._seq(message_key(m))
+            seq, keep = self._seq(m)
+            if keep:
+                continue
             if runs and runs[-1][0] + len(runs[-1][1]) == seq:
                 runs[-1][1].append(m)
             else:
@@ -70,15 +100,29 @@ class Placement:
 
     def projected(self, msgs: Iterable[Message]) -> int:
         """The next free seq once ``msgs`` are placed (nothing is placed)."""
-        left = {k: len(v) for k, v in self.held.items()}
+        held = {k: list(v) for k, v in self.held.items()}
+        taken = set(self.taken)
         new = 0
         for m in msgs:
-            k = message_key(m)
-            if left.get(k):
-                left[k] -= 1
-            else:
+            seq = self._find(m, taken, held)
+            if seq is None:
                 new += 1
+            else:
+                taken.add(seq)
         return self.next + new
+
+
+_CORE = {"text": ("text",), "reasoning": ("text",), "tool_call": ("call_id", "name", "input"),
+         "tool_result": ("call_id", "output", "is_error")}
+
+
+def _echo_key(m: Message) -> str:
+    """A message as an agent without message ids (Codex) gives back what `resume --into` wrote:
+    its role, time and what it says (texts, calls, results), without the agent's own records and
+    fields around them. Only what a merge brought is held under it (``Placement.merged``)."""
+    said = [[p.type, *(p.get(k) for k in _CORE[p.type])] for p in m.parts if p.type in _CORE]
+    body = json.dumps(said, sort_keys=True, default=str, ensure_ascii=False)
+    return f"e:{m.role}:{m.created_at}:{hashlib.sha1(body.encode('utf-8', 'surrogatepass')).hexdigest()[:20]}"
 
 
 def tips_now(ctx: Context, sids: Iterable[str]) -> dict[str, str]:

@@ -23,7 +23,7 @@ import pygit2
 
 from oxide_git.core import agent_files
 from oxide_git.core.errors import OxideError
-from oxide_git.core.model import Message, Part, PartType, Role, to_iso
+from oxide_git.core.model import Message, Part, PartType, Role, Session, to_iso
 from oxide_git.git import refs, restore
 from oxide_git.ops import merge_code, merge_lineage
 from oxide_git.ops.merge_marks import FROM_KEY, MARKER, MARKER_KEY
@@ -92,15 +92,18 @@ def _not_merged(segments: list[merge_lineage.Segment], earlier: list[dict[str, A
     return out, skipped
 
 
-def _messages(ctx: Context, segments: list[merge_lineage.Segment]) -> list[Message]:
-    """The segments' messages as they were, each new to the target (its id and agent id are the
-    target's to give) and naming where it came from."""
+def _messages(ctx: Context, segments: list[merge_lineage.Segment], target_agent: str) -> list[Message]:
+    """The segments' messages as they were, each new to the target (its id is the target's to
+    give) and naming where it came from, and whose record it is (``Message.made_by``: an exporter
+    writes another agent's records as foreign ones, never as its own). A record of the target's
+    own agent keeps that agent's id for it: `resume --into` writes it under that id, and an import
+    of the agent's file knows it by it (another agent's is known by ``model.merge_key``)."""
     out = []
     for seg in segments:
         for seq, m in sessionlog.iter_messages(ctx.repo.git, seg.log.commit.tree, seg.start, seg.stop):
-            out.append(dataclasses.replace(
-                m, id="", native_id=None,
-                extra={**m.extra, FROM_KEY: {"session": seg.session_id, "seq": seq}}))
+            came = {"session": seg.session_id, "seq": seq, "agent": m.made_by(seg.log.session.agent)}
+            native_id = m.native_id if came["agent"] == target_agent else None
+            out.append(dataclasses.replace(m, id="", native_id=native_id, extra={**m.extra, FROM_KEY: came}))
     return out
 
 
@@ -130,19 +133,32 @@ def digest(messages: list[Message]) -> list[Message]:
     return out
 
 
+def _title(ctx: Context, s: Session) -> str | None:
+    """The fork's title: a continuation (an agent's, after `resume --into`) takes the one of the
+    fork it continues, as the user named it; the agent's own is its first prompt, the history's."""
+    for _ in range(merge_lineage.MAX_DEPTH):
+        continues = s.source.get("continues")
+        parent = sessionlog.load(ctx.repo.git, continues) if continues and continues == s.parent_id else None
+        if parent is None:
+            break
+        s = parent.session
+    return s.title
+
+
 def _marker(ctx: Context, lin: merge_lineage.Lineage, segments: list[merge_lineage.Segment], n: int,
-            files: list[str] | None) -> Message:
+            files: list[str] | None, prompts: int = 0) -> Message:
     s = lin.fork.session
+    title = _title(ctx, s) or s.title
     what = f"a digest of fork {s.id}" if files is not None else f"{n} message(s) from fork {s.id}"
     where = (f", which left this conversation after its message #{lin.at - 1}"
              if lin.ancestor == lin.target.session.id and lin.at else "")
-    text = (f"{MARKER} What follows is {what}" + (f" \"{s.title}\"" if s.title else "")
+    text = (f"{MARKER} What follows is {what}" + (f" \"{title}\"" if title else "")
             + f" ({s.agent}, started {to_iso(s.created_at) or 'at an unknown time'}){where}; "
             f"merged {to_iso(ctx.now_ms)}.")
     if files is not None:
-        text += f" Its {n} prompt(s) and final answer(s) follow. Files it changed: " + (
+        text += f" Its {prompts} prompt(s) and {n - prompts} final answer(s) follow. Files it changed: " + (
             ", ".join(files) if files else "none") + "."
-    record = {"fork": s.id, "title": s.title, "agent": s.agent, "tip": str(lin.fork.tip),
+    record = {"fork": s.id, "title": title, "agent": s.agent, "tip": str(lin.fork.tip),
               "segments": [seg.to_list() for seg in segments], "messages": n, "digest": files is not None,
               "files": files, "ancestor": lin.ancestor, "fork_point": lin.at - 1 if lin.ancestor else None}
     return Message(Role.USER, (Part.text(text),), created_at=ctx.now_ms, extra={MARKER_KEY: record})
@@ -229,7 +245,10 @@ def _merge(ctx: Context, repo: Any, lin: merge_lineage.Lineage, *, code: bool, c
     theirs = git.get(lin.theirs) if lin.theirs else None
     if code and isinstance(theirs, pygit2.Commit):
         res.notes += _work_after(ctx, lin)
-    base_id = _base(ctx, lin, theirs, None) if isinstance(theirs, pygit2.Commit) else lin.base
+    # without a divergence checkpoint, the merge base of the commits the fork's checkpoint and
+    # this worktree stand on (HEAD's): the digest's files are counted from it too
+    head = None if git.head_is_unborn else str(git.head.target)
+    base_id = _base(ctx, lin, theirs, head) if isinstance(theirs, pygit2.Commit) else lin.base
     res.base = base_id
     fork_files = _changed(git, _tree(git, base_id), _tree(git, lin.theirs))
     current = fp = merged = None
@@ -271,18 +290,19 @@ def _merge(ctx: Context, repo: Any, lin: merge_lineage.Lineage, *, code: bool, c
             res.uncommitted = sorted(dirty)
     added: list[Message] = []
     if conversation:
-        msgs = _messages(ctx, segments)
+        msgs = _messages(ctx, segments, lin.target.session.agent)
         if digest_only and msgs:
             msgs = digest(msgs)
         if msgs:
-            added = [_marker(ctx, lin, segments, len(msgs), fork_files if digest_only else None), *msgs]
+            marker = _marker(ctx, lin, segments, len(msgs), fork_files if digest_only else None,
+                             prompts=sum(1 for m in msgs if _is_prompt(m)))
+            added = [marker, *msgs]
     res.messages_added = len(added)
     t = lin.target.session
-    if added and t.native_id:  # the agent's own file of it: an import of its later turns takes these seqs
+    if added and t.native_id:  # the agent's own file of it lacks them (its later turns import after them)
         res.notes.append(
-            f"{t.agent}'s own copy of {t.id[:8]} does not hold the merged turns: continue it with "
-            f"`git oxide resume {t.id[:8]} --into {t.agent}` (an import of turns added to {t.agent}'s "
-            "file would write over them)")
+            f"{t.agent}'s own copy of {t.id[:8]} does not hold the merged turns: for {t.agent} to see "
+            f"them, continue it with `git oxide resume {t.id[:8]} --into {t.agent}`")
     if dry_run or (not added and (fp is None or not fp.paths)):
         return res
     assert current is None or current.id

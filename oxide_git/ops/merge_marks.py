@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import re
 
+from oxide_git.core.model import MERGE_MARKER, MERGED_FROM
 from oxide_git.store.context import Context
 
 MARKER = "[git oxide merge]"  # the marker message's text begins so
-MARKER_KEY = "oxide_merge"  # the marker message's extra: what it merged
-FROM_KEY = "merged_from"  # each merged message's extra: the session and seq it came from
+MARKER_KEY = MERGE_MARKER  # the marker message's extra: what it merged
+FROM_KEY = MERGED_FROM  # each merged message's extra: the session, seq and agent it came from
 _FORK_IN_MARKER = re.compile(r"from fork ([0-9a-f]+)|digest of fork ([0-9a-f]+)")
 
 

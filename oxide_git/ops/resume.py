@@ -233,6 +233,22 @@ def _record_export(ctx: Context, log: sessionlog.Log, agent: str, exp: Any, env:
     store.save(ctx, session, {}, summary=f"{EXPORT_SUMMARY}{agent} as {exp.native_id}")
 
 
+MERGE_AWARE = frozenset({"claude", "codex"})
+"""The exporters that write each message as its own agent's (``Message.made_by``): a session of
+theirs holding another agent's turns (`git oxide merge`) keeps its own records as they were."""
+
+
+def _exported_as(session: Session, messages: list[Message], agent: str) -> Session:
+    """``session`` as the other exporters are to write it: one of ``agent``'s own that holds
+    another agent's merged turns is written as that agent's session (the way every agent's session
+    goes to ``agent``: its harness context left out, its tool calls handed over or shown as text),
+    never as ``agent``'s own records, which its model would be sent as they are."""
+    if agent != session.agent or agent in MERGE_AWARE:
+        return session
+    other = next((m.made_by(agent) for m in messages if m.made_by(agent) != agent), None)
+    return session if other is None else replace(session, agent=other)
+
+
 def into(ctx: Context, ref: str, agent: str) -> IntoResult:
     """Write the session into ``agent``'s store; return the command that continues it there."""
     # Imported here: the writing side (store, importers) is not needed to print a context.
@@ -251,7 +267,7 @@ def into(ctx: Context, ref: str, agent: str) -> IntoResult:
         # Continue where the code is: a session recorded elsewhere (another clone, a moved
         # folder) is resumed in this worktree, never in a folder outside the repository.
         session = replace(session, cwd=str(ctx.repo.workdir))
-    exp = agent_module(agent).export(session, messages, env)
+    exp = agent_module(agent).export(_exported_as(session, messages, agent), messages, env)
     res = IntoResult(agent, exp.native_id, list(exp.command), exp.cwd, lost=list(exp.lost))
     before = rewound(log)
     back = before is not None

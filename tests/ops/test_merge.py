@@ -92,7 +92,7 @@ def test_merge_brings_files_and_turns_and_undo_reverts_both(repo: Path, monkeypa
     log = sessionlog.load_required(make_ctx(repo).repo.git, parent)
     msgs = dict(sessionlog.iter_messages(make_ctx(repo).repo.git, log.commit.tree))
     assert msgs[6].parts[1].get("call_id") == "call-1" and msgs[7].parts[0].get("output") == "wrote feature.py"
-    assert msgs[6].extra["merged_from"] == {"session": fork_id, "seq": 3}
+    assert msgs[6].extra["merged_from"] == {"session": fork_id, "seq": 3, "agent": "claude"}
     assert git(repo, "rev-parse", "HEAD") == head and git(repo, "ls-files", "-s") == index
     # the merged turns are the target's own: its model context carries them, search finds them
     doc = json.loads(_cli(repo, monkeypatch, "resume", parent[:10], "--format", "json").stdout)
@@ -158,6 +158,7 @@ def test_digest_keeps_prompts_answers_and_files(repo: Path) -> None:
     assert res.messages_added == 3
     texts = _texts(repo, parent)[4:]
     assert texts[0].startswith(MARKER) and "Files it changed: feature.py" in texts[0]
+    assert "Its 1 prompt(s) and 1 final answer(s) follow." in texts[0], texts[0]
     assert texts[1:] == ["add a feature module", "Done: the feature is in."]
     assert not (repo / "feature.py").exists()
 
@@ -257,7 +258,7 @@ def test_a_continuation_merges_into_the_session_its_fork_left(repo: Path) -> Non
     store.save(ctx, dataclasses.replace(f.session, source={"exports": {
         "claude": {"native_id": "nat-cont", "messages": len(exported)}}}), {},
         summary="exported to claude as nat-cont")
-    cont = Session(id="0" * 12 + "d" * 20, agent="claude", native_id="nat-cont", title="feature idea",
+    cont = Session(id="0" * 12 + "d" * 20, agent="claude", native_id="nat-cont", title="hello",  # the agent's: its first prompt
                    cwd=str(repo), worktree=ctx.repo.worktree_id, parent_id=fork_id,
                    source={"continues": fork_id})
     store.append(ctx, cont, [dataclasses.replace(m, id="") for m in exported]
@@ -266,6 +267,9 @@ def test_a_continuation_merges_into_the_session_its_fork_left(repo: Path) -> Non
     assert res.target["id"] == parent and res.messages_added == 6  # marker, the fork's 4, the new turn
     texts = _texts(repo, parent)
     assert texts[-6].startswith(MARKER)
+    # the fork's title names it, not the one the agent gave its continuation (the parent's first
+    # prompt, which the export begins with: make compat)
+    assert '"feature idea"' in texts[-6] and '"hello"' not in texts[-6], texts[-6]
     assert texts[-5:] == ["add a feature module", "Writing it.", "", "Done: the feature is in.",
                           "continued in the agent"]
 
@@ -382,3 +386,258 @@ def test_the_targets_own_transcript_growing_after_a_merge_keeps_the_merged_turns
     after = team.texts(a)
     assert after is not None and after[:len(merged)] == merged  # nothing merged was overwritten
     assert after[len(merged):] == ["A4 user", "A4 assistant"]  # the agent's new turn, after them
+
+
+# Anthropic Messages content blocks (what Claude Code sends its model from a transcript's lines)
+CLAUDE_BLOCKS = {"text", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking",
+                 "server_tool_use", "web_search_tool_result"}
+
+
+def test_another_agents_merged_turns_reach_claude_as_foreign_ones(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Codex session (a real rollout) merged into a Claude session, resumed in Claude: the merged
+    turns are Codex's records, written the way a Codex session is handed to Claude (its harness
+    context left out, its calls as Claude's tools), never as Claude's own lines: Codex's events
+    (token_count, task_started...) as content blocks, its item fields on them, were sent to the
+    model by the real Claude Code (make compat), which the Messages API refuses."""
+    parent, _fork_id = _scenario(repo)
+    rollout = Path(__file__).resolve().parent.parent / "fixtures" / "codex" / \
+        "rollout-2026-12-01T20-03-01-01a23334-175b-7030-bb12-84938bd24286.jsonl"
+    _cli(repo, monkeypatch, "import", "--agent", "codex", str(rollout))
+    codex_sid = make_ctx(repo).index.resolve_session("01a23334-175b-7030-bb12-84938bd24286")
+    res = merge(make_ctx(repo, NOW_MS + 100), codex_sid, into=parent, code=False)
+    assert res.messages_added > 5
+    log = sessionlog.load_required(make_ctx(repo).repo.git, parent)
+    came = [m.extra["merged_from"] for _q, m in sessionlog.iter_messages(make_ctx(repo).repo.git, log.commit.tree)
+            if "merged_from" in m.extra]
+    assert came and all(c["agent"] == "codex" for c in came)
+    out = json.loads(_cli(repo, monkeypatch, "resume", parent, "--into", "claude", "--json").stdout)
+    [path] = out["written"]
+    lines = [json.loads(x) for x in Path(path).read_text().splitlines()]
+    blocks = [b for ln in lines if isinstance((ln.get("message") or {}).get("content"), list)
+              for b in ln["message"]["content"]]
+    kinds = {str(b.get("type")) for b in blocks}
+    assert kinds <= CLAUDE_BLOCKS, sorted(kinds - CLAUDE_BLOCKS)
+    assert not [b for b in blocks if {"codex_type", "native", "status"} & b.keys()], "Codex's fields on a block"
+    assert {ln["type"] for ln in lines} <= {"user", "assistant", "system"}
+    calls = [b["name"] for b in blocks if b["type"] == "tool_use"]
+    assert "Bash" in calls, calls  # Codex's exec_command handed over as Claude's own tool
+    dumped = json.dumps(lines)
+    assert "<environment_context>" not in dumped  # Codex's harness context is no user turn of Claude's
+    assert any("codex" in x for x in out["lost"]), out["lost"]
+
+
+CODEX_ROLLOUT = Path(__file__).resolve().parent.parent / "fixtures" / "codex" / \
+    "rollout-2026-12-01T20-03-01-01a23334-175b-7030-bb12-84938bd24286.jsonl"
+
+
+def _prompts_and_answers(repo: Path, sid: str) -> list[str]:
+    log = sessionlog.load_required(make_ctx(repo).repo.git, sid)
+    return [m.text() for _q, m in sessionlog.iter_messages(make_ctx(repo).repo.git, log.commit.tree)
+            if m.role in ("user", "assistant") and m.text() and not m.is_harness()]
+
+
+def _import_into(repo: Path, monkeypatch: pytest.MonkeyPatch, sid: str, agent: str) -> Path:
+    out = json.loads(_cli(repo, monkeypatch, "resume", sid, "--into", agent, "--json").stdout)
+    [path] = out["written"]
+    return Path(path)
+
+
+def test_the_agents_copy_of_merged_turns_is_not_imported_again_claude(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claude's own session, a Claude fork's turns and a Codex session merged into it, `resume
+    --into claude` (the transcript then holds the merged turns under Claude's line ids), Claude
+    goes on, `import`: the merged turns stay once, as the merge wrote them, the new turn after them
+    (a real run imported the whole merged block again after the merge's copy)."""
+    native = "11111111-1111-4111-8111-111111111111"
+    folder = Path(__import__("os").environ["CLAUDE_CONFIG_DIR"]) / "projects" / \
+        "".join(c if c.isalnum() else "-" for c in str(repo))
+    folder.mkdir(parents=True)
+    lines = [{"parentUuid": None, "isSidechain": False, "type": "user", "cwd": str(repo), "sessionId": native,
+              "uuid": "a0000000-0000-4000-8000-000000000001", "timestamp": "2026-01-01T00:00:00.000Z",
+              "message": {"role": "user", "content": "hello"}},
+             {"parentUuid": "a0000000-0000-4000-8000-000000000001", "isSidechain": False, "type": "assistant",
+              "cwd": str(repo), "sessionId": native, "uuid": "a0000000-0000-4000-8000-000000000002",
+              "timestamp": "2026-01-01T00:00:01.000Z",
+              "message": {"role": "assistant", "id": "msg_1", "type": "message", "model": "claude-test",
+                          "content": [{"type": "text", "text": "hi"}]}}]
+    (folder / f"{native}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    _cli(repo, monkeypatch, "import")
+    ctx = make_ctx(repo, NOW_MS + 10)
+    sid = ctx.index.resolve_session(native)
+    f = fork(ctx, sid, title="try it")
+    _fork_turns(make_ctx(repo, NOW_MS + 20), f.id)
+    merge(make_ctx(repo, NOW_MS + 30), f.id, code=False)
+    _cli(repo, monkeypatch, "import", "--agent", "codex", str(CODEX_ROLLOUT))
+    codex_sid = make_ctx(repo).index.resolve_session("01a23334-175b-7030-bb12-84938bd24286")
+    merge(make_ctx(repo, NOW_MS + 40), codex_sid, into=sid, code=False)
+    merged = _prompts_and_answers(repo, sid)
+    assert merged.count("add a feature module") == 1
+    path = _import_into(repo, monkeypatch, sid, "claude")
+    last = json.loads(path.read_text().splitlines()[-1])["uuid"]
+    more = [{"parentUuid": last, "isSidechain": False, "type": "user", "cwd": str(repo), "sessionId": native,
+             "uuid": "b0000000-0000-4000-8000-000000000001", "timestamp": "2026-01-02T00:00:00.000Z",
+             "message": {"role": "user", "content": "and now?"}},
+            {"parentUuid": "b0000000-0000-4000-8000-000000000001", "isSidechain": False, "type": "assistant",
+             "cwd": str(repo), "sessionId": native, "uuid": "b0000000-0000-4000-8000-000000000002",
+             "timestamp": "2026-01-02T00:00:01.000Z",
+             "message": {"role": "assistant", "id": "msg_2", "type": "message", "model": "claude-test",
+                         "content": [{"type": "text", "text": "all merged"}]}}]
+    with path.open("a") as fh:
+        fh.write("".join(json.dumps(x) + "\n" for x in more))
+    _cli(repo, monkeypatch, "import")
+    assert _prompts_and_answers(repo, sid) == [*merged, "and now?", "all merged"]
+
+
+def test_the_agents_copy_of_merged_turns_is_not_imported_again_codex(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same with Codex, whose rollouts give messages no ids: a fork's turns merged into a
+    Codex session come back from its rollout as the same messages (their role, time and what they
+    say), and stay once."""
+    _cli(repo, monkeypatch, "import", "--agent", "codex", str(CODEX_ROLLOUT))
+    sid = make_ctx(repo).index.resolve_session("01a23334-175b-7030-bb12-84938bd24286")
+    f = fork(make_ctx(repo, NOW_MS + 10), sid, title="try it")
+    ctx = make_ctx(repo, NOW_MS + 20)
+    store.append(ctx, sessionlog.load_required(ctx.repo.git, f.id).session, [  # Codex's own records
+        Message("user", (Part.text("add a feature module"),), created_at=NOW_MS + 10),
+        Message("assistant", (Part.tool_call("call-1", "exec_command", {"cmd": "echo hi"},
+                                             arguments='{"cmd": "echo hi"}', codex_type="function_call"),),
+                created_at=NOW_MS + 11),
+        Message("tool", (Part.tool_result("call-1", "hi\n", codex_type="function_call_output"),),
+                created_at=NOW_MS + 12),
+        Message("assistant", (Part.text("Done: the feature is in."),), created_at=NOW_MS + 13)])
+    merge(make_ctx(repo, NOW_MS + 30), f.id, code=False)
+    merged = _prompts_and_answers(repo, sid)
+    assert merged.count("add a feature module") == 1 and merged.count("Done: the feature is in.") == 1
+    path = _import_into(repo, monkeypatch, sid, "codex")
+    more = [{"timestamp": "2026-12-02T00:00:00.000Z", "type": "response_item",
+             "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "and now?"}]}},
+            {"timestamp": "2026-12-02T00:00:00.000Z", "type": "event_msg",
+             "payload": {"type": "user_message", "message": "and now?", "images": [], "local_images": [],
+                         "text_elements": []}},
+            {"timestamp": "2026-12-02T00:00:01.000Z", "type": "response_item",
+             "payload": {"type": "message", "role": "assistant",
+                         "content": [{"type": "output_text", "text": "all merged"}]}}]
+    with path.open("a") as fh:
+        fh.write("".join(json.dumps(x) + "\n" for x in more))
+    _cli(repo, monkeypatch, "import")
+    assert _prompts_and_answers(repo, sid) == [*merged, "and now?", "all merged"]
+
+
+def test_a_digest_names_the_files_without_a_divergence_checkpoint(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No checkpoint of the session before the fork (a user without hooks): the code merges
+    against the commits' merge base, and the digest names the fork's files from that base too
+    (it said "Files it changed: none." while the merge wrote the fork's file: make compat)."""
+    ctx = make_ctx(repo)
+    parent = Session(id=PARENT, agent="claude", native_id="nat-parent", title="parent work",
+                     cwd=str(repo), worktree=ctx.repo.worktree_id)
+    store.append(ctx, parent, [Message("user", (Part.text("hello"),), created_at=NOW_MS),
+                               Message("assistant", (Part.text("hi"),), created_at=NOW_MS + 1)])
+    f = fork(make_ctx(repo, NOW_MS + 5), PARENT, title="feature idea")
+    _fork_turns(make_ctx(repo, NOW_MS + 6), f.id)
+    (repo / "feature.py").write_text("x = 1\n")
+    checkpoint(make_ctx(repo, NOW_MS + 30), session=f.id, text="the fork's work")
+    (repo / "feature.py").unlink()
+    dry = merge(make_ctx(repo, NOW_MS + 90), f.id, digest_only=True, dry_run=True)
+    assert dry.files["added"] == ["feature.py"]
+    res = merge(make_ctx(repo, NOW_MS + 100), f.id, digest_only=True)
+    assert res.files["added"] == ["feature.py"] and (repo / "feature.py").read_text() == "x = 1\n"
+    marker = _texts(repo, PARENT)[2]
+    assert marker.startswith(MARKER) and "Files it changed: feature.py." in marker, marker
+
+
+def _claude_line(native: str, cwd: Path, uuid: str, parent: str | None, role: str, text: str, ts: str) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "user", "content": text}
+    if role == "assistant":
+        message = {"role": "assistant", "id": f"msg_{uuid[:8]}", "type": "message", "model": "claude-test",
+                   "content": [{"type": "text", "text": text}]}
+    return {"parentUuid": parent, "isSidechain": False, "type": role, "cwd": str(cwd), "sessionId": native,
+            "uuid": uuid, "timestamp": ts, "message": message}
+
+
+def test_claude_reads_the_merged_turns_after_the_marker_and_the_sessions_own_later_turns(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Claude fork's first line names the fork point as its parent. Written so into the target's
+    transcript, Claude's chain (read up from the last line) went from the fork's turns straight to
+    the fork point: past the merge's marker and past the turns the session had after the fork
+    point, which its model then never saw (make compat: the digest's marker was not in the
+    request). A merged line keeps only a parent of its own merged run."""
+    import os
+
+    native = "22222222-2222-4222-8222-222222222222"
+    folder = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "".join(c if c.isalnum() else "-" for c in str(repo))
+    folder.mkdir(parents=True)
+    own = folder / f"{native}.jsonl"
+    u = [f"c0000000-0000-4000-8000-00000000000{i}" for i in range(1, 5)]
+    lines = [_claude_line(native, repo, u[0], None, "user", "hello", "2026-01-01T00:00:00.000Z"),
+             _claude_line(native, repo, u[1], u[0], "assistant", "hi", "2026-01-01T00:00:01.000Z")]
+    own.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    _cli(repo, monkeypatch, "import")
+    sid = make_ctx(repo).index.resolve_session(native)
+    f = fork(make_ctx(repo, NOW_MS + 10), sid, title="try it")
+    fork_file = _import_into(repo, monkeypatch, f.id, "claude")  # the fork continued in Claude
+    fork_native = fork_file.stem
+    with fork_file.open("a") as fh:
+        for x in (_claude_line(fork_native, repo, "f0000000-0000-4000-8000-000000000001", u[1], "user",
+                               "the fork's prompt", "2026-01-02T00:00:00.000Z"),
+                  _claude_line(fork_native, repo, "f0000000-0000-4000-8000-000000000002",
+                               "f0000000-0000-4000-8000-000000000001", "assistant", "the fork's answer",
+                               "2026-01-02T00:00:01.000Z")):
+            fh.write(json.dumps(x) + "\n")
+    lines += [_claude_line(native, repo, u[2], u[1], "user", "the session goes on", "2026-01-03T00:00:00.000Z"),
+              _claude_line(native, repo, u[3], u[2], "assistant", "on it", "2026-01-03T00:00:01.000Z")]
+    own.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    _cli(repo, monkeypatch, "import")
+    [cont] = [r for r in json.loads(_cli(repo, monkeypatch, "list", "--all", "--json").stdout)
+              if r.get("parent_id") == f.id]
+    res = merge(make_ctx(repo, NOW_MS + 100), cont["id"], code=False)
+    assert res.target["id"] == sid and res.messages_added == 3
+    written = [json.loads(x) for x in _import_into(repo, monkeypatch, sid, "claude").read_text().splitlines()]
+    by_uuid = {x["uuid"]: x for x in written if "uuid" in x}
+    chain, at = [], written[-1]["uuid"]
+    while at is not None:
+        chain.append(by_uuid[at])
+        at = by_uuid[at].get("parentUuid")
+    said = [x["message"]["content"] if isinstance(x["message"]["content"], str) else x["message"]["content"][0]["text"]
+            for x in reversed(chain)]
+    assert said[:4] == ["hello", "hi", "the session goes on", "on it"], said
+    assert said[4].startswith(MARKER) and said[5:] == ["the fork's prompt", "the fork's answer"], said
+
+
+def test_another_agents_merged_turns_reach_codex_as_foreign_ones(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Claude session merged into a Codex one, resumed in Codex: Claude's Bash call is handed over
+    as Codex's exec_command (as a whole Claude session would be), not written as Codex's own
+    record, which turned it into text (make compat: a Claude fork merged into a Codex session)."""
+    _cli(repo, monkeypatch, "import", "--agent", "codex", str(CODEX_ROLLOUT))
+    codex_sid = make_ctx(repo).index.resolve_session("01a23334-175b-7030-bb12-84938bd24286")
+    claude_file = Path(__file__).resolve().parent.parent / "fixtures" / "claude" / "split_response.jsonl"
+    _cli(repo, monkeypatch, "import", "--agent", "claude", str(claude_file))
+    [claude_row] = [r for r in json.loads(_cli(repo, monkeypatch, "list", "--all", "--json").stdout)
+                    if r["agent"] == "claude"]
+    res = merge(make_ctx(repo, NOW_MS + 100), claude_row["id"], into=codex_sid, code=False)
+    assert res.messages_added > 2
+    rollout = _import_into(repo, monkeypatch, codex_sid, "codex")
+    items = [json.loads(x).get("payload") or {} for x in rollout.read_text().splitlines()]
+    calls = [i for i in items if i.get("type") == "function_call" and str(i.get("call_id", "")).startswith("toolu")]
+    assert [c["name"] for c in calls if c["name"] == "exec_command"], calls
+    texts = json.dumps([i for i in items if i.get("type") == "message"])
+    assert "[tool call Bash" not in texts
+
+
+def test_another_agents_merged_turns_reach_pi_as_foreign_ones(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exporters that write a session of their own agent whole as its records (pi, OpenCode,
+    Copilot, Cline...) get one holding another agent's merged turns as that agent's session:
+    Codex's exec_command reaches pi as a tool call of its own, not as text, and none of Codex's
+    records or harness context with it (make compat: pi sent the call as text and Codex's
+    instructions as a user turn; Cline's provider refused Codex's system messages)."""
+    pi_file = Path(__file__).resolve().parent.parent / "fixtures" / "pi" / "basic.jsonl"
+    _cli(repo, monkeypatch, "import", "--agent", "pi", str(pi_file))
+    [pi_row] = [r for r in json.loads(_cli(repo, monkeypatch, "list", "--all", "--json").stdout) if r["agent"] == "pi"]
+    _cli(repo, monkeypatch, "import", "--agent", "codex", str(CODEX_ROLLOUT))
+    codex_sid = make_ctx(repo).index.resolve_session("01a23334-175b-7030-bb12-84938bd24286")
+    merge(make_ctx(repo, NOW_MS + 100), codex_sid, into=pi_row["id"], code=False)
+    out = json.loads(_cli(repo, monkeypatch, "resume", pi_row["id"], "--into", "pi", "--json").stdout)
+    [path] = out["written"]
+    text = Path(path).read_text()
+    assert "[tool call exec_command" not in text and "<skills_instructions>" not in text, text[-3000:]
+    assert '"echo from-shell | tee shell.txt"' in text  # the call, handed over with its command
+    assert out["native_id"] != pi_row["native_id"]  # written as another agent's session: a new one of pi's

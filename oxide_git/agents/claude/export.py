@@ -16,7 +16,7 @@ from oxide_git.agents import AgentEnv, Export
 from oxide_git.agents.claude import foreign as claude_foreign
 from oxide_git.agents.claude import shape as claude_shape
 from oxide_git.agents.claude.store import roots
-from oxide_git.core.model import Message, Part, PartType, Session, session_id_for, to_iso
+from oxide_git.core.model import MERGED_FROM, Message, Part, PartType, Session, session_id_for, to_iso
 
 DEFAULT_VERSION = "2.1.39"
 # extra keys that are ours, not envelope fields to write back
@@ -138,6 +138,9 @@ class _Writer:
         self.handover: dict[str, tuple[str, dict[str, Any]]] = {}  # another agent's calls Claude replays
         self.handed: Counter[str] = Counter()
         self.records: Counter[str] = Counter()  # another agent's own records, by kind: no place here
+        self.other = session.agent  # the other agent(s) whose records these are
+        self.merged = False  # the message being written is one a merge brought
+        self.run: set[str] = set()  # the line uuids of the run of merged messages being written
 
     def uid(self, candidate: Any) -> str:
         self.count += 1
@@ -146,12 +149,19 @@ class _Writer:
         else:
             u = str(uuidlib.uuid5(uuidlib.NAMESPACE_URL, f"oxide:{self.session.id}:{self.count}"))
         self.used.add(u)
+        if self.merged:
+            self.run.add(u)
         return u
 
     def parent(self, original: Any) -> str | None:
         """A native line keeps its own parent while that line is written too (Claude's tree is
-        not a chain: parallel tool calls, progress lines); else it hangs on the previous line."""
-        if self.native and (original is None or (isinstance(original, str) and original in self.known)):
+        not a chain: parallel tool calls, progress lines); else it hangs on the previous line.
+        A line a merge brought keeps only a parent of the same merged run: its own parent in the
+        fork is the fork point, which would make a branch past the merge's marker and past the
+        turns this session had after the fork point (Claude reads the chain up from the last line)."""
+        known = self.run if self.merged else self.known
+        if self.native and ((original is None and not self.merged)
+                            or (isinstance(original, str) and original in known)):
             return original
         return self.prev
 
@@ -162,6 +172,8 @@ class _Writer:
                                 "userType": "external"}
         if self.native:
             line.update({k: v for k, v in m.extra.items() if k not in _INTERNAL})
+        elif isinstance(m.extra.get(MERGED_FROM), Mapping):  # what a merge brought: known by it on import
+            line[MERGED_FROM] = dict(m.extra[MERGED_FROM])
         line.setdefault("cwd", self.cwd)
         line.setdefault("version", DEFAULT_VERSION)
         line.setdefault("gitBranch", self.session.branch or "")
@@ -195,7 +207,7 @@ class _Writer:
             if b is None and not self.native:
                 b = claude_foreign.block(p, self.handover)
                 if b is not None:
-                    self.handed[f"{p.type.replace('_', ' ')}s of {self.session.agent}"] += 1
+                    self.handed[f"{p.type.replace('_', ' ')}s of {self.other}"] += 1
             if b is None and not self.native:
                 text = _as_text(p)
                 if text is not None:
@@ -340,14 +352,23 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
     native_id = native_id or str(uuidlib.uuid5(uuidlib.NAMESPACE_URL, f"oxide:{session.id}"))
     cwd = session.cwd or (str(env.worktrees[0]) if env.worktrees else str(env.home))
     w = _Writer(session, native_id, cwd, native)
-    harness = 0
-    if native:
-        w.known = claude_shape.native_uuids(messages)
-    else:  # one agent's harness context never becomes another agent's user turns
-        harness = sum(1 for m in messages if m.is_harness())
-        messages = [m for m in messages if not m.is_harness()]
-        w.handover = claude_foreign.plan(messages, cwd)
-    for m in messages:
+    # Claude's own records are written as they were; another agent's (the whole session, or what
+    # `git oxide merge` brought from a fork of another agent) as foreign ones: its harness context
+    # left out, its tool calls handed over or shown as text, its own records and fields dropped.
+    mine = [native and m.made_by(session.agent) == "claude" for m in messages]
+    w.known = claude_shape.native_uuids([m for m, o in zip(messages, mine, strict=True) if o])
+    harness = sum(1 for m, o in zip(messages, mine, strict=True) if not o and m.is_harness())
+    kept = [(m, o) for m, o in zip(messages, mine, strict=True) if o or not m.is_harness()]
+    w.handover = claude_foreign.plan([m for m, o in kept if not o], cwd)
+    w.other = ", ".join(sorted({m.made_by(session.agent) for m, o in zip(messages, mine, strict=True)
+                                if not o})) or session.agent
+    other = w.other
+    for m, o in kept:
+        w.native = o
+        merged = MERGED_FROM in m.extra
+        if not merged:
+            w.run = set()
+        w.merged = merged
         w.message(m)
     body = b"".join(
         json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
@@ -359,14 +380,14 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
         kinds = ", ".join(f"{k} ×{n}" if n > 1 else k for k, n in sorted(w.records.items()))
         n = sum(w.records.values())
         one = n == 1
-        lost.append(f"{n} record{'' if one else 's'} of {session.agent} ({kinds}) "
+        lost.append(f"{n} record{'' if one else 's'} of {other} ({kinds}) "
                     f"{'has' if one else 'have'} no place in a Claude transcript and "
                     f"{'was' if one else 'were'} left out")
     if harness:
-        lost.append(f"{harness} message(s) of context {session.agent}'s harness injected (environment, "
+        lost.append(f"{harness} message(s) of context {other}'s harness injected (environment, "
                     "permissions, instructions) were left out")
-    if not native and any("tool call parts became plain text" in x for x in lost):
-        lost.append(f"tool calls of {session.agent} that Claude has no tool for are shown as text")
+    if any("tool call parts became plain text" in x for x in lost):
+        lost.append(f"tool calls of {other} that Claude has no tool for are shown as text")
     lost += [f"{n} {what} were handed over as Claude's own tool calls"
              for what, n in sorted(w.handed.items())]
     return Export({path: body}, native_id, ["claude", "--resume", native_id], cwd, lost)

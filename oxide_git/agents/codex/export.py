@@ -247,16 +247,20 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
             # under the provider configured when it starts (issue 37: the user's first run)
             w.lose("Codex names no model_provider in its config.toml yet: the rollout names none, "
                    "so Codex resumes it under the provider it is configured with when it starts")
-        w.planned = foreign.plan(messages, cwd)
         if session.branch:
             meta["git"] = {"branch": session.branch}
+    # Codex's own records are written as they were; another agent's (the whole session, or what
+    # `git oxide merge` brought from a fork of another agent) as foreign ones
+    mine = [native and m.made_by(session.agent) == "codex" for m in messages]
+    w.planned = foreign.plan([m for m, o in zip(messages, mine, strict=True) if not o], cwd)
     w.env = meta_env if isinstance(meta_env, dict) else None
     w.line("session_meta", meta)
     start = 1
-    for m in messages:
-        if not native and m.is_harness():
-            w.lose(f"{session.agent} harness messages (context its harness injected, no user's turn) "
-                   "were left out")
+    for m, own in zip(messages, mine, strict=True):
+        w.native = own
+        if not own and m.is_harness():
+            w.lose(f"{m.made_by(session.agent)} harness messages (context its harness injected, no "
+                   "user's turn) were left out")
             continue
         start = len(w.lines)
         w.ts = to_iso(m.created_at or created)
@@ -268,7 +272,7 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
             started = False
             for p in m.parts:
                 if not _is_content(p):
-                    w.env = p.get("env") if native else None
+                    w.env = p.get("env") if own else None
                     _common_part(w, p)
                 elif not started:
                     _prompt(w, m, role)
@@ -277,7 +281,7 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
                 _prompt(w, m, role)
         else:
             for p in m.parts:
-                w.env = p.get("env") if native else None
+                w.env = p.get("env") if own else None
                 (_assistant_part if role == "assistant" else _common_part)(w, p)
             if role == "assistant":
                 _usage(w, m)
