@@ -20,7 +20,7 @@ from oxide_git.ops.merge import MARKER, merge
 from oxide_git.ops.undo import undo
 from oxide_git.store import journal, sessionlog
 from oxide_git.store import writes as store
-from tests.conftest import NOW_MS, fsck_clean, git, make_ctx
+from tests.conftest import FIXTURES, NOW_MS, fsck_clean, git, make_ctx
 
 PARENT = "0" * 12 + "a" * 20
 
@@ -400,7 +400,7 @@ def test_another_agents_merged_turns_reach_claude_as_foreign_ones(repo: Path, mo
     (token_count, task_started...) as content blocks, its item fields on them, were sent to the
     model by the real Claude Code (make compat), which the Messages API refuses."""
     parent, _fork_id = _scenario(repo)
-    rollout = Path(__file__).resolve().parent.parent / "fixtures" / "codex" / \
+    rollout = FIXTURES / "codex" / \
         "rollout-2026-12-01T20-03-01-01a23334-175b-7030-bb12-84938bd24286.jsonl"
     _cli(repo, monkeypatch, "import", "--agent", "codex", str(rollout))
     codex_sid = make_ctx(repo).index.resolve_session("01a23334-175b-7030-bb12-84938bd24286")
@@ -426,7 +426,7 @@ def test_another_agents_merged_turns_reach_claude_as_foreign_ones(repo: Path, mo
     assert any("codex" in x for x in out["lost"]), out["lost"]
 
 
-CODEX_ROLLOUT = Path(__file__).resolve().parent.parent / "fixtures" / "codex" / \
+CODEX_ROLLOUT = FIXTURES / "codex" / \
     "rollout-2026-12-01T20-03-01-01a23334-175b-7030-bb12-84938bd24286.jsonl"
 
 
@@ -609,7 +609,7 @@ def test_another_agents_merged_turns_reach_codex_as_foreign_ones(repo: Path, mon
     record, which turned it into text (make compat: a Claude fork merged into a Codex session)."""
     _cli(repo, monkeypatch, "import", "--agent", "codex", str(CODEX_ROLLOUT))
     codex_sid = make_ctx(repo).index.resolve_session("01a23334-175b-7030-bb12-84938bd24286")
-    claude_file = Path(__file__).resolve().parent.parent / "fixtures" / "claude" / "split_response.jsonl"
+    claude_file = FIXTURES / "claude" / "split_response.jsonl"
     _cli(repo, monkeypatch, "import", "--agent", "claude", str(claude_file))
     [claude_row] = [r for r in json.loads(_cli(repo, monkeypatch, "list", "--all", "--json").stdout)
                     if r["agent"] == "claude"]
@@ -629,7 +629,7 @@ def test_another_agents_merged_turns_reach_pi_as_foreign_ones(repo: Path, monkey
     Codex's exec_command reaches pi as a tool call of its own, not as text, and none of Codex's
     records or harness context with it (make compat: pi sent the call as text and Codex's
     instructions as a user turn; Cline's provider refused Codex's system messages)."""
-    pi_file = Path(__file__).resolve().parent.parent / "fixtures" / "pi" / "basic.jsonl"
+    pi_file = FIXTURES / "pi" / "basic.jsonl"
     _cli(repo, monkeypatch, "import", "--agent", "pi", str(pi_file))
     [pi_row] = [r for r in json.loads(_cli(repo, monkeypatch, "list", "--all", "--json").stdout) if r["agent"] == "pi"]
     _cli(repo, monkeypatch, "import", "--agent", "codex", str(CODEX_ROLLOUT))
