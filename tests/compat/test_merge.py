@@ -57,8 +57,10 @@ def _worktree(repo: Path, tmp_path: Path) -> Path:
 
 
 def _session_of(repo: Path, agent: str, native_id: str | None) -> dict[str, Any]:
+    """The agent's session named by its native id, or (an agent that gives none, as aider) the one
+    that is no fork."""
     rows = [r for r in checks.oxide_json(repo, "list", "--all") if r["agent"] == agent
-            and (native_id is None or r["native_id"] == native_id)]
+            and (r["native_id"] == native_id if native_id is not None else not r.get("parent_id"))]
     assert len(rows) == 1, rows
     return dict(rows[0])
 
@@ -282,7 +284,7 @@ def test_digest(compat_repo: Path, model_server: ModelServer, tmp_path: Path) ->
     assert not [c for c in checks.request_tool_calls(model_server) if "feature.txt" in c[1]]
 
 
-OTHERS = ("pi", "opencode", "copilot", "gemini", "qwen", "cline")
+OTHERS = ("pi", "opencode", "copilot", "gemini", "qwen", "cline", "aider")
 
 
 @pytest.mark.parametrize("target", OTHERS)
@@ -307,5 +309,8 @@ def test_a_codex_fork_merged_into_another_agents_session(target: str, compat_rep
     checks.assert_request_holds(model_server, [MAIN, MAIN2, "[git oxide merge]", FORK, result_text, FORK_ANSWER,
                                                AFTER])
     assert "fork-wt</cwd>" not in checks.request_text(model_server)  # Codex's environment context
+    if target == "aider":  # aider has no tool calls: the call is text in the answer (docs/agents/aider.md)
+        assert "Tool call `apply_patch`" in checks.request_text(model_server)
+        return
     calls = checks.request_tool_calls(model_server)
     assert any("feature.txt" in args for _n, args in calls), calls
