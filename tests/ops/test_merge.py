@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -449,17 +450,10 @@ def test_the_agents_copy_of_merged_turns_is_not_imported_again_claude(
     goes on, `import`: the merged turns stay once, as the merge wrote them, the new turn after them
     (a real run imported the whole merged block again after the merge's copy)."""
     native = "11111111-1111-4111-8111-111111111111"
-    folder = Path(__import__("os").environ["CLAUDE_CONFIG_DIR"]) / "projects" / \
+    folder = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / \
         "".join(c if c.isalnum() else "-" for c in str(repo))
     folder.mkdir(parents=True)
-    lines = [{"parentUuid": None, "isSidechain": False, "type": "user", "cwd": str(repo), "sessionId": native,
-              "uuid": "a0000000-0000-4000-8000-000000000001", "timestamp": "2026-01-01T00:00:00.000Z",
-              "message": {"role": "user", "content": "hello"}},
-             {"parentUuid": "a0000000-0000-4000-8000-000000000001", "isSidechain": False, "type": "assistant",
-              "cwd": str(repo), "sessionId": native, "uuid": "a0000000-0000-4000-8000-000000000002",
-              "timestamp": "2026-01-01T00:00:01.000Z",
-              "message": {"role": "assistant", "id": "msg_1", "type": "message", "model": "claude-test",
-                          "content": [{"type": "text", "text": "hi"}]}}]
+    lines = _claude_turn(repo, native, None, "a", "2026-01-01", "hello", "hi", "msg_1")
     (folder / f"{native}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     _cli(repo, monkeypatch, "import")
     ctx = make_ctx(repo, NOW_MS + 10)
@@ -474,14 +468,7 @@ def test_the_agents_copy_of_merged_turns_is_not_imported_again_claude(
     assert merged.count("add a feature module") == 1
     path = _import_into(repo, monkeypatch, sid, "claude")
     last = json.loads(path.read_text().splitlines()[-1])["uuid"]
-    more = [{"parentUuid": last, "isSidechain": False, "type": "user", "cwd": str(repo), "sessionId": native,
-             "uuid": "b0000000-0000-4000-8000-000000000001", "timestamp": "2026-01-02T00:00:00.000Z",
-             "message": {"role": "user", "content": "and now?"}},
-            {"parentUuid": "b0000000-0000-4000-8000-000000000001", "isSidechain": False, "type": "assistant",
-             "cwd": str(repo), "sessionId": native, "uuid": "b0000000-0000-4000-8000-000000000002",
-             "timestamp": "2026-01-02T00:00:01.000Z",
-             "message": {"role": "assistant", "id": "msg_2", "type": "message", "model": "claude-test",
-                         "content": [{"type": "text", "text": "all merged"}]}}]
+    more = _claude_turn(repo, native, last, "b", "2026-01-02", "and now?", "all merged", "msg_2")
     with path.open("a") as fh:
         fh.write("".join(json.dumps(x) + "\n" for x in more))
     _cli(repo, monkeypatch, "import")
@@ -641,3 +628,15 @@ def test_another_agents_merged_turns_reach_pi_as_foreign_ones(repo: Path, monkey
     assert "[tool call exec_command" not in text and "<skills_instructions>" not in text, text[-3000:]
     assert '"echo from-shell | tee shell.txt"' in text  # the call, handed over with its command
     assert out["native_id"] != pi_row["native_id"]  # written as another agent's session: a new one of pi's
+
+
+def _claude_turn(repo: Path, native: str, parent: str | None, mark: str, day: str, prompt: str, answer: str,
+                 msg_id: str) -> list[dict[str, Any]]:
+    """A prompt and its answer as Claude Code writes them (uuids ``<mark>0000000-…-00000000000N``)."""
+    u, a = f"{mark}0000000-0000-4000-8000-000000000001", f"{mark}0000000-0000-4000-8000-000000000002"
+    base = {"isSidechain": False, "cwd": str(repo), "sessionId": native}
+    return [{**base, "parentUuid": parent, "type": "user", "uuid": u, "timestamp": f"{day}T00:00:00.000Z",
+             "message": {"role": "user", "content": prompt}},
+            {**base, "parentUuid": u, "type": "assistant", "uuid": a, "timestamp": f"{day}T00:00:01.000Z",
+             "message": {"role": "assistant", "id": msg_id, "type": "message", "model": "claude-test",
+                         "content": [{"type": "text", "text": answer}]}}]
