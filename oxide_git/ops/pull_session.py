@@ -11,7 +11,11 @@ descends from ours (it made our line its fork), ours stays as it is, behind the 
 (`push` says "kept"), so two clones do not answer each other's merges forever.
 
 A session removed here (``tombstones``) is not taken again unless the remote changed it after the
-removal; then its log comes back as a fork of the removed session, said so.
+removal; then its log comes back as a fork of the removed session, said so. A removal is a change
+like any other and comes the other way too: a session the remote no longer has (a teammate's
+`rm --remote` or `push --prune`) is removed here as `rm` removes it (to the trash, a tombstone,
+journaled with the pull) when this clone holds nothing the remote did not have; otherwise it stays,
+said so, and a push gives it back to the remote.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from oxide_git.core.errors import OxideError
 from oxide_git.core.model import message_key, new_session_id
 from oxide_git.git import refs
 from oxide_git.ops import incoming
-from oxide_git.store import logwrite, sessionlog, tombstones
+from oxide_git.store import journal, logwrite, sessionlog, tombstones
 from oxide_git.store.context import Context
 
 
@@ -36,6 +40,7 @@ class Result(Protocol):
     remote: str
     updated: dict[str, str]
     forks: list[dict[str, Any]]
+    moved: dict[str, list[str | None]]
 
     def move(self, name: str, before: pygit2.Oid | None, after: pygit2.Oid) -> None: ...
 
@@ -214,3 +219,22 @@ def fork_log(ctx: Context, sid: str, log: sessionlog.Log, *, seed: str, at_id: s
                           base=log.as_base(), expected=None, parents=[log.tip.raw])
     assert oid is not None
     return fid, pygit2.Oid(raw=oid)
+
+
+def removed_there(ctx: Context, sid: str, was: pygit2.Oid, res: Result) -> None:
+    """Session ``sid``, whose log the remote had at ``was`` (our mirror of it) and no longer has."""
+    git = ctx.repo.git
+    name = refs.session_ref(sid)
+    ours = refs.read(git, name)
+    if ours is None:
+        return
+    if ours != was and not git.descendant_of(was, ours):
+        res.updated[name] = "kept (removed on the remote, changed here since)"
+        return
+    stone = refs.read(git, tombstones.ref(sid))
+    made = tombstones.make(git, sid, str(ours), ctx.now_ms)
+    changes = {name: (str(ours), None), tombstones.ref(sid): (str(stone) if stone else None, made)}
+    journal.move_refs(ctx, changes, f"oxide: pull {res.remote}: removed on the remote")
+    for ref, (before, after) in changes.items():
+        res.moved[ref] = [before, after]
+    res.updated[name] = "removed on the remote"

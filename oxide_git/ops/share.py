@@ -97,6 +97,12 @@ def pull(ctx: Context, remote: str | None = None, *, checkpoints: bool = False) 
                 _retry(_reconcile_memory, ctx, theirs, res)
         except OxideError as e:
             res.problems.append(f"{name} {rname}: {e.message}, left alone")
+    session_ns = mirror(refs.SESSIONS + "x", ns)[:-1]
+    for gone in sorted(n for n in mirrored if n.startswith(session_ns) and refs.read(git, n) is None):
+        try:  # the fetch pruned its mirror: the remote no longer has the session
+            _retry(pull_session.removed_there, ctx, gone[len(session_ns):], mirrored[gone], res)
+        except OxideError as e:
+            res.problems.append(f"{name} {refs.SESSIONS}{gone[len(session_ns):]}: {e.message}, left alone")
     if res.moved:  # a pull that changed nothing is not journaled: undo reverts what came before it
         journal.record(ctx, journal.Entry("pull", ctx.now_ms, f"pull {name}", refs=dict(res.moved)))
     done = reindex(ctx, sessions={r[len(refs.SESSIONS):] for r in res.moved if r.startswith(refs.SESSIONS)},

@@ -277,9 +277,11 @@ def test_pull_ignores_the_remotes_own_mirrors_and_prunes_what_the_remote_dropped
     assert not git(b, "for-each-ref", "refs/oxide/remotes/origin/remotes/").strip()
     git(bare, "update-ref", "-d", refs.session_ref(SID))  # the remote drops it
     res = json.loads(oxide(b, "pull", "--json").stdout)
-    assert res["updated"] == {}
     assert not git(b, "for-each-ref", "refs/oxide/remotes/origin/").strip()  # the mirror is pruned
-    assert texts(b) == ["hello"]  # the local session stays
+    # a removal is a change like any other: b's copy, nothing of it b's own, goes to the trash
+    assert res["updated"] == {refs.session_ref(SID): "removed on the remote"}
+    assert git(b, "for-each-ref", "refs/oxide/trash/").strip() and json.loads(
+        oxide(b, "list", "--all", "--json").stdout) == []
 
 
 def test_pull_refuses_a_ref_whose_log_names_another_session(clones: tuple[Path, Path, Path]) -> None:

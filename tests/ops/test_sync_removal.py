@@ -149,3 +149,35 @@ def test_a_diverged_memory_push_is_still_rejected(clones: tuple[Path, Path, Path
     run(a, "push")
     out = run(b, "push", code=1)
     assert "changed on origin since your last pull" in out
+
+
+def test_a_removal_on_the_remote_reaches_a_teammate_who_had_it(clones: tuple[Path, Path, Path]) -> None:  # noqa: F811
+    """b pulled the session; a removed it on the remote. b's next pull removes b's copy (nothing of
+    it is b's own), undoably, and b's push does not give it back to the remote."""
+    a, b, bare = clones
+    say(a, "hello")
+    run(a, "push")
+    run(b, "pull")
+    tip = git(b, "rev-parse", refs.session_ref(SID)).strip()
+    run(a, "rm", SID, "--yes", "--remote")
+    out = json.loads(run(b, "pull", "--json"))
+    assert out["updated"] == {refs.session_ref(SID): "removed on the remote"}
+    assert json.loads(run(b, "list", "--all", "--json")) == []
+    assert tombstones.removed_tip(make_ctx(b).repo.git, SID) == tip
+    assert "nothing new" in run(b, "push", "--dry-run") and remote_sessions(bare) == []
+    undo(make_ctx(b, NOW_MS + 50))  # the pull's removal is undone like any of its changes
+    assert texts(b) == ["hello"] and tombstones.removed_tip(make_ctx(b).repo.git, SID) is None
+
+
+def test_a_teammate_who_went_on_keeps_the_session_and_says_so(clones: tuple[Path, Path, Path]) -> None:  # noqa: F811
+    a, b, bare = clones
+    say(a, "hello")
+    run(a, "push")
+    run(b, "pull")
+    run(a, "rm", SID, "--yes", "--remote")
+    say(b, "b went on", now=NOW_MS + 5)
+    out = json.loads(run(b, "pull", "--json"))
+    assert out["updated"] == {refs.session_ref(SID): "kept (removed on the remote, changed here since)"}
+    assert texts(b) == ["hello", "b went on"]
+    run(b, "push")
+    assert remote_sessions(bare) == [refs.session_ref(SID)]  # b's messages go back to the team
