@@ -61,11 +61,11 @@ def responses_with_tool_search(monkeypatch: pytest.MonkeyPatch) -> None:
 
     plain = modelserver._responses
 
-    def reply(model: str, text: str, call: Any, stream: bool, **kw: Any) -> tuple[bytes, str]:
+    def reply(model: str, text: str, call: Any, stream: bool, *usage: Any, **kw: Any) -> tuple[bytes, str]:
         if not call or (call[0] != TOOL_SEARCH and NAMESPACED not in call[0]):
-            return plain(model, text, call, stream, **kw)
+            return plain(model, text, call, stream, *usage, **kw)
         ns, _, name = call[0].rpartition(NAMESPACED)
-        payload, ctype = plain(model, text, (name, call[1]), stream, **kw)
+        payload, ctype = plain(model, text, (name, call[1]), stream, *usage, **kw)
 
         def item(it: dict[str, Any]) -> dict[str, Any]:
             if it.get("type") != "function_call":
