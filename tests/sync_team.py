@@ -254,4 +254,6 @@ class Team:
 
 
 def examples() -> int:
-    return int(os.environ.get("OXIDE_SYNC_EXAMPLES", "0"))
+    """``OXIDE_SYNC_EXAMPLES``, else 20 with OXIDE_RELIABILITY_QUICK (CI's form), else 0 (the default)."""
+    quick = os.environ.get("OXIDE_RELIABILITY_QUICK", "") not in ("", "0")
+    return int(os.environ.get("OXIDE_SYNC_EXAMPLES", "20" if quick else "0"))

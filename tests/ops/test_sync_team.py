@@ -2,7 +2,8 @@
 
 The issue's own sequence, the smallest sequence that lost a message on main, and a hypothesis
 state machine over talk/push/pull/fork/rewind/undo/rm on two or three clones (``sync_team``);
-a short budget here, a long one under ``slow`` (``OXIDE_SYNC_EXAMPLES`` sets it).
+a short budget here, a long one under ``slow`` (300 examples; ``OXIDE_SYNC_EXAMPLES`` sets it, 20 with
+OXIDE_RELIABILITY_QUICK).
 """
 
 from __future__ import annotations
