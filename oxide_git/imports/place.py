@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -52,6 +52,7 @@ class Placement:
     floor: int = 0
     merged: set[int] = field(default_factory=set)  # the places of what a merge brought
     taken: set[int] = field(default_factory=set)
+    _projection: _Projection | None = field(default=None, repr=False)
 
     @classmethod
     def of_tip(cls, objects: Objects, tip: logwrite.Tip, floor: int = 0) -> Placement:
@@ -67,9 +68,13 @@ class Placement:
                 merged.add(seq)
         return cls(held, tip.count, floor, merged)
 
-    def _find(self, m: Message, taken: set[int], held: dict[str, list[int]]) -> int | None:
-        for k in (message_key(m), merge_key(m), _echo_key(m)):
-            seqs = held.get(k) if k is not None else None
+    def _find(self, m: Message, taken: set[int] | _Taken,
+              get: Callable[[str], list[int] | None]) -> int | None:
+        for key in (message_key, merge_key, _echo_key):
+            if key is _echo_key and not self.merged:
+                break  # only what a merge brought is held under it
+            k = key(m)
+            seqs = get(k) if k is not None else None
             while seqs and seqs[0] in taken:
                 seqs.pop(0)
             if seqs:
@@ -78,7 +83,7 @@ class Placement:
 
     def _seq(self, m: Message) -> tuple[int, bool]:
         """(the place of ``m``, whether it is a merge's copy that is left as the merge wrote it)."""
-        seq = self._find(m, self.taken, self.held)
+        seq = self._find(m, self.taken, self.held.get)
         if seq is not None:
             self.taken.add(seq)
             return seq, seq in self.merged
@@ -96,20 +101,54 @@ class Placement:
                 runs[-1][1].append(m)
             else:
                 runs.append((seq, [m]))
+        self._projection = None
         return runs
 
-    def projected(self, msgs: Iterable[Message]) -> int:
-        """The next free seq once ``msgs`` are placed (nothing is placed)."""
-        held = {k: list(v) for k, v in self.held.items()}
-        taken = set(self.taken)
-        new = 0
-        for m in msgs:
-            seq = self._find(m, taken, held)
-            if seq is None:
-                new += 1
-            else:
-                taken.add(seq)
-        return self.next + new
+    def note(self, m: Message) -> None:
+        """``m`` is pending (not placed yet): where the next free seq would be once it is, kept as
+        each message comes (``projected``, asked at every restart point of a file, is O(1))."""
+        if self._projection is None:
+            self._projection = _Projection(self)
+        p = self._projection
+        seq = self._find(m, p.taken, p.get)
+        if seq is None:
+            p.new += 1
+        else:
+            p.taken.add(seq)
+
+    def projected(self) -> int:
+        """The next free seq once the messages ``note``d since the last ``place`` are placed."""
+        return self.next + (self._projection.new if self._projection is not None else 0)
+
+
+class _Projection:
+    """The places pending messages would take: copies of only the keys they touch, and the places
+    taken seen through ``_Taken`` (nothing of the placement is copied whole)."""
+
+    def __init__(self, of: Placement) -> None:
+        self.held, self.copies = of.held, dict[str, list[int]]()
+        self.taken = _Taken(of.taken)
+        self.new = 0
+
+    def get(self, k: str) -> list[int] | None:
+        if k not in self.copies:
+            if k not in self.held:
+                return None
+            self.copies[k] = list(self.held[k])
+        return self.copies[k]
+
+
+class _Taken:
+    """The places taken: those of ``base`` and those added here (``base`` is not copied)."""
+
+    def __init__(self, base: set[int]) -> None:
+        self.base, self.more = base, set[int]()
+
+    def __contains__(self, seq: object) -> bool:
+        return seq in self.base or seq in self.more
+
+    def add(self, seq: int) -> None:
+        self.more.add(seq)
 
 
 _CORE = {"text": ("text",), "reasoning": ("text",), "tool_call": ("call_id", "name", "input"),

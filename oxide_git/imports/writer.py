@@ -138,11 +138,13 @@ class Writer:
             self.report.problems.append(f"{self.report.path}: message for an unknown session, skipped")
             return
         self.pending[sid].append(m)
+        if sid in self.place:
+            self.place[sid].note(m)
         if len(self.pending[sid]) >= BATCH:
             self.flush(sid)
 
     def seqs_at_this_point(self) -> dict[str, int]:
-        return {sid: self.place[sid].projected(self.pending[sid]) if sid in self.place
+        return {sid: self.place[sid].projected() if sid in self.place
                 else self.next_seq[sid] + len(self.pending[sid]) for sid in self.sessions}
 
     def flush(self, sid: str, final: bool = False) -> None:

@@ -24,7 +24,9 @@ def test_messages_without_ids_are_told_apart_by_their_whole_content() -> None:
 def test_held_messages_go_back_to_their_place_and_new_ones_after_the_tip() -> None:
     a, b, c = _tool("a"), _tool("b"), _tool("c")
     p = Placement({key(a): [0], key(b): [1]}, next=2)
-    assert p.projected([b, c]) == 3
+    for m in (b, c):
+        p.note(m)
+    assert p.projected() == 3
     assert p.place([b, c]) == [(1, [b, c])]
     assert p.place([a]) == [(0, [a])] and p.next == 3
 
@@ -32,6 +34,8 @@ def test_held_messages_go_back_to_their_place_and_new_ones_after_the_tip() -> No
 def test_the_same_message_said_twice_takes_two_places() -> None:
     t = _tool("Tokens: 100 sent, 20 received.")
     p = Placement({key(t): [3]}, next=5)
-    assert p.projected([t, t]) == 6
+    p.note(t)
+    p.note(t)
+    assert p.projected() == 6
     assert p.place([t, t]) == [(3, [t]), (5, [t])]
     assert p.next == 6
