@@ -231,9 +231,7 @@ def removed_there(ctx: Context, sid: str, was: pygit2.Oid, res: Result) -> None:
     if ours != was and not git.descendant_of(was, ours):
         res.updated[name] = "kept (removed on the remote, changed here since)"
         return
-    stone = refs.read(git, tombstones.ref(sid))
-    made = tombstones.make(git, sid, str(ours), ctx.now_ms)
-    changes = {name: (str(ours), None), tombstones.ref(sid): (str(stone) if stone else None, made)}
+    changes = tombstones.removal(git, sid, str(ours), ctx.now_ms)  # as `rm` removes it
     journal.move_refs(ctx, changes, f"oxide: pull {res.remote}: removed on the remote")
     for ref, (before, after) in changes.items():
         res.moved[ref] = [before, after]

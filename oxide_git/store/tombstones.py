@@ -66,3 +66,12 @@ def changed_since(git: pygit2.Repository, removed: str, theirs: pygit2.Oid) -> b
         return not git.descendant_of(pygit2.Oid(hex=removed), theirs)
     except (KeyError, ValueError, pygit2.GitError):
         return True  # the removed log is gone here (collected): theirs is something else
+
+
+def removal(git: pygit2.Repository, sid: str, tip: str,
+            now_ms: int) -> dict[str, tuple[str | None, str | None]]:
+    """The ref moves that remove session ``sid`` at log commit ``tip``: its ref goes, its tombstone
+    comes (for ``journal.move_refs``; journaled by the caller, so `undo` takes both back)."""
+    stone = refs.read(git, ref(sid))
+    return {refs.session_ref(sid): (tip, None),
+            ref(sid): (str(stone) if stone else None, make(git, sid, tip, now_ms))}
