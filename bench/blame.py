@@ -55,8 +55,8 @@ def add_turns(root: Path, first: int, count: int, *, commit: bool, per_turn: int
     from oxide_git.store import snapshots
     from oxide_git.store import writes as store
     from oxide_git.store.context import Context
+    from oxide_git.store.logwrite import IDENTITY
     from oxide_git.store.notes import NOTES_REF
-    from oxide_git.store.sessionlog import IDENTITY
 
     big = root / "big.txt"
     lines = big.read_text().splitlines()

@@ -30,7 +30,7 @@ Log = Callable[[str], None]
 SIZES = (1_000, 10_000, 100_000, 1_000_000)
 PER_SESSION = 100
 QUERY = "flaky retry"
-_KEY_SOURCES = ("store/logwrite.py", "git/rawgit.py", "store/sessionlog.py", "core/codec.py", "core/model.py", "store/index.py", "store/writes.py",
+_KEY_SOURCES = ("store/logwrite.py", "git/objects.py", "store/sessionlog.py", "core/codec.py", "core/model.py", "store/index.py", "store/writes.py",
                 "store/context.py")
 
 _TEXT = (

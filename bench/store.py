@@ -102,7 +102,7 @@ def bench_first_checkpoint(quick: bool, log: Log = _log) -> list[dict[str, Any]]
 
 # -- session logs ---------------------------------------------------------------------------------
 
-_KEY_SOURCES = ("store/logwrite.py", "git/rawgit.py", "store/sessionlog.py", "core/codec.py", "core/model.py", "store/index.py", "store/writes.py",
+_KEY_SOURCES = ("store/logwrite.py", "git/objects.py", "store/sessionlog.py", "core/codec.py", "core/model.py", "store/index.py", "store/writes.py",
                 "store/context.py")
 
 
@@ -151,12 +151,12 @@ def _write_new_session(ctx: Any, s: Any, messages: list[Any], now_ms: int, chunk
                        ) -> None:
     """A new session with ``messages``, written the way ``store.save`` writes (git, then index)."""
     from oxide_git.core import codec
-    from oxide_git.store import logwrite
+    from oxide_git.store import logread, logwrite
 
     objects, common_dir = ctx.repo.objects, ctx.repo.common_dir
     _ = ctx.index  # opened (and reindexed when new) before anything is written
     for start in range(0, len(messages), chunk):
-        lg = logwrite.tip(objects, common_dir, s.id)
+        lg = logread.tip(objects, common_dir, s.id)
         puts = logwrite.with_ids(s.id, dict(enumerate(messages[start:start + chunk], start)))
         oid = logwrite.commit(objects, common_dir, s, {q: codec.encode_message(m) for q, m in puts.items()},
                               now_ms=now_ms,
@@ -174,7 +174,7 @@ def write_sessions(ctx: Any, sessions: Iterable[tuple[Any, list[Any]]], batch: i
     then the index rows), with one index transaction per ``batch`` sessions instead of one per
     session: only the setup is faster. Each commit is dated its session's ``created_at``."""
     from oxide_git.core import codec
-    from oxide_git.store import logwrite
+    from oxide_git.store import logread, logwrite
 
     objects, common_dir = ctx.repo.objects, ctx.repo.common_dir
     _ = ctx.index  # opened (and reindexed when new) before anything is written

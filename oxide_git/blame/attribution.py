@@ -16,8 +16,8 @@ from typing import Any, NamedTuple
 
 from oxide_git.blame.calls import AGENT, BEFORE, EITHER, HUMAN, Label
 from oxide_git.blame.foreign import ForeignNotes
+from oxide_git.blame.lookups import Lookups
 from oxide_git.blame.memo import open_memo
-from oxide_git.blame.objects import Objects
 from oxide_git.blame.porcelain import ZERO as _ZERO
 from oxide_git.blame.porcelain import BadRevision, git_blame, relative
 from oxide_git.blame.timeline import Placed, Timeline, Version
@@ -197,7 +197,7 @@ class _Run:
     def __init__(self, ctx: Context, rel: str) -> None:
         self.ctx = ctx
         common = str(ctx.repo.common_dir)
-        self.objects = Objects(common, open_memo(common, rel, ctx.environ))
+        self.objects = Lookups(common, open_memo(common, rel, ctx.environ))
         self.timelines: dict[tuple[str, str], Timeline] = {}
         self.placed: dict[tuple[str, int], Placed] = {}
         self.blobs: dict[str, Version] = {}
@@ -364,7 +364,7 @@ def _short_ids(ctx: Context, lines: list[LineBlame]) -> dict[str, str]:
     return out
 
 
-def _commit_abbrev(ctx: Context, objects: Objects) -> Any:
+def _commit_abbrev(ctx: Context, objects: Lookups) -> Any:
     """A commit's abbreviation as pygit2's ``short_id`` gives it, worked out without pygit2 unless
     core.abbrev is set (the length libgit2 starts from then is its to read)."""
     default: list[bool] = []

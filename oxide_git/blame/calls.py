@@ -21,7 +21,7 @@ from oxide_git.store.context import Context
 
 if TYPE_CHECKING:  # read only when a call's message is (a blame whose intervals are all kept does not)
     from oxide_git.agents import file_effects
-    from oxide_git.blame.objects import Objects
+    from oxide_git.blame.lookups import Lookups
 
 AGENT, HUMAN, EITHER, BEFORE = "agent", "human", "agent or user", "before oxide"
 
@@ -76,7 +76,7 @@ def canon(path: str, aliases: tuple[tuple[str, str], ...]) -> str:
 class WorktreeCalls:
     """The tool calls of every session that worked in one worktree (by its id and path)."""
 
-    def __init__(self, ctx: Context, objects: Objects, worktree: str, path: str) -> None:
+    def __init__(self, ctx: Context, objects: Lookups, worktree: str, path: str) -> None:
         self.ctx = ctx
         self.objects = objects
         self.path = path

@@ -23,7 +23,7 @@ from oxide_git.blame.restores import read as read_restores
 from oxide_git.store.context import Context
 
 if TYPE_CHECKING:
-    from oxide_git.blame.objects import Objects
+    from oxide_git.blame.lookups import Lookups
 
 
 class State(NamedTuple):
@@ -93,7 +93,7 @@ class Timeline:
     uncommitted lines at the first checkpoint are older than oxide unless a replayed tool call
     wrote them."""
 
-    def __init__(self, ctx: Context, objects: Objects, worktree: str, path: str,
+    def __init__(self, ctx: Context, objects: Lookups, worktree: str, path: str,
                  default_base: str | None = None, blobs: dict[str, Version] | None = None) -> None:
         self.ctx, self.objects, self.memo = ctx, objects, objects.memo
         self.worktree, self.path = worktree, path
@@ -393,7 +393,7 @@ def runs(ascending: list[int]) -> list[tuple[int, int]]:
     return out
 
 
-def _base_state(objects: Objects, commit: str | None) -> State | None:
+def _base_state(objects: Lookups, commit: str | None) -> State | None:
     if not commit:
         return None
     got = objects.commit(commit)

@@ -1,19 +1,11 @@
-"""Read many blobs straight from the repository's pack files (the read side of packwriter).
+"""A pack file and its version-2 index, read in place: the packed half of ``objects``.
 
-An import stores a batch of message blobs as one undeltified pack, in sequence order. Reading a
-50,000-message session through libgit2's object database cost ~9 µs a blob (a lookup across every
-pack, its cache, a copy into a Python object); here each pack's index and data are mapped once and
-an entry is found by a search of its index's fan-out range, then inflated in place, starting with
-the pack that held the previous blob (consecutive messages are neighbours in one pack).
-
-This reader only answers for whole blobs in packs with a version-2 index and returns None for
-anything else: loose objects, deltas (after a user's `git gc` or `git repack`), objects in
-alternates, packs added after it was opened. The caller then reads the object through the odb, so
-a reader that knows nothing is merely slower. Each blob's id is checked against its content, as
-libgit2 does, so a damaged pack or index cannot hand back the wrong message.
-
-``Pack.read`` also answers for any object, deltas resolved: ``rawgit`` reads trees and commits
-through it on the session-log write path.
+Each pack's index and data are mapped once; an entry is found by a search of its index's fan-out
+range, then inflated in place, deltas resolved (offset deltas within the pack, reference deltas
+through the caller's reader: a thin pack completed by git). An entry's size is read from its header
+first, so an object over ``MAX_OBJECT`` is refused before any of it is inflated. ``Pack.entry``
+hands back a whole entry and where the next begins: a log's messages, written as one pack in
+sequence order, are read one after the other that way (``Objects.blobs``).
 """
 
 from __future__ import annotations
@@ -21,14 +13,13 @@ from __future__ import annotations
 import mmap
 import struct
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 _IDX_MAGIC = b"\377tOc\x00\x00\x00\x02"
 _FANOUT = 8
 _NAMES = _FANOUT + 256 * 4
 _BLOB = 3
-_GIVE_UP = 64
 _OFS_DELTA, _REF_DELTA = 6, 7
 # The largest object inflated here (codec.MAX_PAYLOAD, the largest payload decoded): the size in
 # an entry's header is read first, and a bigger object is refused before any of it is inflated.
@@ -159,7 +150,8 @@ class Pack:
             raise ValueError(f"damaged pack entry at {off}")
         kind, size, pos = head
         if size > MAX_OBJECT:
-            raise ValueError(f"the object at {off} is {size} bytes, larger than the {MAX_OBJECT} read here")
+            raise ValueError(f"the object at {off} is {size} bytes, larger than the {MAX_OBJECT} "
+                             "git oxide reads")
         if kind == _OFS_DELTA:
             c = self.data[pos]
             pos += 1
@@ -251,64 +243,3 @@ def open_packs(pack_dir: Path) -> list[Pack]:
         except (OSError, ValueError):
             continue  # removed meanwhile (gc), unreadable, or a format we do not read
     return packs
-
-
-class PackReader:
-    """Blobs by raw id from ``objects_dir/pack``; None means "read it through the odb"."""
-
-    def __init__(self, objects_dir: Path) -> None:
-        self._dir = objects_dir / "pack"
-        self._packs: list[Pack] | None = None
-        self._hits = 0
-        self._misses = 0
-        self._wrong_guesses = 0
-
-    def blobs(self, oids: Iterable[bytes]) -> Iterator[bytes | None]:
-        """Each blob's content in order, None for those to read through the odb."""
-        packs = self._packs
-        if packs is None:
-            packs = self._packs = open_packs(self._dir)
-        from hashlib import sha1  # here: a blame reads packs without hashing (~2 ms to import)
-
-        pack: Pack | None = None
-        nxt = 0  # where the entry after the last one read starts: most often the next blob
-        for oid in oids:
-            if pack is not None and self._wrong_guesses <= self._hits + _GIVE_UP:
-                data, after = pack.entry(nxt)
-                if data is not None and sha1(b"blob %d\0%b" % (len(data), data)).digest() == oid:
-                    self._hits += 1
-                    nxt = after
-                    yield data
-                    continue
-                self._wrong_guesses += 1  # a repacked pack: objects in another order, deltas
-            data = None
-            if self._misses <= self._hits + _GIVE_UP:
-                for n, p in enumerate(packs):
-                    off = p.offset(oid)
-                    if off is None:
-                        continue
-                    if n:
-                        packs.insert(0, packs.pop(n))  # search the latest pack first
-                    data, after = p.entry(off)
-                    if data is not None and sha1(b"blob %d\0%b" % (len(data), data)).digest() == oid:
-                        pack, nxt = p, after
-                    else:
-                        data = None
-                    break
-            if data is None:
-                self._misses += 1
-                pack = None
-            else:
-                self._hits += 1
-            yield data
-
-    def close(self) -> None:
-        for pack in self._packs or []:
-            pack.close()
-        self._packs = None
-
-    def __enter__(self) -> PackReader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -17,7 +17,7 @@ import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
-from oxide_git.git.rawgit import object_id
+from oxide_git.git.objects import object_id
 
 try:
     from isal import isal_zlib

@@ -18,7 +18,7 @@ from oxide_git.git import gitdirs
 if TYPE_CHECKING:
     import pygit2
 
-    from oxide_git.git.rawgit import Objects
+    from oxide_git.git.objects import Objects
 
 OXIDE_DIRNAME = "oxide"
 # libgit2 maps a pack in windows of 1 GB, up to 8 GB at once, so reading much of a big store
@@ -98,10 +98,15 @@ class Repo:
         except pygit2.GitError as e:
             raise NotInGitRepository(f"cannot open repository at {self.git_dir}: {e}") from e
 
+    def opened_git(self) -> pygit2.Repository | None:
+        """The pygit2 handle if this repository has opened one (``git``), else None: what a caller
+        that can do without reads through it, rather than pay pygit2's start-up."""
+        return self.__dict__.get("git")
+
     @cached_property
     def objects(self) -> Objects:
-        """The object store read and written without pygit2 (the session-log write path)."""
-        from oxide_git.git.rawgit import Objects
+        """The object store (``git.objects``): every object git oxide reads or writes itself."""
+        from oxide_git.git.objects import Objects
 
         return Objects(self.common_dir / "objects")
 

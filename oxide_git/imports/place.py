@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING
 from oxide_git.core import codec
 from oxide_git.core.model import merge_key, message_key
 from oxide_git.git import refs
-from oxide_git.store import logwrite
+from oxide_git.store import logread
 
 if TYPE_CHECKING:
     from oxide_git.core.model import Message
-    from oxide_git.git.rawgit import Objects
+    from oxide_git.git.objects import Objects
     from oxide_git.store.context import Context
 
 
@@ -55,10 +55,10 @@ class Placement:
     _projection: _Projection | None = field(default=None, repr=False)
 
     @classmethod
-    def of_tip(cls, objects: Objects, tip: logwrite.Tip, floor: int = 0) -> Placement:
+    def of_tip(cls, objects: Objects, tip: logread.Tip, floor: int = 0) -> Placement:
         held: dict[str, list[int]] = {}
         merged: set[int] = set()
-        for seq, data in logwrite.blobs_at(objects, tip.tree, range(floor, tip.count)):
+        for seq, data in logread.blobs_at(objects, tip.tree, range(floor, tip.count)):
             m = codec.decode_message(data)
             held.setdefault(message_key(m), []).append(seq)
             mk = merge_key(m)

@@ -254,7 +254,7 @@ def _redacted(s: Session, start: int, msgs: list[Message], redactor: Any) -> tup
     """A bulk import's batch, redacted here with the parent's ``redactor`` (None: redaction is off),
     its object ids worked out: the parent, the slower half there, only stores it (the secret gate,
     and the walk of a message it cannot clear, were a fifth of its work)."""
-    from oxide_git.git.rawgit import BLOB, object_id
+    from oxide_git.git.objects import BLOB, object_id
 
     step: Step = redactor.reencoded if redactor is not None else (lambda blob, _scan: (blob, None))
     batch = _encoded(s, start, msgs, step)

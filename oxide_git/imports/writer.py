@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from oxide_git.core.model import Message, Session
 from oxide_git.imports.place import Placement
 from oxide_git.imports.report import FileReport
-from oxide_git.store import logwrite
+from oxide_git.store import logread
 from oxide_git.store.context import Context
 
 IMPORTED_BY_PATH = "imported_by_path"  # source key: the worktree that imported the file by path
@@ -82,7 +82,7 @@ class Writer:
         repo = self.ctx.repo
         old = self.sessions.get(s.id)
         if old is None and s.id not in self.place:
-            tip = logwrite.tip(repo.objects, repo.common_dir, s.id)
+            tip = logread.tip(repo.objects, repo.common_dir, s.id)
             old = tip.session if tip else None
             self._anchor(s.id, tip)
         elif old is None:
@@ -116,15 +116,15 @@ class Writer:
     def stored_count(self, sid: str) -> int:
         """How many messages the store held for ``sid`` when this file's import began."""
         if sid not in self._counts:
-            log = logwrite.tip(self.ctx.repo.objects, self.ctx.repo.common_dir, sid)
+            log = logread.tip(self.ctx.repo.objects, self.ctx.repo.common_dir, sid)
             self._counts[sid] = log.count if log else 0
         return self._counts[sid]
 
     def _stored(self, sid: str) -> Session | None:
-        log = logwrite.tip(self.ctx.repo.objects, self.ctx.repo.common_dir, sid)
+        log = logread.tip(self.ctx.repo.objects, self.ctx.repo.common_dir, sid)
         return log.session if log else None
 
-    def _anchor(self, sid: str, tip: logwrite.Tip | None) -> None:
+    def _anchor(self, sid: str, tip: logread.Tip | None) -> None:
         """Where this file's messages of ``sid`` go: at the cursor's numbers while the tip is the
         commit its last import left; else by what the tip holds."""
         if tip is None or self.tips.get(sid) == tip.commit.hex():

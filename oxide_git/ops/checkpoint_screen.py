@@ -39,9 +39,11 @@ import pygit2
 
 from oxide_git.core.secret_files import SecretNames
 from oxide_git.git import refs
+from oxide_git.git.objects import BLOB
 from oxide_git.store import redact
 from oxide_git.store.context import Context
-from oxide_git.store.snapshots import REDACTED, REDACTED_FILE, TWIN_OF, Entry, apply_changes, redacted_reason
+from oxide_git.store.snapshots import REDACTED, REDACTED_FILE, TWIN_OF, redacted_reason
+from oxide_git.store.trees import Entry, apply_changes, empty_tree
 
 CACHE_FILE = "screened"
 OUTGOING = refs.OUTGOING + "checkpoints/"  # what a push sends under each checkpoint's name
@@ -84,7 +86,7 @@ class Screen:
     """The screen of one repository as configured now; ``checkpoint(name, oid)`` screens one."""
 
     def __init__(self, ctx: Context) -> None:
-        self.ctx, self.git = ctx, ctx.repo.git
+        self.ctx, self.git, self.objects = ctx, ctx.repo.git, ctx.repo.objects
         self.redactor = redact.redactor_for(ctx)
         self.names = SecretNames.of(ctx)
         self.withhold = (ctx.config("oxide.checkpointSecrets") or "redact").strip().lower() == "withhold"
@@ -129,9 +131,10 @@ class Screen:
             return Screened(cid, name, None, files, why="oxide.checkpointSecrets is withhold", **at)
         if counts:
             files.append({"path": "", "action": "redacted", "rules": dict(sorted(counts.items()))})
-        tree = apply_changes(self.git, commit.tree, changes) or self.git.TreeBuilder().write()
+        tree = apply_changes(self.objects, commit.tree_id.raw, changes) or empty_tree(self.objects)
         twin = self.git.create_commit(None, commit.author, commit.committer,
-                                      _twin_message(message, cid, files), tree, list(commit.parent_ids))
+                                      _twin_message(message, cid, files), pygit2.Oid(raw=tree),
+                                      list(commit.parent_ids))
         return Screened(cid, name, str(twin), files, **at)
 
     def _unchanged_since(self, prior: Screened | None, commit: pygit2.Commit) -> Callable[[str], bool]:
@@ -155,7 +158,7 @@ class Screen:
             got = (_at(base, path), {"action": "withheld", "rules": {"secret_file": 1}, "pattern": pattern})
         elif self.redactor is not None:
             self.scanned += 1
-            data = self.git.odb.read(oid)[1]
+            data = self.objects.read_kind(oid.raw, BLOB)
             # the gate reads a file's bytes as it reads a message's msgpack: its text is UTF-8 there
             # too, and an assignment after a hint word is what it looks for (tests: every rule fires)
             if self.redactor.gate.maybe(data):
@@ -166,7 +169,7 @@ class Screen:
                 if counts and b"\0" in data[:_SNIFF]:
                     got = (_at(base, path), {"action": "withheld", "rules": rules})
                 elif counts:
-                    new = self.git.create_blob(out.encode("utf-8", "surrogateescape"))
+                    new = self.objects.write(BLOB, out.encode("utf-8", "surrogateescape"))
                     got = ((new, mode), {"action": "redacted", "rules": rules})
         self._blobs[key] = got
         return got
@@ -180,7 +183,7 @@ def _at(tree: pygit2.Tree | None, path: str) -> Entry:
         e = tree[path]
     except KeyError:
         return None
-    return (e.id, int(e.filemode)) if e.type_str == "blob" else None
+    return (e.id.raw, int(e.filemode)) if e.type_str == "blob" else None
 
 
 def _twin_message(message: str, cid: str, files: list[dict[str, Any]]) -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import pygit2
 
-from oxide_git.core import codec
+from oxide_git.core import codec, log_layout
 from oxide_git.core.errors import OxideError
 from oxide_git.core.model import Message
 from oxide_git.git import refs
@@ -90,7 +90,7 @@ def _key(m: Message) -> str:
 
 
 def _blob_id(tree: pygit2.Tree, seq: int) -> str:
-    path = f"{sessionlog.MESSAGES_DIR}/{sessionlog.bucket_name(seq)}/{sessionlog.entry_name(seq)}"
+    path = f"{log_layout.MESSAGES_DIR}/{log_layout.bucket_name(seq)}/{log_layout.entry_name(seq)}"
     return str(tree[path].id)
 
 
@@ -129,8 +129,8 @@ class _Held:
         self.git, self.trees = git, trees
         self.blobs: set[str] = set()
         for tree in trees:
-            if sessionlog.MESSAGES_DIR in tree:
-                for bucket in git[tree[sessionlog.MESSAGES_DIR].id]:  # type: ignore[attr-defined]
+            if log_layout.MESSAGES_DIR in tree:
+                for bucket in git[tree[log_layout.MESSAGES_DIR].id]:  # type: ignore[attr-defined]
                     self.blobs.update(str(e.id) for e in git[bucket.id])  # type: ignore[attr-defined]
         self._ids: set[str] | None = None
 
@@ -151,9 +151,9 @@ def _walk(git: pygit2.Repository, log: sessionlog.Log, held: _Held) -> tuple[Los
         if commit.message.startswith("rewind to") and commit.parents:  # dropped on purpose
             n = sessionlog.count_messages(git, commit.tree)
             dropped |= set(_ids(git, commit.parents[0].tree, n).values())
-        if sessionlog.MESSAGES_DIR not in commit.tree:
+        if log_layout.MESSAGES_DIR not in commit.tree:
             continue
-        for bucket in git[commit.tree[sessionlog.MESSAGES_DIR].id]:  # type: ignore[attr-defined]
+        for bucket in git[commit.tree[log_layout.MESSAGES_DIR].id]:  # type: ignore[attr-defined]
             if str(bucket.id) in seen_trees:
                 continue
             seen_trees.add(str(bucket.id))

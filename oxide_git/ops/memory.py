@@ -19,10 +19,11 @@ import pygit2
 
 from oxide_git.core.errors import NotFound, OxideError, Refused
 from oxide_git.git import refs
-from oxide_git.store import snapshots
+from oxide_git.git.objects import BLOB, COMMIT, format_commit
+from oxide_git.store import trees
 from oxide_git.store import writes as store
 from oxide_git.store.context import Context
-from oxide_git.store.sessionlog import IDENTITY
+from oxide_git.store.logwrite import IDENTITY
 
 INDEX = "MEMORY.md"
 HEADER = "# Memory\n\n"
@@ -99,15 +100,16 @@ def commit(ctx: Context, changes: Mapping[str, str | None], summary: str, *,
     trailers = {"Oxide-Session": sid or "none", "Oxide-Message": mid or "none",
                 "Oxide-Time": str(ctx.now_ms), **(extra or {})}
     body = f"oxide memory: {summary}\n\n" + "".join(f"{k}: {v}\n" for k, v in trailers.items())
-    sig = pygit2.Signature(*IDENTITY, ctx.now_ms // 1000, 0)
+    objects = ctx.repo.objects
 
     def attempt() -> tuple[str | None, str]:
         tip = _tip(ctx)
-        entries = {n: (None if t is None else (git.create_blob(t.encode()), snapshots._BLOB))
+        entries = {n: (None if t is None else (objects.write(BLOB, t.encode()), trees.FILE_MODE))
                    for n, t in changes.items()}
-        tree = snapshots.apply_changes(git, tip.tree if tip else None, entries)
-        tree = tree or git.TreeBuilder().write()
-        oid = git.create_commit(None, sig, sig, body, tree, [tip.id] if tip else [])
+        tree = trees.apply_changes(objects, tip.tree_id.raw if tip else None, entries)
+        tree = tree or trees.empty_tree(objects)
+        text = format_commit(tree, [tip.id.raw] if tip else [], *IDENTITY, ctx.now_ms // 1000, body)
+        oid = pygit2.Oid(raw=objects.write(COMMIT, text))
         refs.update(git, {refs.MEMORY: (tip.id if tip else None, oid)}, f"oxide: memory {summary}")
         return (str(tip.id) if tip else None), str(oid)
 

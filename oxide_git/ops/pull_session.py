@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 import pygit2
 
-from oxide_git.core import codec
+from oxide_git.core import codec, log_layout
 from oxide_git.core.errors import OxideError
 from oxide_git.core.model import message_key, new_session_id
 from oxide_git.git import refs
@@ -50,8 +50,8 @@ def common_prefix(git: pygit2.Repository, a: pygit2.Tree, b: pygit2.Tree) -> int
     message when they are one blob, or when they decode to the same message (``message_key``): an
     import rewrites a message it read again whole (aider's blank line after a prompt goes to the
     next block once the file grows), and that is the same message, not another."""
-    ma = git[a[sessionlog.MESSAGES_DIR].id] if sessionlog.MESSAGES_DIR in a else None
-    mb = git[b[sessionlog.MESSAGES_DIR].id] if sessionlog.MESSAGES_DIR in b else None
+    ma = git[a[log_layout.MESSAGES_DIR].id] if log_layout.MESSAGES_DIR in a else None
+    mb = git[b[log_layout.MESSAGES_DIR].id] if log_layout.MESSAGES_DIR in b else None
     if ma is None or mb is None:
         return 0
     n = 0
@@ -129,7 +129,7 @@ def _merge(ctx: Context, name: str, ours: pygit2.Oid, theirs: pygit2.Oid, tree: 
            res: Result) -> None:
     """A merge commit (``tree``; both tips its parents) at the session's ref."""
     git = ctx.repo.git
-    sig = pygit2.Signature(*sessionlog.IDENTITY, ctx.now_ms // 1000, 0)
+    sig = pygit2.Signature(*logwrite.IDENTITY, ctx.now_ms // 1000, 0)
     sid = name[len(refs.SESSIONS):]
     text = f"pull {res.remote}: merge diverged session\n\nOxide-Session: {sid}\n"
     merged = git.create_commit(None, sig, sig, text, tree, [ours, theirs])
@@ -173,9 +173,9 @@ def _keep_their_line(ctx: Context, sid: str, local: pygit2.Commit, remote: sessi
         _fork(ctx, sid, local, remote, common_prefix(git, local.tree, tree), res)
         return
     build = git.TreeBuilder(tree)
-    build.insert(sessionlog.SESSION_FILE, grow.commit.tree[sessionlog.SESSION_FILE].id,
+    build.insert(log_layout.SESSION_FILE, grow.commit.tree[log_layout.SESSION_FILE].id,
                  pygit2.enums.FileMode.BLOB)
-    sig = pygit2.Signature(*sessionlog.IDENTITY, ctx.now_ms // 1000, 0)
+    sig = pygit2.Signature(*logwrite.IDENTITY, ctx.now_ms // 1000, 0)
     text = (f"fork {sid[:12]}: the other side's messages up to {remote.count}\n\n"
             f"Oxide-Session: {grow.session.id}\n")
     grown = git.create_commit(None, sig, sig, text, build.write(), [grow.tip, remote.tip])

@@ -20,7 +20,7 @@ from oxide_git.git import refs
 from oxide_git.ops import checkpoint_screen, incoming, pull_session
 from oxide_git.ops.remote_refs import REMOTES, RemoteError, git_cmd, mirror, namespace
 from oxide_git.ops.remote_refs import fetch as fetch
-from oxide_git.store import journal, sessionlog
+from oxide_git.store import journal, logwrite
 from oxide_git.store.context import Context
 from oxide_git.store.notesmerge import merge_notes
 
@@ -151,7 +151,7 @@ def _simple(git: pygit2.Repository, name: str, theirs: pygit2.Oid, res: ShareRes
 def _merge_commit(ctx: Context, name: str, ours: pygit2.Oid, theirs: pygit2.Oid, tree: pygit2.Oid,
                   what: str, res: ShareResult) -> pygit2.Oid:
     git = ctx.repo.git
-    sig = pygit2.Signature(*sessionlog.IDENTITY, ctx.now_ms // 1000, 0)
+    sig = pygit2.Signature(*logwrite.IDENTITY, ctx.now_ms // 1000, 0)
     oid = git.create_commit(None, sig, sig, f"pull: merge {what}\n", tree, [ours, theirs])
     refs.update(git, {name: (ours, oid)}, f"oxide: merge {what}")
     res.move(name, ours, oid)

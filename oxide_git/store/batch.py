@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from oxide_git.core.errors import OxideError
 from oxide_git.git import packwriter, refs
-from oxide_git.git.rawgit import _NAMES, Objects, object_id
+from oxide_git.git.objects import KIND_NAMES, Objects, object_id
 
 if TYPE_CHECKING:
     from oxide_git.store.index_queue import IndexQueue
@@ -105,8 +105,8 @@ class FileBatch(Objects):
         if got is None:
             return super().read_kind(oid, kind)
         if got[0] != kind:
-            raise OxideError(f"object {oid.hex()} is a {_NAMES[got[0]].decode()}, "
-                             f"not a {_NAMES[kind].decode()}")
+            raise OxideError(f"object {oid.hex()} is a {KIND_NAMES[got[0]].decode()}, "
+                             f"not a {KIND_NAMES[kind].decode()}")
         return got[1]
 
     def has(self, oid: bytes) -> bool:

@@ -6,7 +6,6 @@ environment or the clock themselves, so tests can pin both.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -44,9 +43,10 @@ class Context:
 
     def config(self, key: str, default: str | None = None) -> str | None:
         """A git config value of this repository (``oxide.maxFileSize``...), or ``default``."""
-        if "pygit2" in sys.modules:  # loaded anyway (a checkpoint, a resume): no git process
+        git = self.repo.opened_git()
+        if git is not None:  # opened anyway (a checkpoint, a resume): no git process
             try:
-                return str(self.repo.git.config[key])
+                return str(git.config[key])
             except (KeyError, ValueError):
                 return default
         if self._config is None:

@@ -88,7 +88,7 @@ def write_text(ctx: Any, commit: str, text: str, ref: str) -> None:
     """Put ``text`` as the commit's note on ``ref`` (replacing the one there)."""
     import pygit2
 
-    from oxide_git.store.sessionlog import IDENTITY
+    from oxide_git.store.logwrite import IDENTITY
 
     git = ctx.repo.git
     sig = pygit2.Signature(*IDENTITY, ctx.now_ms // 1000, 0)

@@ -19,7 +19,7 @@ from oxide_git.core.model import Message, PartType, Session
 from oxide_git.store.secretgate import PASSWORD_TAIL, SECRET_TAIL, URL_TAIL, Gate
 
 if TYPE_CHECKING:
-    from oxide_git.store import logwrite
+    from oxide_git.store import logread
 
 ALLOWLIST_FILE = ".oxideallow"
 MARK = "[REDACTED:{}]"
@@ -377,7 +377,7 @@ def _default() -> Redactor:
     return _DEFAULT[0]
 
 
-def for_write(ctx: Any, log: logwrite.Tip | None, session: Session, puts: Mapping[int, Message],
+def for_write(ctx: Any, log: logread.Tip | None, session: Session, puts: Mapping[int, Message],
               truncate_at: int | None = None) -> tuple[Session, dict[int, Message], dict[int, bytes]]:
     """Redact what ``store`` is about to write on the log ``log`` (None: a new session), and
     encode it (the gate reads the encoded bytes: see ``secretgate``).
@@ -397,12 +397,12 @@ def for_write(ctx: Any, log: logwrite.Tip | None, session: Session, puts: Mappin
     return session_for_write(ctx, log, session, new, out, truncate_at, r), out, blobs
 
 
-def session_for_write(ctx: Any, log: logwrite.Tip | None, session: Session, new: Counter[str],
+def session_for_write(ctx: Any, log: logread.Tip | None, session: Session, new: Counter[str],
                       seqs: Iterable[int], truncate_at: int | None, r: Redactor | None) -> Session:
     """The session as written with messages at ``seqs`` whose redaction counts sum to ``new``: its
     own fields redacted, its ``redactions`` the stored total, minus the messages replaced or
     dropped, plus the new ones."""
-    from oxide_git.store import logwrite
+    from oxide_git.store import logread
 
     total: Counter[str] = Counter()
     if log is not None:
@@ -410,7 +410,7 @@ def session_for_write(ctx: Any, log: logwrite.Tip | None, session: Session, new:
         gone = {q for q in seqs if q < log.count}
         if truncate_at is not None:
             gone.update(range(truncate_at, log.count))
-        for _q, old in logwrite.blobs_at(ctx.repo.objects, log.tree, sorted(gone)):
+        for _q, old in logread.blobs_at(ctx.repo.objects, log.tree, sorted(gone)):
             if b"redactions" in old:
                 total -= message_counts(codec.decode_message(old))
     total += new

@@ -1,5 +1,7 @@
-"""Reading session logs with pygit2 (show, resume, export, fork): the log at a ref's tip, its
-messages in order. The layout and the write path are ``logwrite``'s.
+"""Session logs for the commands that hold a pygit2 handle (show, resume, export, fork, pull): the
+log at a ref's tip with its commit as pygit2 gives it (its time, its parents, a walk over its
+history), its messages in order. Every object of the log is read by ``logread``, through
+``git.objects``: one reader, here only named in pygit2's terms.
 """
 
 from __future__ import annotations
@@ -11,26 +13,21 @@ from typing import Any
 import pygit2
 
 from oxide_git.core import codec
-from oxide_git.core.errors import NotFound, OxideError
-from oxide_git.core.model import Message, Session
-from oxide_git.git import packread, refs
-from oxide_git.store.logwrite import (  # noqa: F401 - the layout, named here for the readers of a log
-    BUCKET,
-    IDENTITY,
-    MESSAGES_DIR,
-    SESSION_FILE,
-    Tip,
-    bucket_name,
-    entry_name,
-    seq_of,
-)
+from oxide_git.core.errors import NotFound
+from oxide_git.core.log_layout import MESSAGES_DIR, SESSION_FILE, bucket_name, entry_name  # noqa: F401 - named here for the readers of a log
+from oxide_git.core.model import Message
+from oxide_git.git import refs
+from oxide_git.git.objects import Objects
+from oxide_git.store import logread
+from oxide_git.store.logread import Tip
+from oxide_git.store.logwrite import IDENTITY  # noqa: F401 - who writes a log, named here for its readers
 
 
 @dataclass(frozen=True)
 class Log:
     """A session log at one commit."""
 
-    session: Session
+    session: Any  # core.model.Session
     commit: pygit2.Commit
     count: int
 
@@ -43,34 +40,15 @@ class Log:
         return Tip(self.session, self.commit.id.raw, self.commit.tree_id.raw, self.count)
 
 
-_OBJ_BLOB = int(pygit2.enums.ObjectType.BLOB)
+def objects_of(repo: pygit2.Repository) -> Objects:
+    """The object store of the repository ``repo`` is a handle on."""
+    return Objects(refs.common_dir(repo) / "objects")
 
 
-def _blob(repo: pygit2.Repository, oid: pygit2.Oid) -> bytes:
-    # Read through the object database: no Object wrapper per message (the hot loop of show/resume).
-    # Sized from its header first: an entry over the limit is refused without being inflated.
-    try:
-        kind, size = repo.odb.read_header(oid)
-        if kind != _OBJ_BLOB:
-            raise OxideError(f"session log entry {oid} is not a blob")
-        if size > codec.MAX_PAYLOAD:
-            raise OxideError(f"session log entry {oid} is {size} bytes, larger than the "
-                             f"{codec.MAX_PAYLOAD} git oxide reads")
-        kind, data = repo.odb.read(oid)
-    except KeyError:
-        raise OxideError(f"session log entry {oid} is missing from the object store") from None
-    return data
-
-
-def _object(repo: pygit2.Repository, oid: pygit2.Oid, what: str) -> pygit2.Object:
-    """A tree or commit of a log, sized from its header before libgit2 parses it."""
-    try:
-        _kind, size = repo.odb.read_header(oid)
-    except KeyError:
-        raise OxideError(f"{what} {oid} is missing from the object store") from None
-    if size > codec.MAX_PAYLOAD:
-        raise OxideError(f"{what} {oid} is {size} bytes, larger than the {codec.MAX_PAYLOAD} git oxide reads")
-    return repo[oid]
+def _tree_id(tree: pygit2.Tree | pygit2.Oid | bytes) -> bytes:
+    if isinstance(tree, bytes):
+        return tree
+    return tree.raw if isinstance(tree, pygit2.Oid) else tree.id.raw
 
 
 def load(repo: pygit2.Repository, session_id: str) -> Log | None:
@@ -88,46 +66,19 @@ def load_required(repo: pygit2.Repository, session_id: str, ref: str | None = No
 
 
 def load_commit(repo: pygit2.Repository, oid: pygit2.Oid) -> Log:
-    commit = _object(repo, oid, "session log")
-    if not isinstance(commit, pygit2.Commit):
-        raise OxideError(f"session log {oid} is not a commit")
-    tree = _object(repo, commit.tree_id, "session log tree")
-    if not isinstance(tree, pygit2.Tree):
-        raise OxideError(f"session log {oid} has no tree")
-    if SESSION_FILE not in tree:
-        raise OxideError(f"session log {oid} has no {SESSION_FILE}")
-    session = codec.decode_session(_blob(repo, tree[SESSION_FILE].id))
-    return Log(session, commit, count_messages(repo, tree))
-
-
-def _messages_tree(repo: pygit2.Repository, tree: pygit2.Tree) -> pygit2.Tree | None:
-    if MESSAGES_DIR not in tree:
-        return None
-    obj = _object(repo, tree[MESSAGES_DIR].id, "session log folder")
-    return obj if isinstance(obj, pygit2.Tree) else None
+    tip = logread.tip_at(objects_of(repo), oid.raw)  # every object checked and sized on the way
+    commit = repo[oid]
+    assert isinstance(commit, pygit2.Commit)  # tip_at read it as one
+    return Log(tip.session, commit, tip.count)
 
 
 def first_difference(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree) -> int:
     """The first seq whose bucket differs between two log trees (0 when there is no old tree)."""
-    a = _messages_tree(repo, old) if old is not None else None
-    b = _messages_tree(repo, new)
-    if a is None or b is None:
-        return 0
-    old_buckets = {e.name: e.id for e in a}
-    for entry in b:
-        if old_buckets.get(entry.name) != entry.id:
-            return seq_of(entry.name) * BUCKET
-    return len(b) * BUCKET
+    return logread.first_difference(objects_of(repo), None if old is None else _tree_id(old), _tree_id(new))
 
 
 def count_messages(repo: pygit2.Repository, tree: pygit2.Tree) -> int:
-    msgs = _messages_tree(repo, tree)
-    if msgs is None or len(msgs) == 0:
-        return 0
-    last_bucket = _object(repo, msgs[len(msgs) - 1].id, "session log bucket")
-    if not isinstance(last_bucket, pygit2.Tree) or len(last_bucket) == 0:
-        return 0
-    return seq_of(last_bucket[len(last_bucket) - 1].name) + 1
+    return logread.count(objects_of(repo), _tree_id(tree))
 
 
 def iter_messages(
@@ -150,34 +101,13 @@ def iter_blobs(
     repo: pygit2.Repository, tree: pygit2.Tree, start: int = 0, stop: int | None = None
 ) -> Iterator[tuple[int, bytes]]:
     """The stored (encoded) messages in sequence order from ``start``."""
-    msgs = _messages_tree(repo, tree)
-    if msgs is None:
-        return
-    first_bucket = start // BUCKET
-    # Blobs come straight from the packs that imports write (one lookup in libgit2's odb per
-    # message was most of the cost of a long resume); anything else through the odb.
-    with packread.PackReader(refs.common_dir(repo) / "objects") as packs:
-        for bentry in msgs:
-            if seq_of(bentry.name) < first_bucket:
-                continue
-            bucket = _object(repo, bentry.id, "session log bucket")
-            if not isinstance(bucket, pygit2.Tree):
-                continue
-            entries = [(seq_of(e.name), e.id) for e in bucket]
-            if any(q // BUCKET != seq_of(bentry.name) for q, _ in entries):
-                raise OxideError(f"session log bucket {bentry.name} holds messages of another bucket")
-            done = stop is not None and entries and entries[-1][0] >= stop
-            entries = [e for e in entries if e[0] >= start and (stop is None or e[0] < stop)]
-            for (seq, oid), data in zip(entries, packs.blobs([o.raw for _, o in entries]), strict=True):
-                yield seq, _blob(repo, oid) if data is None else data
-            if done:
-                return
+    objects = objects_of(repo)
+    try:
+        yield from logread.iter_blobs(objects, _tree_id(tree), start, stop)
+    finally:
+        objects.close()
 
 
 def message_at(repo: pygit2.Repository, tree: pygit2.Tree, seq: int) -> Message | None:
-    path = f"{MESSAGES_DIR}/{bucket_name(seq)}/{entry_name(seq)}"
-    try:
-        entry = tree[path]
-    except KeyError:
-        return None
-    return codec.decode_message(_blob(repo, entry.id))
+    data = logread.blob_at(objects_of(repo), _tree_id(tree), seq)
+    return None if data is None else codec.decode_message(data)

@@ -18,6 +18,7 @@ import posixpath
 import stat as statmod
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pygit2
@@ -26,20 +27,17 @@ from oxide_git.core import codec
 from oxide_git.core.errors import OxideError
 from oxide_git.git import refs
 from oxide_git.git import status as status_mod
+from oxide_git.git.objects import BLOB, COMMIT, Objects, format_commit
 from oxide_git.git.repo import Repo, open_git
-from oxide_git.store.sessionlog import IDENTITY
+from oxide_git.store.logwrite import IDENTITY
+from oxide_git.store.trees import EXEC_MODE, FILE_MODE, LINK_MODE, Entry, apply_changes, empty_tree
 
 DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
 DEFAULT_MAX_UNTRACKED_FILES = 10_000  # a stray node_modules outside .gitignore is left out
 TURN_END = "turn-end"  # the kind of the checkpoint that closes an agent's turn (its Stop hook)
 KINDS = ("prompt", "manual", "pre-commit", "before-rewind", "watch", TURN_END)
-_TREE = pygit2.enums.FileMode.TREE
-_BLOB = pygit2.enums.FileMode.BLOB
-_EXEC = pygit2.enums.FileMode.BLOB_EXECUTABLE
-_LINK = pygit2.enums.FileMode.LINK
 _RACY_NS = 2_000_000_000
 
-Entry = tuple[pygit2.Oid, int] | None  # (blob, filemode) or None: absent
 # A checkpoint's twin as a push sends it (``checkpoint_screen``): the real checkpoint's id, the
 # paths it redacted or withheld, one JSON record of each.
 TWIN_OF = "Oxide-Checkpoint"
@@ -125,15 +123,15 @@ class _Filters:
             d = posixpath.dirname(d)
 
 
-def _hash(git: pygit2.Repository, filters: _Filters, path: str, full: str) -> pygit2.Oid:
-    if filters.apply(path):
-        return git.create_blob_fromworkdir(path)
+def _hash(git: pygit2.Repository, objects: Objects, filters: _Filters, path: str, full: str) -> bytes:
+    if filters.apply(path):  # the filters git would run (libgit2 runs them as git does)
+        return git.create_blob_fromworkdir(path).raw
     with open(full, "rb") as f:
-        return git.create_blob(f.read())
+        return objects.write(BLOB, f.read())
 
 
 def _entry_for(
-    git: pygit2.Repository, repo: Repo, path: str, untracked: bool, max_size: int,
+    git: pygit2.Repository, objects: Objects, repo: Repo, path: str, untracked: bool, max_size: int,
     cache: dict[str, list[Any]], new_cache: dict[str, list[Any]], now_ns: int,
     skipped: list[dict[str, Any]], filters: _Filters,
 ) -> Entry | str:
@@ -151,25 +149,25 @@ def _entry_for(
             skipped.append({"path": path, "reason": "nested repository"})
         return "keep"
     if statmod.S_ISLNK(st.st_mode):
-        return git.create_blob(os.fsencode(os.readlink(full))), _LINK
+        return objects.write(BLOB, os.fsencode(os.readlink(full))), LINK_MODE
     if not statmod.S_ISREG(st.st_mode):
         return "keep"
     if untracked and st.st_size > max_size:
         skipped.append({"path": path, "reason": f"larger than {max_size} bytes ({st.st_size})"})
         return None
-    mode = _EXEC if st.st_mode & 0o111 else _BLOB
+    mode = EXEC_MODE if st.st_mode & 0o111 else FILE_MODE
     key = [st.st_size, st.st_mtime_ns, st.st_ino, mode]
     hit = cache.get(path)
     if hit is not None and hit[:4] == key:
-        oid = pygit2.Oid(hex=hit[4])
+        oid = bytes.fromhex(hit[4])
     else:
         try:
-            oid = _hash(git, filters, path, full)
+            oid = _hash(git, objects, filters, path, full)
         except (pygit2.GitError, OSError) as e:
             skipped.append({"path": path, "reason": f"unreadable: {e}"})
             return "keep"
     if now_ns - st.st_mtime_ns > _RACY_NS:
-        new_cache[path] = [*key, str(oid)]
+        new_cache[path] = [*key, oid.hex()]
     return oid, mode
 
 
@@ -212,40 +210,6 @@ def _under(path: str, folders: Mapping[str, int]) -> bool:
     return any("/".join(parts[:i]) in folders for i in range(1, len(parts)))
 
 
-def apply_changes(
-    git: pygit2.Repository, tree: pygit2.Tree | None, changes: Mapping[str, Entry]
-) -> pygit2.Oid | None:
-    """``tree`` with ``changes`` applied, rewriting only the trees on changed paths (None: empty)."""
-    tb = git.TreeBuilder(tree) if tree is not None else git.TreeBuilder()
-    # Which names the tree has, from iterating it: pygit2 (1.21) keeps a reference to the name of
-    # every lookup that misses (TreeBuilder.get, `in`, tree[name]), and a new file always misses;
-    # in the long-running `watch` that served checkpoints it was 10-60 KB a checkpoint.
-    present: dict[str, tuple[pygit2.Oid, int]] = {}
-    if tree is not None:
-        present = {str(e.name): (e.id, int(e.filemode)) for e in tree}
-    nested: dict[str, dict[str, Entry]] = {}
-    for path, entry in changes.items():
-        head, sep, rest = path.partition("/")
-        if sep:
-            nested.setdefault(head, {})[rest] = entry
-        elif entry is None:
-            if present.pop(head, None) is not None:
-                tb.remove(head)
-        else:
-            tb.insert(head, entry[0], entry[1])
-            present[head] = (entry[0], entry[1])
-    for name, sub in nested.items():
-        existing = present.get(name)
-        subtree = git[existing[0]] if existing is not None and existing[1] == _TREE else None
-        oid = apply_changes(git, subtree if isinstance(subtree, pygit2.Tree) else None, sub)
-        if oid is None:
-            if existing is not None:
-                tb.remove(name)
-        else:
-            tb.insert(name, oid, _TREE)
-    return tb.write() if len(tb) else None
-
-
 @contextlib.contextmanager
 def scratch(repo: Repo) -> Iterator[Repo]:
     """``repo`` whose object writes go to a temporary folder (reads see the real objects too):
@@ -259,7 +223,11 @@ def scratch(repo: Repo) -> Iterator[Repo]:
         view = Repo(repo.workdir, repo.git_dir, repo.common_dir)
         git = open_git(repo.git_dir)
         git.set_odb(odb)
-        view.__dict__["git"] = git  # the cached_property's slot
+        os.makedirs(os.path.join(tmp, "info"))
+        with open(os.path.join(tmp, "info", "alternates"), "w", encoding="utf-8") as f:
+            f.write(f"{repo.common_dir / 'objects'}\n")  # read there, written here
+        view.__dict__["git"] = git  # the cached_properties' slots
+        view.__dict__["objects"] = Objects(Path(tmp))
         yield view
 
 
@@ -292,7 +260,7 @@ def take(
     """
     if status is None:
         status = status_mod.run(repo.workdir)
-    git = repo.git
+    git, objects = repo.git, repo.objects
     try:
         head = None if git.head_is_unborn else git.head.peel(pygit2.Commit)
     except pygit2.GitError as e:
@@ -327,14 +295,12 @@ def take(
             readable = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
             skipped.append({"path": readable, "reason": "file name is not valid UTF-8"})
             continue
-        entry = _entry_for(git, repo, path, path in status.untracked, max_file_size, cache,
+        entry = _entry_for(git, objects, repo, path, path in status.untracked, max_file_size, cache,
                            new_cache, now_ns, skipped, filters)
         if not isinstance(entry, str):
             changes[path] = entry
-    base = base_tree
-    tree = apply_changes(git, base, changes) if changes else (base.id if base else None)
-    if tree is None:
-        tree = git.TreeBuilder().write()
+    base = base_tree.id.raw if base_tree is not None else None
+    tree = (apply_changes(objects, base, changes) if changes else base) or empty_tree(objects)
     if keep and new_cache != cache:  # a dry run's blobs may live in a scratch store only
         _save_statcache(repo, new_cache)
     branch = repo.branch()
@@ -351,10 +317,9 @@ def take(
     ]
     title = text.strip().splitlines()[0] if text.strip() else f"{kind} checkpoint"
     body = f"oxide: {title}\n\n" + "".join(f"{k}: {v}\n" for k, v in trailers)
-    sig = pygit2.Signature(*IDENTITY, now_ms // 1000, 0)
     parent_commit = git[parent].peel(pygit2.Commit) if parent else head
     parent_id = str(parent_commit.id) if parent_commit else None
-    if previous is not None and previous.get("tree") == str(tree) and previous.get("head") == parent_id:
+    if previous is not None and previous.get("tree") == tree.hex() and previous.get("head") == parent_id:
         old = git.get(str(previous["id"]))
         if isinstance(old, pygit2.Commit):
             return dataclasses.replace(parse_commit(old, str(previous["ref"])), reused=True)
@@ -362,14 +327,15 @@ def take(
         return Checkpoint(
             id="", ref="", kind=kind, session_id=session_id, message_id=message_id,
             worktree=repo.worktree_id, worktree_path=str(repo.workdir), branch=branch, head=parent_id,
-            tree=str(tree), files_changed=len(changes), created_at=now_ms, text=text, skipped=skipped)
-    oid = git.create_commit(None, sig, sig, body, tree, [parent_commit.id] if parent_commit else [])
+            tree=tree.hex(), files_changed=len(changes), created_at=now_ms, text=text, skipped=skipped)
+    parents = [parent_commit.id.raw] if parent_commit else []
+    oid = pygit2.Oid(raw=objects.write(COMMIT, format_commit(tree, parents, *IDENTITY, now_ms // 1000, body)))
     ref = refs.checkpoint_ref(session_id or "manual", str(oid))
     refs.update(git, {ref: (None, oid)}, f"oxide: {kind} checkpoint")
     return Checkpoint(
         id=str(oid), ref=ref, kind=kind, session_id=session_id, message_id=message_id,
         worktree=repo.worktree_id, worktree_path=str(repo.workdir), branch=branch,
-        head=str(parent_commit.id) if parent_commit else None, tree=str(tree), files_changed=len(changes),
+        head=str(parent_commit.id) if parent_commit else None, tree=tree.hex(), files_changed=len(changes),
         created_at=now_ms, text=text, skipped=skipped,
     )
 

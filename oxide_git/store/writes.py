@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from oxide_git.core import codec
 from oxide_git.core.model import Message, Session
 from oxide_git.git import refs
-from oxide_git.store import logwrite, redact
+from oxide_git.store import logread, logwrite, redact
 from oxide_git.store.context import Context
 from oxide_git.store.index_rows import Rows
 from oxide_git.store.index_rows import message_rows as index_rows
@@ -49,7 +49,7 @@ def append(ctx: Context, session: Session, messages: list[Message]) -> dict[int,
 def _write(
     ctx: Context,
     session: Session,
-    place: Callable[[logwrite.Tip | None], Mapping[int, Message]],
+    place: Callable[[logread.Tip | None], Mapping[int, Message]],
     summary: str,
     truncate_at: int | None,
     later: Later,
@@ -60,7 +60,7 @@ def _write(
     objects, common = ctx.repo.objects, ctx.repo.common_dir
 
     def attempt() -> tuple[bytes | None, dict[int, Message], Session]:
-        log = logwrite.tip(objects, common, session.id)
+        log = logread.tip(objects, common, session.id)
         placed = logwrite.with_ids(session.id, place(log))
         s, placed, blobs = redact.for_write(ctx, log, session, placed, truncate_at)  # secrets never reach git
         oid = logwrite.commit(
@@ -106,7 +106,7 @@ def save_encoded(ctx: Context, session: Session, blobs: Mapping[int, bytes], ids
     r = redactor or redact.redactor_for(ctx)
 
     def attempt() -> tuple[bytes | None, Session]:
-        log = logwrite.tip(objects, common, session.id)
+        log = logread.tip(objects, common, session.id)
         s = redact.session_for_write(ctx, log, session, counts, blobs, None, r)
         oid = logwrite.commit(objects, common, s, blobs, now_ms=ctx.now_ms, summary=summary, base=log,
                               expected=log.commit if log else None, ids=ids)
@@ -120,7 +120,7 @@ def save_encoded(ctx: Context, session: Session, blobs: Mapping[int, bytes], ids
 def _index(ctx: Context, oid: bytes, written: Session, seqs: list[int], rows: Rows,
            truncate_at: int | None, later: Later) -> None:
     """The index rows of a write git took: now, or by ``later``."""
-    count = logwrite.count_of(ctx.repo.objects, oid)
+    count = logread.count_of(ctx.repo.objects, oid)
     log_commit = oid.hex()
 
     def put(index: Index) -> None:

@@ -15,8 +15,8 @@ import pygit2
 import pytest
 
 from oxide_git.blame import memo as blame_memo
+from oxide_git.blame.lookups import Lookups
 from oxide_git.blame.memo import MAGIC, Memo
-from oxide_git.blame.objects import Objects
 from tests.blame.test_blame_history import commit, work  # noqa: F401 - the fixture
 from tests.blame_helpers import Clock, FakeAgent, exact_blame, lines_of, memo_file
 from tests.conftest import git, make_ctx
@@ -152,7 +152,7 @@ def test_short_ids_are_libgit2s(repo: Path) -> None:
     ids += [str(g.create_blob(f"loose {i}\n".encode())) for i in range(1500)]
     git(repo, "config", "core.abbrev", "4")
     g = pygit2.Repository(str(repo))
-    objects = Objects(str(repo / ".git"), Memo(None))
+    objects = Lookups(str(repo / ".git"), Memo(None))
     lengths = set()
     for oid in ids:
         ours = objects.short_id(oid, 4)

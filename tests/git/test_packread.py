@@ -1,5 +1,6 @@
-"""Reading session blobs straight from pack files must give exactly what git's own reader gives:
-for import packs, loose appends, rewritten messages, and after the user repacks with deltas."""
+"""Reading session blobs straight from pack files (``Objects.blobs`` over ``packread``) must give
+exactly what git's own reader (libgit2's) gives: for import packs, loose appends, rewritten
+messages, and after the user repacks with deltas."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ from pathlib import Path
 import pygit2
 import pytest
 
+from oxide_git.core import codec
+from oxide_git.core.errors import OxideError
 from oxide_git.core.model import Message, Part, Session
-from oxide_git.git import packread, packwriter, rawgit
+from oxide_git.git import objects as gitobjects
+from oxide_git.git import packwriter
 from oxide_git.store import sessionlog
 from oxide_git.store import writes as store
 from tests.conftest import fsck_clean, git, make_ctx, oxide
@@ -29,12 +33,16 @@ def _session() -> Session:
     return Session(id=SID, agent="claude", native_id="native-b", title="packs")
 
 
-def _odb_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    def none(self: packread.PackReader, oids: list[bytes]):  # type: ignore[no-untyped-def]
-        for _ in oids:
-            yield None
-
-    monkeypatch.setattr(packread.PackReader, "blobs", none)
+def _libgit2_dicts(repo: Path) -> list[tuple[int, dict[str, object]]]:
+    """The log's messages read by libgit2, entry by entry: the reference reader."""
+    g = pygit2.Repository(str(repo))
+    log = sessionlog.load(g, SID)
+    assert log is not None
+    out = []
+    for bucket in log.commit.tree["messages"].peel(pygit2.Tree):  # type: ignore[attr-defined]
+        for entry in bucket.peel(pygit2.Tree):
+            out.append((int(entry.name.split(".")[0]), codec.decode_message_dict(g.odb.read(entry.id)[1])))
+    return out
 
 
 def _dicts(repo: Path) -> list[tuple[int, dict[str, object]]]:
@@ -55,9 +63,7 @@ def _deltas(repo: Path) -> int:
     return len(re.findall(r"^[0-9a-f]{40} blob\s+\d+ \d+ \d+ \d+ [0-9a-f]{40}$", out, re.M))
 
 
-def test_resume_is_identical_from_packs_loose_objects_and_after_a_repack(
-    repo: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_resume_is_identical_from_packs_loose_objects_and_after_a_repack(repo: Path) -> None:
     ctx = make_ctx(repo)
     s = _session()
     store.append(ctx, s, [_msg(i, "user" if i % 2 else "assistant") for i in range(600)])  # packs
@@ -69,14 +75,12 @@ def test_resume_is_identical_from_packs_loose_objects_and_after_a_repack(
     assert [q for q, _ in packed] == list(range(605))
     assert "(edited)" in str(packed[3][1]) and "(edited)" in str(packed[300][1])
 
-    with monkeypatch.context() as m:
-        _odb_only(m)
-        assert _dicts(repo) == packed
+    assert _libgit2_dicts(repo) == packed
 
     # The user repacks: blobs become deltas of each other, in git's order, in one new pack.
     git(repo, "repack", "-a", "-d", "-f", "--window=50", "--depth=50", "-q")
     assert _deltas(repo) > 0
-    assert _dicts(repo) == packed
+    assert _dicts(repo) == packed == _libgit2_dicts(repo)
     assert _resume(repo) == text
     fsck_clean(repo)
 
@@ -98,22 +102,23 @@ def test_fork_and_truncated_logs_read_the_same(repo: Path) -> None:
 
 def _pack(tmp_path: Path, blobs: list[bytes]) -> tuple[Path, list[bytes]]:
     objects = tmp_path / "objects"
-    return objects, packwriter.write_pack(objects, [(rawgit.BLOB, b) for b in blobs])
+    return objects, packwriter.write_pack(objects, [(gitobjects.BLOB, b) for b in blobs])
 
 
-def test_reader_answers_only_for_whole_blobs(tmp_path: Path) -> None:
+def test_blobs_in_any_order_and_a_missing_one_named(tmp_path: Path) -> None:
     noise = random.Random(4).randbytes(20_000)  # incompressible: deflate makes it longer
     blobs = [b"one " * 50, b"", b"three" * 3000, bytes(range(256)) * 40, noise]
     objects, ids = _pack(tmp_path, blobs)
-    with packread.PackReader(objects) as r:
-        assert list(r.blobs(ids)) == blobs
-        assert list(r.blobs(list(reversed(ids)))) == list(reversed(blobs))  # no sequential luck
-        assert list(r.blobs([b"\x01" * 20, ids[0]])) == [None, blobs[0]]
-    with packread.PackReader(tmp_path / "nothing") as r:
-        assert list(r.blobs(ids)) == [None] * 5
+    store = gitobjects.Objects(objects)
+    assert list(store.blobs(ids)) == blobs
+    assert list(store.blobs(list(reversed(ids)))) == list(reversed(blobs))  # no sequential luck
+    with pytest.raises(gitobjects.ObjectMissing, match="01010101"):
+        list(store.blobs([ids[0], b"\x01" * 20]))
+    with pytest.raises(gitobjects.ObjectMissing):
+        list(gitobjects.Objects(tmp_path / "nothing").blobs(ids))
 
 
-def test_a_damaged_pack_gives_nothing_rather_than_wrong_bytes(tmp_path: Path) -> None:
+def test_a_damaged_pack_raises_rather_than_giving_wrong_bytes(tmp_path: Path) -> None:
     blobs = [f"payload {i} ".encode() * 20 for i in range(5)]
     objects, ids = _pack(tmp_path, blobs)
     pack = next((objects / "pack").glob("*.pack"))
@@ -121,23 +126,15 @@ def test_a_damaged_pack_gives_nothing_rather_than_wrong_bytes(tmp_path: Path) ->
     at = 12 + 2 + 6  # inside the first entry's compressed data (after its 2-byte header)
     raw[at] ^= 0xFF
     pack.write_bytes(bytes(raw))
-    with packread.PackReader(objects) as r:
-        got = list(r.blobs(ids))
-    assert got[0] is None
-    assert got[1:] == blobs[1:]
+    store = gitobjects.Objects(objects)
+    assert list(store.blobs(ids[1:])) == blobs[1:]
+    with pytest.raises(OxideError, match=ids[0].hex()):
+        list(store.blobs(ids))
 
 
 def test_index_with_another_version_is_ignored(tmp_path: Path) -> None:
     objects, ids = _pack(tmp_path, [b"x" * 100])
     idx = next((objects / "pack").glob("*.idx"))
     idx.write_bytes(b"\377tOc\x00\x00\x00\x03" + idx.read_bytes()[8:])
-    with packread.PackReader(objects) as r:
-        assert list(r.blobs(ids)) == [None]
-
-
-def test_many_misses_stop_the_search(tmp_path: Path) -> None:
-    objects, ids = _pack(tmp_path, [b"y" * 100])
-    with packread.PackReader(objects) as r:
-        missing = [bytes([i % 256]) * 20 for i in range(200)]
-        assert list(r.blobs(missing)) == [None] * 200
-        assert list(r.blobs(ids)) == [None]  # given up: the odb answers from here on
+    with pytest.raises(gitobjects.ObjectMissing):
+        list(gitobjects.Objects(objects).blobs(ids))

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pygit2
 
+from oxide_git.git.objects import BLOB
 from oxide_git.git.packwriter import write_pack
-from oxide_git.git.rawgit import BLOB
 from tests.conftest import fsck_clean, git
 
 

@@ -16,7 +16,7 @@ from oxide_git.core.model import Message, Part
 from oxide_git.git import refs
 from oxide_git.imports import importing
 from oxide_git.store import batch as import_batch
-from oxide_git.store import logwrite
+from oxide_git.store import logread
 from oxide_git.store import writes as store
 from tests.conftest import git, make_ctx, new_repo
 
@@ -149,13 +149,13 @@ def test_a_ref_moved_under_the_batch_is_not_forced_and_its_file_is_read_again(
 
 
 def _held_session(ctx, sid: str, batch: import_batch.FileBatch):  # type: ignore[no-untyped-def]
-    tip = logwrite.tip(batch, ctx.repo.common_dir, sid)  # the batch's view: the session it holds
+    tip = logread.tip(batch, ctx.repo.common_dir, sid)  # the batch's view: the session it holds
     assert tip is not None
     return tip.session
 
 
 def test_the_batch_holds_only_objects_the_store_lacks(tmp_path: Path) -> None:
-    from oxide_git.git.rawgit import BLOB
+    from oxide_git.git.objects import BLOB
 
     root = new_repo(tmp_path / "r")
     loose = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=root, input=b"loose one\n",

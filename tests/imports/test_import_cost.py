@@ -41,7 +41,7 @@ def test_list_path_reads_only_the_index() -> None:
 
 def test_reimporting_loads_neither_pygit2_nor_click(repo, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """The console script's `git oxide import -q FILE` over a file that did not change reads only
-    the cursors; over a file that grew it writes the new messages in plain Python (``rawgit``):
+    the cursors; over a file that grew it writes the new messages in plain Python (``git.objects``):
     neither loads pygit2 (~50 ms) or click (~25 ms)."""
     import json
     import shutil

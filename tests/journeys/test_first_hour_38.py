@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from oxide_git.store import logwrite
+from oxide_git.store import logread
 from tests.conftest import git, make_ctx, oxide
 
 DEMO = Path(__file__).resolve().parents[2] / "docs" / "demo.sh"
@@ -51,7 +51,7 @@ def test_list_shows_sessions_imported_by_path(repo: Path, tmp_path: Path) -> Non
     [row] = json.loads(oxide(repo, "list", "--json").stdout)
     assert row["cwd"] == "/work/project" and row["worktree"] == "main"  # where it ran, where it is
     ctx = make_ctx(repo)
-    stored = logwrite.tip(ctx.repo.objects, ctx.repo.common_dir, row["id"])
+    stored = logread.tip(ctx.repo.objects, ctx.repo.common_dir, row["id"])
     ctx.close()
     assert stored is not None and stored.session.source["imported_by_path"] == "main"  # recorded
     # Growing and imported again (by path, or found otherwise), it stays this worktree's.

@@ -10,7 +10,7 @@ import pytest
 from oxide_git.core import codec
 from oxide_git.core.errors import Ambiguous, NotFound
 from oxide_git.core.model import Message, Part, Session
-from oxide_git.store import logwrite, sessionlog
+from oxide_git.store import logread, logwrite, sessionlog
 from oxide_git.store import writes as store
 from tests.conftest import fsck_clean, git, make_ctx, oxide
 
@@ -135,14 +135,14 @@ def test_incremental_reindex_sees_appends_and_truncation(repo: Path) -> None:
     store.append(ctx, s, [_msg(i) for i in range(600)])
     # another process appends behind the index's back (e.g. a fetch): only git changes
     g, objects, common = ctx.repo.git, ctx.repo.objects, ctx.repo.common_dir
-    log = logwrite.tip(objects, common, s.id)
+    log = logread.tip(objects, common, s.id)
     logwrite.commit(objects, common, s, {600: codec.encode_message(_msg(600))}, now_ms=1, summary="x", base=log, expected=log.commit)
     from oxide_git.store.reindex import reindex
 
     res = reindex(ctx)
     assert res.sessions_updated == 1 and res.messages_indexed == 601 - 512
     assert ctx.index.query("SELECT count(*) FROM messages")[0][0] == 601
-    log = logwrite.tip(objects, common, s.id)
+    log = logread.tip(objects, common, s.id)
     logwrite.commit(objects, common, s, {}, now_ms=2, summary="cut", base=log, expected=log.commit,
                     truncate_at=100)
     reindex(ctx)

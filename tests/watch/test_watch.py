@@ -252,7 +252,8 @@ def test_checkpoints_the_watcher_serves_do_not_grow_its_memory(repo: Path) -> No
     import tracemalloc
 
     from oxide_git.git import watch_journal as journal
-    from oxide_git.store import snapshots
+    from oxide_git.git.objects import BLOB
+    from oxide_git.store import trees
 
     fake_watcher(repo)
     r = make_ctx(repo).repo
@@ -267,8 +268,8 @@ def test_checkpoints_the_watcher_serves_do_not_grow_its_memory(repo: Path) -> No
     def once() -> None:
         st = journal.status_from_journal(r)
         assert st is not None and len(st.untracked) == 300
-        changes = {p: (git_.create_blob(b"x\n"), 0o100644) for p in sorted(st.untracked)}
-        snapshots.apply_changes(git_, base, changes)
+        changes = {p: (r.objects.write(BLOB, b"x\n"), 0o100644) for p in sorted(st.untracked)}
+        trees.apply_changes(r.objects, base.id.raw, changes)
 
     once()
     gc.collect()

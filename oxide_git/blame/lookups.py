@@ -1,5 +1,5 @@
-"""The git objects a blame reads, without pygit2 (``rawgit``: loose, packed, alternates), and what
-is worked out of them kept in ``blame_memo`` by object id: a commit's tree, time and first parent,
+"""What a blame looks up in a repository's objects (read through ``git.objects``), and what is
+worked out of them kept in ``blame.memo`` by object id: a commit's tree, time and first parent,
 the blob at a path of a tree, a note's checkpoints and sessions. Refs (the notes ref, HEAD, a
 session log's ref) are read from their files every time: they move.
 
@@ -14,32 +14,29 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oxide_git.core.errors import OxideError
-from oxide_git.git import rawgit, refs
+from oxide_git.git import objects, refs
 
 if TYPE_CHECKING:
     from oxide_git.blame.memo import Memo
 
-_TREE_MODE = b"40000"
-_GITLINK_MODE = b"160000"
-_TAG = 4
 _UNKEYED = object()
 
 
-class Objects:
-    """Objects of one repository (its shared gitdir), memoised in ``memo``."""
+class Lookups:
+    """Lookups in the objects of one repository (its shared gitdir), memoised in ``memo``."""
 
     def __init__(self, common_dir: str, memo: Memo) -> None:
         self.common = common_dir
         self.memo = memo
-        self._store: rawgit.Objects | None = None
+        self._store: objects.Objects | None = None
         self._trees: dict[str, dict[bytes, tuple[bytes, bytes]] | None] = {}
         self._notes: Any = _UNKEYED
         self._logs: dict[str, Any] = {}
 
     @property
-    def store(self) -> rawgit.Objects:
+    def store(self) -> objects.Objects:
         if self._store is None:
-            self._store = rawgit.Objects(Path(self.common, "objects"))
+            self._store = objects.Objects(Path(self.common, "objects"))
         return self._store
 
     def _read(self, oid: str) -> tuple[int, bytes] | None:
@@ -47,10 +44,10 @@ class Objects:
         try:
             kind, data = self.store.read_unchecked(bytes.fromhex(oid))
             for _ in range(8):
-                if kind != _TAG:
+                if kind != objects.TAG:
                     break
                 kind, data = self.store.read_unchecked(bytes.fromhex(data[7:47].decode("ascii")))
-        except rawgit.ObjectMissing:
+        except objects.ObjectMissing:
             return None
         except ValueError as e:
             raise OxideError(f"object {oid} cannot be read: {e}") from None
@@ -69,8 +66,8 @@ class Objects:
             return got if got else None
         obj = self._read(oid)
         out: tuple[str, int, str | None] | None = None
-        if obj is not None and obj[0] == rawgit.COMMIT:
-            out = _parse_commit(obj[1])
+        if obj is not None and obj[0] == objects.COMMIT:
+            out = _commit_fields(obj[1])
         self.memo.put("commits", oid, out or ())
         return out
 
@@ -79,11 +76,11 @@ class Objects:
         if oid in self._trees:
             return self._trees[oid]
         obj = self._read(oid)
-        if obj is not None and obj[0] == rawgit.COMMIT:
-            obj = self._read(rawgit.commit_tree(obj[1]).hex())
+        if obj is not None and obj[0] == objects.COMMIT:
+            obj = self._read(objects.commit_tree(obj[1]).hex())
         out = None
-        if obj is not None and obj[0] == rawgit.TREE:
-            out = {name: (mode, raw) for mode, name, raw in rawgit.parse_tree(obj[1])}
+        if obj is not None and obj[0] == objects.TREE:
+            out = {name: (mode, raw) for mode, name, raw in objects.parse_tree(obj[1])}
         self._trees[oid] = out
         return out
 
@@ -98,7 +95,7 @@ class Objects:
             mode, raw = entries[name]
             if k == len(parts) - 1:
                 return mode, raw.hex()
-            cur = raw.hex() if mode == _TREE_MODE else None
+            cur = raw.hex() if mode == objects.TREE_MODE else None
         return None
 
     def blob_at(self, tree: str, path: str) -> str | None:
@@ -108,7 +105,8 @@ class Objects:
         if got is not None:
             return got or None
         entry = self.lookup(tree, path)
-        out = entry[1] if entry is not None and entry[0] not in (_TREE_MODE, _GITLINK_MODE) else None
+        is_file = entry is not None and entry[0] not in (objects.TREE_MODE, objects.GITLINK_MODE)
+        out = entry[1] if entry is not None and is_file else None
         self.memo.put("paths", key, out or "")
         return out
 
@@ -186,31 +184,21 @@ class Objects:
                 if SESSION_FILE.encode() not in root:  # as ``sessionlog.load`` says of it
                     raise OxideError(f"session log {tip} has no {SESSION_FILE}")
                 mode, raw = root.get(MESSAGES_DIR.encode(), (b"", b""))
-                msgs = raw.hex() if mode == _TREE_MODE else None
+                msgs = raw.hex() if mode == objects.TREE_MODE else None
             self._logs[session_id] = msgs
         msgs = self._logs[session_id]
         entries = self._tree(msgs) if msgs is not None else None
         bucket = entries.get(bucket_name(seq).encode()) if entries is not None else None
-        if bucket is None or bucket[0] != _TREE_MODE:
+        if bucket is None or bucket[0] != objects.TREE_MODE:
             return None
         entries = self._tree(bucket[1].hex())
         entry = entries.get(entry_name(seq).encode()) if entries is not None else None
-        return entry[1].hex() if entry is not None and entry[0] != _TREE_MODE else None
+        return entry[1].hex() if entry is not None and entry[0] != objects.TREE_MODE else None
 
 
-def _parse_commit(data: bytes) -> tuple[str, int, str | None] | None:
-    tree = parent = None
-    when = 0
-    for line in data.split(b"\n"):
-        if not line:
-            break
-        if line.startswith(b"tree "):
-            tree = line[5:].decode("ascii")
-        elif line.startswith(b"parent ") and parent is None:
-            parent = line[7:].decode("ascii")
-        elif line.startswith(b"committer "):
-            try:
-                when = int(line.rsplit(b" ", 2)[-2])
-            except (ValueError, IndexError):
-                when = 0
-    return (tree, when, parent) if tree else None
+def _commit_fields(data: bytes) -> tuple[str, int, str | None] | None:
+    try:
+        c = objects.parse_commit(data)
+    except OxideError:
+        return None
+    return c.tree.hex(), c.time, c.parents[0].hex() if c.parents else None

@@ -1,32 +1,38 @@
-"""Git objects read and written in plain Python: what the session-log write path needs.
+"""The git object layer: every object git oxide reads or writes itself goes through ``Objects``.
 
-Importing pygit2 costs ~50 ms of a process's start, most of what `git oxide import` spends after a
-transcript grew by a kilobyte (and hooks append messages the same way). Writing a session log
-takes a handful of objects (a few trees, a commit, message blobs), and their formats are simple:
-so the write path reads and writes them itself, in git's own formats, where git and libgit2 look
-for them. Readers (show, resume, export) keep using pygit2.
+Objects are read loose, from packs (deltas included, as `git gc` leaves them) and from alternates,
+in git's own formats (``packread`` reads a pack's index and entries); new ones are written loose,
+under a temporary name and renamed into place as git does, or many at once as a pack
+(``packwriter``). Every object read by ``read`` is checked against its id, so a damaged store
+raises instead of answering wrongly; ``read_unchecked`` and ``blobs`` read as git itself does
+(blame reads every version of a file; resume every message of a log).
 
-Objects are read loose, from packs (deltas included, as `git gc` leaves them) and from alternates;
-new ones are written loose, under a temporary name and renamed into place as git does. Every
-object read is checked against its id, so a damaged store raises instead of answering wrongly.
+Session logs (``store.logread`` and ``store.logwrite``), the import, the blame and the
+snapshots' trees read and write through this one interface. pygit2 (libgit2) stays behind
+``Repo.git`` for what it does that is not reading or writing an object: the worktree's filters and
+status, diffs, merges, checkouts, walks over history. It costs ~50 ms of a process's start, which
+the commands that need none of that (an import of a few new lines, a hook's append, a blame) do not
+pay.
 """
 
 from __future__ import annotations
 
 import os
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from oxide_git.core.errors import OxideError
 from oxide_git.git import packread
 
-COMMIT, TREE, BLOB = 1, 2, 3
-_NAMES = {COMMIT: b"commit", TREE: b"tree", BLOB: b"blob", 4: b"tag"}
-_KINDS = {v: k for k, v in _NAMES.items()}
+COMMIT, TREE, BLOB, TAG = 1, 2, 3, 4
+KIND_NAMES = {COMMIT: b"commit", TREE: b"tree", BLOB: b"blob", TAG: b"tag"}
+_KIND_OF = {v: k for k, v in KIND_NAMES.items()}
 TREE_MODE = b"40000"
+GITLINK_MODE = b"160000"
 _MAX_DEPTH = 64
+_GIVE_UP = 32  # wrong guesses past the hits after which ``blobs`` stops guessing the next entry
 BLOB_MODE = b"100644"
 
 
@@ -37,7 +43,7 @@ class ObjectMissing(OxideError):
 def object_id(kind: int, data: bytes) -> bytes:
     import hashlib  # here: a blame reads without hashing (~2 ms to import)
 
-    h = hashlib.sha1(b"%s %d\0" % (_NAMES[kind], len(data)))
+    h = hashlib.sha1(b"%s %d\0" % (KIND_NAMES[kind], len(data)))
     h.update(data)
     return h.digest()
 
@@ -71,9 +77,48 @@ class Objects:
     def read_kind(self, oid: bytes, kind: int) -> bytes:
         got, data = self.read(oid)
         if got != kind:
-            raise OxideError(f"object {oid.hex()} is a {_NAMES.get(got, b'?').decode()}, "
-                             f"not a {_NAMES[kind].decode()}")
+            raise OxideError(f"object {oid.hex()} is a {KIND_NAMES.get(got, b'?').decode()}, "
+                             f"not a {KIND_NAMES[kind].decode()}")
         return data
+
+    def entries(self, tree: bytes) -> dict[bytes, tuple[bytes, bytes]]:
+        """A tree's entries by name: ``{name: (mode, raw id)}``."""
+        return {name: (mode, oid) for mode, name, oid in parse_tree(self.read_kind(tree, TREE))}
+
+    def blobs(self, oids: Iterable[bytes]) -> Iterator[bytes]:
+        """Each blob's content, in order: what a log's reader asks for, message after message.
+
+        The messages of a log were written together, so they mostly lie one after the other in
+        one pack: the entry after the last one read is tried first, and kept when its content
+        hashes to the id asked for (as ``read`` checks). Others are looked up as ``read_kind``
+        looks them up."""
+        from hashlib import sha1  # here: a blame reads packs without hashing (~2 ms to import)
+
+        packs = self._open_packs()
+        pack: packread.Pack | None = None
+        nxt = hits = wrong = 0  # where the entry after the last one read starts: most often the next blob
+        for oid in oids:
+            data: bytes | None = None
+            if pack is not None and wrong <= hits + _GIVE_UP:
+                data, after = pack.entry(nxt)
+                if data is not None and sha1(b"blob %d\0%b" % (len(data), data)).digest() == oid:
+                    hits, nxt = hits + 1, after
+                    yield data
+                    continue
+                wrong += 1  # a repacked pack: objects in another order, deltas
+                data = None
+            pack = None
+            for p in packs:
+                off = p.offset(oid)
+                if off is not None:
+                    data, after = p.entry(off)
+                    if data is not None and sha1(b"blob %d\0%b" % (len(data), data)).digest() == oid:
+                        pack, nxt = p, after
+                        hits += 1
+                    else:
+                        data = None
+                    break
+            yield data if data is not None else self.read_kind(oid, BLOB)
 
     def _find(self, oid: bytes, depth: int) -> tuple[int, bytes] | None:
         hexid = oid.hex()
@@ -196,7 +241,7 @@ class Objects:
         hexid = oid.hex()
         folder = os.path.join(self.dir, hexid[:2])
         path = os.path.join(folder, hexid[2:])
-        body = zlib.compress(b"%s %d\0" % (_NAMES[kind], len(data)) + data, 1)
+        body = zlib.compress(b"%s %d\0" % (KIND_NAMES[kind], len(data)) + data, 1)
         for attempt in range(5):  # a concurrent `git gc` may remove an empty fan-out folder
             try:
                 os.makedirs(folder, exist_ok=True)
@@ -239,11 +284,12 @@ def _read_loose(f: BinaryIO, hexid: str) -> tuple[int, bytes]:
     raw = z.decompress(f.read(4096), 64)
     nul = raw.find(b"\0")
     head = raw[:nul].split(b" ")
-    if nul < 0 or len(head) != 2 or head[0] not in _KINDS or not head[1].isdigit():
+    if nul < 0 or len(head) != 2 or head[0] not in _KIND_OF or not head[1].isdigit():
         raise OxideError(f"object {hexid} has no valid header")
     size = int(head[1])
     if size > packread.MAX_OBJECT:
-        raise OxideError(f"object {hexid} is {size} bytes, larger than the {packread.MAX_OBJECT} read here")
+        raise OxideError(f"object {hexid} is {size} bytes, larger than the {packread.MAX_OBJECT} "
+                         "git oxide reads")
     parts = [raw[nul + 1:]]
     got = len(parts[0])
     tail = z.unconsumed_tail + f.read()
@@ -256,7 +302,7 @@ def _read_loose(f: BinaryIO, hexid: str) -> tuple[int, bytes]:
             break
     if got != size:
         raise OxideError(f"object {hexid} is truncated")
-    return _KINDS[head[0]], b"".join(parts)
+    return _KIND_OF[head[0]], b"".join(parts)
 
 
 # -- trees and commits ------------------------------------------------------------------------
@@ -301,3 +347,33 @@ def format_commit(tree: bytes, parents: list[bytes], name: str, email: str, when
     lines += [b"parent " + p.hex().encode() for p in parents]
     lines += [b"author " + who, b"committer " + who]
     return b"\n".join(lines) + b"\n\n" + message.encode()
+
+
+class Commit(NamedTuple):
+    """What git oxide reads of a commit object."""
+
+    tree: bytes  # raw ids
+    parents: tuple[bytes, ...]
+    time: int  # the committer's, in seconds
+
+
+def parse_commit(data: bytes) -> Commit:
+    """A commit object's tree, parents and committer time (its headers, up to the first blank line)."""
+    tree = b""
+    parents: list[bytes] = []
+    when = 0
+    for line in data.split(b"\n"):
+        if not line:
+            break
+        try:
+            if line.startswith(b"tree "):
+                tree = bytes.fromhex(line[5:].decode("ascii"))
+            elif line.startswith(b"parent "):
+                parents.append(bytes.fromhex(line[7:].decode("ascii")))
+            elif line.startswith(b"committer "):
+                when = int(line.rsplit(b" ", 2)[-2])
+        except (ValueError, IndexError, UnicodeDecodeError):
+            continue
+    if len(tree) != 20:
+        raise OxideError("a commit object has no tree")
+    return Commit(tree, tuple(parents), when)

@@ -12,10 +12,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from oxide_git.core import log_layout
 from oxide_git.core.errors import LockTimeout, OxideError
 from oxide_git.core.model import Message, Part, Session
-from oxide_git.git import rawgit, refs
-from oxide_git.store import logwrite, sessionlog
+from oxide_git.git import objects as gitobjects
+from oxide_git.git import refs
+from oxide_git.store import logread, logwrite, sessionlog
 from oxide_git.store import writes as store
 from tests.conftest import git, make_ctx
 
@@ -30,23 +32,23 @@ def _msg(i: int) -> Message:
 
 
 def test_objects_round_trip_with_git(repo: Path) -> None:
-    objects = rawgit.Objects(repo / ".git" / "objects")
-    blob = objects.write(rawgit.BLOB, b"hello\n")
+    objects = gitobjects.Objects(repo / ".git" / "objects")
+    blob = objects.write(gitobjects.BLOB, b"hello\n")
     (repo / "hello.txt").write_text("hello\n")
     assert blob.hex() == git(repo, "hash-object", "hello.txt").strip()
     assert git(repo, "cat-file", "-p", blob.hex()) == "hello\n"
-    tree = objects.write(rawgit.TREE, rawgit.format_tree({
-        b"b.txt": (rawgit.BLOB_MODE, blob), b"a": (rawgit.TREE_MODE, _git_tree(repo)), b"a.txt": (rawgit.BLOB_MODE, blob)}))
+    tree = objects.write(gitobjects.TREE, gitobjects.format_tree({
+        b"b.txt": (gitobjects.BLOB_MODE, blob), b"a": (gitobjects.TREE_MODE, _git_tree(repo)), b"a.txt": (gitobjects.BLOB_MODE, blob)}))
     # git's order: "a.txt" < "a/" (a subtree sorts as if its name ended with "/")
     assert [ln.split("\t")[1] for ln in git(repo, "ls-tree", tree.hex()).splitlines()] == ["a.txt", "a", "b.txt"]
-    commit = objects.write(rawgit.COMMIT, rawgit.format_commit(tree, [], "x", "x@y", 5, "m\n"))
+    commit = objects.write(gitobjects.COMMIT, gitobjects.format_commit(tree, [], "x", "x@y", 5, "m\n"))
     loose = repo / ".git" / "objects" / blob.hex()[:2] / blob.hex()[2:]
     os.utime(loose, (1_000_000, 1_000_000))
-    assert objects.write(rawgit.BLOB, b"hello\n") == blob
+    assert objects.write(gitobjects.BLOB, b"hello\n") == blob
     assert loose.stat().st_mtime > 1_000_000  # freshened, as git does, against a concurrent prune
     subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=repo, check=True, capture_output=True)
-    assert rawgit.commit_tree(objects.read_kind(commit, rawgit.COMMIT)) == tree
-    assert rawgit.parse_tree(objects.read_kind(tree, rawgit.TREE))[0][1] == b"a.txt"
+    assert gitobjects.commit_tree(objects.read_kind(commit, gitobjects.COMMIT)) == tree
+    assert gitobjects.parse_tree(objects.read_kind(tree, gitobjects.TREE))[0][1] == b"a.txt"
 
 
 def _git_tree(repo: Path) -> bytes:
@@ -67,47 +69,47 @@ def test_reads_deltas_after_an_aggressive_gc_and_through_alternates(repo: Path, 
     for commit in git(repo, "rev-list", refs.session_ref(s.id)).split():
         # older versions of a tree are stored as deltas against the newer ones: every version
         # reads as pygit2 reads it (tree, session, each message's bytes), not only as many
-        old = logwrite.tip_at(fresh.repo.objects, bytes.fromhex(commit))
+        old = logread.tip_at(fresh.repo.objects, bytes.fromhex(commit))
         theirs = sessionlog.load_commit(fresh.repo.git, pygit2.Oid(hex=commit))
         assert old.count == theirs.count and old.tree == theirs.commit.tree_id.raw
         assert old.session == theirs.session
-        ours = dict(logwrite.blobs_at(fresh.repo.objects, old.tree, range(old.count)))
+        ours = dict(logread.blobs_at(fresh.repo.objects, old.tree, range(old.count)))
         assert sorted(ours) == list(range(old.count))
         g = fresh.repo.git
         for seq in (0, old.count // 2, old.count - 1):
-            entry = theirs.commit.tree[f"{sessionlog.MESSAGES_DIR}/{logwrite.bucket_name(seq)}/{logwrite.entry_name(seq)}"]
+            entry = theirs.commit.tree[f"{log_layout.MESSAGES_DIR}/{logwrite.bucket_name(seq)}/{logwrite.entry_name(seq)}"]
             assert ours[seq] == g[entry.id].data  # type: ignore[attr-defined]
-    tip = logwrite.tip(fresh.repo.objects, fresh.repo.common_dir, s.id)
+    tip = logread.tip(fresh.repo.objects, fresh.repo.common_dir, s.id)
     assert tip is not None and tip.count == 600
-    assert dict(logwrite.blobs_at(fresh.repo.objects, tip.tree, [5, 599]))[599]
+    assert dict(logread.blobs_at(fresh.repo.objects, tip.tree, [5, 599]))[599]
     store.append(fresh, s, [_msg(600)])  # on a packed ref and packed, deltified trees
-    assert logwrite.tip(fresh.repo.objects, fresh.repo.common_dir, s.id).count == 601  # type: ignore[union-attr]
+    assert logread.tip(fresh.repo.objects, fresh.repo.common_dir, s.id).count == 601  # type: ignore[union-attr]
     # a clone that borrows the objects (alternates) reads them there
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", "--shared", str(repo), str(clone)], check=True)
     git(clone, "fetch", "-q", "origin", "refs/oxide/*:refs/oxide/*")
     other = make_ctx(clone)
-    assert logwrite.tip(other.repo.objects, other.repo.common_dir, s.id).count == 601  # type: ignore[union-attr]
+    assert logread.tip(other.repo.objects, other.repo.common_dir, s.id).count == 601  # type: ignore[union-attr]
     subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=repo, check=True, capture_output=True)
 
 
 def test_damaged_objects_are_errors_not_answers(repo: Path) -> None:
-    objects = rawgit.Objects(repo / ".git" / "objects")
-    blob = objects.write(rawgit.BLOB, b"precious\n")
+    objects = gitobjects.Objects(repo / ".git" / "objects")
+    blob = objects.write(gitobjects.BLOB, b"precious\n")
     path = repo / ".git" / "objects" / blob.hex()[:2] / blob.hex()[2:]
     os.chmod(path, 0o644)
     import zlib
 
     path.write_bytes(zlib.compress(b"blob 9\0tampered\n"))
     with pytest.raises(OxideError, match="damaged"):
-        rawgit.Objects(repo / ".git" / "objects").read(blob)
+        gitobjects.Objects(repo / ".git" / "objects").read(blob)
     path.write_bytes(b"not zlib")
     with pytest.raises(OxideError):
-        rawgit.Objects(repo / ".git" / "objects").read(blob)
-    with pytest.raises(rawgit.ObjectMissing):
+        gitobjects.Objects(repo / ".git" / "objects").read(blob)
+    with pytest.raises(gitobjects.ObjectMissing):
         objects.read(b"\x01" * 20)
     with pytest.raises(OxideError):
-        rawgit.parse_tree(b"100644 name-without-nul")
+        gitobjects.parse_tree(b"100644 name-without-nul")
 
 
 def test_ref_swap_is_compare_and_swap_under_gits_lock(repo: Path) -> None:
@@ -162,12 +164,12 @@ _NAME = st.text(alphabet=st.sampled_from("ab.-_/0 é\t~"), min_size=1, max_size=
 def test_trees_are_in_gits_order(repo: Path, names: dict[str, bool]) -> None:
     """Whatever the names (a tree from a remote may hold anything), a tree written here is the
     tree git writes: same entries, same order (a subtree sorts as if its name ended in "/")."""
-    objects = rawgit.Objects(repo / ".git" / "objects")
-    blob = objects.write(rawgit.BLOB, b"x\n")
+    objects = gitobjects.Objects(repo / ".git" / "objects")
+    blob = objects.write(gitobjects.BLOB, b"x\n")
     sub = _git_tree(repo)
-    entries = {n.encode(): (rawgit.TREE_MODE, sub) if is_tree else (rawgit.BLOB_MODE, blob)
+    entries = {n.encode(): (gitobjects.TREE_MODE, sub) if is_tree else (gitobjects.BLOB_MODE, blob)
                for n, is_tree in names.items()}
-    tree = objects.write(rawgit.TREE, rawgit.format_tree(entries))
+    tree = objects.write(gitobjects.TREE, gitobjects.format_tree(entries))
     listing = git(repo, "ls-tree", "-z", tree.hex())
     mktree = subprocess.run(["git", "mktree", "-z"], cwd=repo, input=listing.encode(), capture_output=True,
                             check=True).stdout.decode().strip()
@@ -182,10 +184,10 @@ def test_an_object_in_a_pack_gc_removed_is_written_again(repo: Path) -> None:
 
     objects_dir = repo / ".git" / "objects"
     data = b"only in a pack\n" * 100
-    (oid,) = packwriter.write_pack(objects_dir, [(rawgit.BLOB, data)])
-    objects = rawgit.Objects(objects_dir)
+    (oid,) = packwriter.write_pack(objects_dir, [(gitobjects.BLOB, data)])
+    objects = gitobjects.Objects(objects_dir)
     assert objects.has(oid)  # the pack is open now
     for f in (objects_dir / "pack").glob("pack-*"):
         f.unlink()  # what a prune of unreachable objects does
-    assert objects.write(rawgit.BLOB, data) == oid
+    assert objects.write(gitobjects.BLOB, data) == oid
     assert git(repo, "cat-file", "-p", oid.hex()) == data.decode()
