@@ -102,7 +102,7 @@ def bench_first_checkpoint(quick: bool, log: Log = _log) -> list[dict[str, Any]]
 
 # -- session logs ---------------------------------------------------------------------------------
 
-_KEY_SOURCES = ("store/logwrite.py", "git/rawgit.py", "store/sessionlog.py", "core/codec.py", "core/model.py", "store/index.py", "store/writes.py",
+_KEY_SOURCES = ("store/logwrite.py", "git/rawgit.py", "store/sessionlog.py", "core/codec.py", "core/model.py", "store/index.py", "store/index_schema.py", "store/writes.py",
                 "store/context.py")
 
 
