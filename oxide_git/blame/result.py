@@ -36,7 +36,7 @@ class BlameResult:
         self.short: dict[str, str] = short if short is not None else {}
         self._commit_short = commit_short
         self.after_now = False  # a call it read is dated after now
-        self.missing: dict[str, Any] | None = None  # checkpoints lines need, not here (``_missing``)
+        self.missing: dict[str, Any] | None = None  # checkpoints lines need, not here (``attribution``)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, BlameResult) and (self.path, self.rev, self.lines, self.short) == (
@@ -87,7 +87,6 @@ def _iso(ms: int | None) -> str | None:
     from oxide_git.core.model import to_iso
 
     return to_iso(ms)
-
 
 
 def summary(result: BlameResult) -> dict[str, Any]:
