@@ -30,7 +30,8 @@ Log = Callable[[str], None]
 SIZES = (1_000, 10_000, 100_000, 1_000_000)
 PER_SESSION = 100
 QUERY = "flaky retry"
-_KEY_SOURCES = ("store/logwrite.py", "git/objects.py", "store/sessionlog.py", "core/codec.py", "core/model.py", "store/index.py", "store/writes.py",
+_KEY_SOURCES = ("store/logwrite.py", "store/logread.py", "git/objects.py", "store/sessionlog.py", "core/codec.py",
+                "core/model.py", "store/index.py", "store/index_schema.py", "store/writes.py",
                 "store/context.py")
 
 _TEXT = (
@@ -145,7 +146,7 @@ def sqlite_floor(path: Path) -> float:
     import sqlite3
     import tempfile
 
-    from oxide_git.store.index import create_schema
+    from oxide_git.store.index_schema import create_schema
 
     src = sqlite3.connect(path / ".git" / "oxide" / "index.db")
     msgs = src.execute("SELECT session_id, seq, id, role, created_at, native_id, compacted, is_compaction, "

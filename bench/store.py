@@ -102,7 +102,8 @@ def bench_first_checkpoint(quick: bool, log: Log = _log) -> list[dict[str, Any]]
 
 # -- session logs ---------------------------------------------------------------------------------
 
-_KEY_SOURCES = ("store/logwrite.py", "git/objects.py", "store/sessionlog.py", "core/codec.py", "core/model.py", "store/index.py", "store/writes.py",
+_KEY_SOURCES = ("store/logwrite.py", "store/logread.py", "git/objects.py", "store/sessionlog.py", "core/codec.py",
+                "core/model.py", "store/index.py", "store/index_schema.py", "store/writes.py",
                 "store/context.py")
 
 

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-GUARDED = ("store/redact", "store/secretgate", "ops/checkpoint_screen", "store/journal", "ops/undo", "ops/undo_plan", "git/restore", "ops/rewind", "ops/resume",
+GUARDED = ("store/redact", "store/redact_rules", "store/secretgate", "ops/checkpoint_screen", "store/journal", "ops/undo", "ops/undo_plan", "git/restore", "ops/rewind", "ops/resume",
            "ops/share", "ops/remote_refs", "store/notes", "store/notesmerge", "ops/gc", "store/retention", "ops/rm", "ops/memory", "ops/doctor", "hooks/agent_hooks",
            "hooks/impl", "hooks/install")
 GUARDED_MIN, TOTAL_MIN, MODULE_MIN = 95.0, 90.0, 80.0

@@ -70,7 +70,7 @@ def json_text(obj: Any) -> str:
 def render(result: Any, form: str, now_ms: int) -> str:
     """The result as ``form`` (text, porcelain, json, summary, summary-json) prints it."""
     if form in ("summary", "summary-json"):
-        from oxide_git.blame.attribution import summary
+        from oxide_git.blame.result import summary
 
         s = summary(result)
         return json_text({**s, "checkpoints_missing": result.missing}) if form == "summary-json" \
@@ -107,7 +107,7 @@ def plain(argv: list[str]) -> int | None:
             out = payload = render(result, form, ctx.now_ms)
         sys.stdout.write(out)
         if result.missing:  # said each time: such an answer is not kept
-            from oxide_git.blame.attribution import missing_hint
+            from oxide_git.blame.result import missing_hint
 
             sys.stderr.write(missing_hint(result.missing))
         elif before is not None and not result.after_now:

@@ -11,7 +11,6 @@ followed, so the cost is the changes to that file, not the number of checkpoints
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from itertools import pairwise
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -20,6 +19,7 @@ from oxide_git.blame.diff import SAME, Diff
 from oxide_git.blame.memo import digest as _digest
 from oxide_git.blame.restores import Restores
 from oxide_git.blame.restores import read as read_restores
+from oxide_git.blame.versions import NONE, Version
 from oxide_git.store.context import Context
 
 if TYPE_CHECKING:
@@ -35,40 +35,6 @@ class State(NamedTuple):
     created_at: int
 
 
-class Version:
-    """One version of a file (its blob id, hex, and bytes, read when first asked for), or no file."""
-
-    __slots__ = ("_load", "_obj", "_text", "oid")
-
-    def __init__(self, oid: str | None, obj: bytes | None,
-                 load: Callable[[], bytes] | None = None) -> None:
-        self.oid, self._obj, self._load = oid, obj, load
-        self._text: str | None = None
-
-    @classmethod
-    def of_bytes(cls, data: bytes) -> Version:
-        return cls(blob_id(data), data)
-
-    @property
-    def obj(self) -> bytes | None:
-        if self._obj is None and self._load is not None:
-            self._obj, self._load = self._load(), None
-        return self._obj
-
-    def text(self) -> str | None:
-        if self._text is None and self.obj is not None:
-            self._text = self.obj.decode("utf-8", "surrogateescape")
-        return self._text
-
-
-def blob_id(data: bytes) -> str:
-    """The id git gives ``data`` as a blob."""
-    h = hashlib.sha1(b"blob %d\0" % len(data))
-    h.update(data)
-    return h.hexdigest()
-
-
-NONE = Version(None, None)
 # An interval a walk explained: (state index, its version's blob, the next one's, the interval's
 # end: None for the walk's own end, its key in the memo)
 Visit = tuple[int, str | None, str | None, int | None, bytes | None]

@@ -72,6 +72,6 @@ def blame(file: str | None, lines: str | None, rev: str | None, porcelain: bool,
     result = blame_file(ctx, os.path.abspath(file), rev=rev, lines=_line_range(lines))
     click.echo(render(result, form, ctx.now_ms), nl=False)
     if result.missing:
-        from oxide_git.blame.attribution import missing_hint
+        from oxide_git.blame.result import missing_hint
 
         click.echo(missing_hint(result.missing), nl=False, err=True)

@@ -27,8 +27,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from oxide_git import __version__
-from oxide_git.blame.attribution import BadRevision, LineBlame, blame_file
+from oxide_git.blame.attribution import BadRevision, blame_file
 from oxide_git.blame.calls import AGENT, EITHER, HUMAN
+from oxide_git.blame.result import LineBlame
 from oxide_git.git.repo import clean_git_env
 from oxide_git.store.context import Context
 

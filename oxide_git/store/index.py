@@ -1,8 +1,7 @@
 """The SQLite index at ``<git-common-dir>/oxide/index.db``: a cache of what is in git.
 
-Deleting it loses nothing (``reindex`` rebuilds it). Reads and the writes on hot paths use the
-stdlib ``sqlite3`` (sqlite-utils costs ~80 ms to import, more than a whole checkpoint may take);
-the schema is created and migrated with sqlite-utils, which is imported only then.
+Deleting it loses nothing (``reindex`` rebuilds it). Reads and writes use the stdlib ``sqlite3``;
+its tables are made and migrated by ``index_schema``.
 """
 
 from __future__ import annotations
@@ -15,88 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 from oxide_git.core.errors import CorruptIndex, DiskFull, OxideError
 from oxide_git.store.index_ids import IdLookups, id_chunks
-from oxide_git.store.index_list import (
-    CHECKPOINT_COUNT,
-    FILL,
-    INDEX,
-    ORDER,
-    add_column,
-    document,
-    migrate_in_place,
-)
-from oxide_git.store.search_index import EPOCH_KEY, LOG_SQL, new_epoch
+from oxide_git.store.index_list import CHECKPOINT_COUNT, FILL, ORDER, document
+from oxide_git.store.index_schema import SESSION_COLS, connect
 
 if TYPE_CHECKING:  # the index is read on paths that must not import pygit2
     from oxide_git.core.model import Message, Session
     from oxide_git.store.index_rows import Rows
     from oxide_git.store.snapshots import Checkpoint
 
-SCHEMA_VERSION = 7  # an older index is dropped and rebuilt from git (a cache); 4 to 6 are migrated
-# Partial indexes of the few rows two per-session questions need (a session's last compaction, its
-# records that are not real messages): without them `show` of a 100,000-message session read every
-# row of it twice before its first line (~190 ms). Each holds the rare rows only, so a write of
-# ordinary messages pays for neither.
-MESSAGE_INDEXES = (
-    "CREATE INDEX IF NOT EXISTS idx_messages_compactions ON messages (session_id, seq) WHERE is_compaction=1",
-    "CREATE INDEX IF NOT EXISTS idx_messages_unreal ON messages (session_id) WHERE real=0",
-)
 _SNIPPET = 200
-
-_SESSION_COLS = (
-    "id", "agent", "native_id", "title", "created_at", "updated_at", "parent_id",
-    "fork_message_id", "fork_checkpoint", "project_id", "worktree", "branch", "cwd", "model",
-)
-
-
-def create_schema(path: Path) -> None:
-    import sqlite_utils
-
-    db: Any = sqlite_utils.Database(str(path))  # partly typed: tables are Table | View
-    db.enable_wal()
-    db["sessions"].create(
-        {**{c: str for c in _SESSION_COLS}, "created_at": int, "updated_at": int,
-         "message_count": int, "log_commit": str, "first_prompt": str, "last_message": str,
-         "redactions": str, "source": str, "list_head": str},
-        pk="id", if_not_exists=True,
-    )
-    db["messages"].create(
-        {"session_id": str, "seq": int, "id": str, "role": str, "created_at": int,
-         "native_id": str, "compacted": int, "is_compaction": int, "text": str, "model": str,
-         "real": int},
-        pk=("session_id", "seq"), if_not_exists=True,
-    )
-    db["parts"].create(
-        {"session_id": str, "seq": int, "idx": int, "type": str, "call_id": str, "name": str,
-         "is_error": int},
-        pk=("session_id", "seq", "idx"), if_not_exists=True,
-    )
-    db["checkpoints"].create(
-        {"id": str, "ref": str, "kind": str, "session_id": str, "message_id": str,
-         "worktree": str, "worktree_path": str, "branch": str, "head": str, "tree": str,
-         "files_changed": int, "created_at": int, "message": str, "skipped": str},
-        pk="id", if_not_exists=True,
-    )
-    db["links"].create(
-        {"commit_id": str, "session_id": str, "checkpoint_id": str},
-        pk=("commit_id", "session_id", "checkpoint_id"), if_not_exists=True,
-    )
-    db["cursors"].create(
-        {"path": str, "agent": str, "size": int, "mtime_ns": int, "offset": int, "state": str},
-        pk="path", if_not_exists=True,
-    )
-    db["meta"].create({"key": str, "value": str}, pk="key", if_not_exists=True)
-    db["sessions"].create_index(["native_id"], if_not_exists=True)
-    db.execute(INDEX)  # the order of `list`
-    db["messages"].create_index(["native_id"], if_not_exists=True)
-    db["checkpoints"].create_index(["session_id"], if_not_exists=True)
-    for sql in MESSAGE_INDEXES:
-        db.execute(sql)
-    for sql in LOG_SQL:  # the search index's log (search_index.py)
-        db.execute(sql)
-    db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (EPOCH_KEY, new_epoch()))
-    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-    db.conn.commit()
-    db.conn.close()
 
 
 class Index(IdLookups):
@@ -106,23 +32,7 @@ class Index(IdLookups):
         self.path = path
         self.rebuilt = False  # created or migrated now: the caller fills it from git
         try:
-            fresh = not path.exists()
-            self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
-            version = self.db.execute("PRAGMA user_version").fetchone()[0]
-            if version in (4, 5, 6) and not fresh:
-                if version == 4:
-                    add_column(self.db, 5)
-                if version <= 5:
-                    _without_fts(self.db, 6)
-                migrate_in_place(self.db, SCHEMA_VERSION, MESSAGE_INDEXES)
-            elif fresh or version < SCHEMA_VERSION:
-                self.db.close()
-                if not fresh:
-                    for suffix in ("", "-wal", "-shm"):
-                        Path(f"{path}{suffix}").unlink(missing_ok=True)
-                create_schema(path)
-                self.rebuilt = True
-                self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
+            self.db, self.rebuilt = connect(path)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
         except sqlite3.DatabaseError as e:
@@ -191,7 +101,7 @@ class Index(IdLookups):
         last = conn.execute(
             "SELECT text FROM messages WHERE session_id=? AND text!='' ORDER BY seq DESC LIMIT 1",
             (s.id,)).fetchone()
-        row = {c: getattr(s, c) for c in _SESSION_COLS}
+        row = {c: getattr(s, c) for c in SESSION_COLS}
         row.update(
             message_count=count, log_commit=log_commit,
             first_prompt=(first[0][:_SNIPPET] if first else None),
@@ -250,7 +160,7 @@ class Index(IdLookups):
         self, *, project_id: str | None = None, worktree: str | None = None,
         agent: str | None = None, ids: Iterable[str] | None = None,
     ) -> list[dict[str, Any]]:
-        cols = ", ".join(f"s.{c}" for c in (*_SESSION_COLS, "message_count", "first_prompt",
+        cols = ", ".join(f"s.{c}" for c in (*SESSION_COLS, "message_count", "first_prompt",
                                                      "last_message", "redactions"))
         where, args = _session_filter(project_id, worktree, agent, ids)
         sql = f"SELECT {cols}, {CHECKPOINT_COUNT} AS checkpoint_count FROM sessions s {where} {ORDER}"
@@ -363,15 +273,6 @@ class Index(IdLookups):
 
         conn.execute("INSERT OR REPLACE INTO cursors VALUES (?,?,?,?,?,?)",
                      (path, agent, size, mtime_ns, offset, json.dumps(state, default=str)))
-
-
-def _without_fts(db: sqlite3.Connection, to_version: int) -> None:
-    """Index version 5 → 6 in place: FTS5 and its triggers dropped, the search index's log and
-    triggers made (the search index is then built from the rows: search_index.py)."""
-    migrate_in_place(db, to_version, (
-        "DROP TRIGGER IF EXISTS messages_ai", "DROP TRIGGER IF EXISTS messages_ad",
-        "DROP TABLE IF EXISTS messages_fts", *LOG_SQL,
-        ("INSERT OR REPLACE INTO meta VALUES (?, ?)", (EPOCH_KEY, new_epoch()))))
 
 
 def _session_filter(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from oxide_git.blame.attribution import summary
+from oxide_git.blame.result import summary
 from tests.blame_helpers import Clock, FakeAgent, exact_blame, human_edit, take
 from tests.conftest import make_ctx
 

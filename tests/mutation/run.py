@@ -45,6 +45,7 @@ T = "tests/"
 # module -> the tests that guard it (the first ones kill most mutants fastest)
 MODULES: dict[str, tuple[str, ...]] = {
     "store/redact": (T + "store/test_redact_walk.py", T + "store/test_redact.py", T + "store/test_secretgate_clearing.py", T + "store/test_secretgate.py"),
+    "store/redact_rules": (T + "store/test_redact_rules.py", T + "store/test_redact.py", T + "store/test_redact_walk.py"),
     "store/secretgate": (T + "store/test_secretgate_clearing.py", T + "store/test_secretgate.py", T + "store/test_redact.py"),
     "ops/share": (T + "ops/test_share.py", T + "ops/test_share_edges.py", T + "ops/test_pull_many.py",
               T + "ops/test_pull_screening.py"),
@@ -83,6 +84,7 @@ CI_MODULES: dict[str, tuple[str, ...]] = {
     "store/journal": (T + "store/test_journal.py", T + "cli/test_history.py"),
     "store/secretgate": (T + "store/test_secretgate_clearing.py", T + "store/test_secretgate.py"),
     "store/redact": (T + "store/test_redact_walk.py", T + "store/test_redact.py"),
+    "store/redact_rules": (T + "store/test_redact_rules.py", T + "store/test_redact.py", T + "store/test_redact_walk.py"),
 }
 
 # Selective mutation: one replacement per operator says what the others would (a test that

@@ -15,7 +15,7 @@ import pytest
 from oxide_git.core.model import Message, Part, Session
 from oxide_git.ops.browse import list_sessions, list_sessions_json
 from oxide_git.store import writes as store
-from oxide_git.store.index import SCHEMA_VERSION
+from oxide_git.store.index_schema import SCHEMA_VERSION
 from oxide_git.store.snapshots import Checkpoint
 from tests.conftest import make_ctx, oxide
 

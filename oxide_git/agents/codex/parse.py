@@ -15,17 +15,17 @@ from oxide_git.agents.codex.lines import CALL_KEYS, reasoning_data, tool_call_da
 from oxide_git.agents.codex.lines import is_error as _is_error
 from oxide_git.agents.codex.lines import iso_ms as _iso
 from oxide_git.agents.codex.lines import texts as _texts
+from oxide_git.agents.codex.message import message_of
 from oxide_git.agents.codex.open import (
     Open,
     event_for_item,
     pair,
     raw_content,
     run_json,
-    unpaired_events,
     usage_of,
 )
 from oxide_git.agents.codex.store import open_rollout, plain_name, skip
-from oxide_git.core.model import Message, Part, Session, from_iso, session_id_for
+from oxide_git.core.model import Part, Session, from_iso, session_id_for
 
 name = "codex"
 _SESSION_EXTRA = ("meta", "git", "forked_from", "meta_env", "file")
@@ -34,9 +34,10 @@ _ASSISTANT_ITEMS = {"reasoning", "function_call", "custom_tool_call", "local_she
                     "web_search_call", "image_generation_call"}
 _EVENT_KIND = {"agent_message": "message", "agent_reasoning": "reasoning",
                "agent_reasoning_raw_content": "raw"}
-_INJECTED = re.compile(r"\s*(<[A-Za-z_]+[ >]|# AGENTS\.md)")
 _UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
 _CWD = re.compile(r"<cwd>([^<]+)</cwd>")
+
+
 class _Parser:
     def __init__(self, path: Path, state: Mapping[str, Any] | None) -> None:
         self.path = path
@@ -131,40 +132,7 @@ class _Parser:
         c, self.cur = self.cur, None
         if c is None:
             return
-        st = self.st
-        for kind, p in c.queue:  # events that never met their item
-            text = p.get("message") if kind == "message" else p.get("text")
-            rest = {k: v for k, v in p.items() if k not in ("type", "message", "text")}
-            ptype = "text" if kind == "message" else "reasoning"
-            c.parts.append([ptype, {"text": text, "source": p.get("type"), **rest}])
-        for idx, _kind, want, got in c.wants:
-            if got != want and st.get("era") == "envelope":
-                c.parts[idx][1]["events"] = got
-        if c.role == "assistant":
-            unpaired_events(c.parts)
-        role = c.role or "system"
-        if role == "user-item":
-            injected = _INJECTED.match(c.item_text or "") is not None
-            if c.prov is not None:  # paginated: the item says who wrote it
-                role = "user" if c.prov == "user" else "system"
-            else:
-                role = "user" if c.merged or not (injected or st.get("era") == "envelope") else "system"
-            if role == "system":
-                c.extra["codex_role"] = "user"
-        elif role == "compaction":
-            role = "system"
-        if role == "system" and "codex_role" in c.extra:
-            c.extra["harness"] = True  # injected context: instructions, environment, AGENTS.md
-        if role == "user" and not st.get("title"):
-            text = " ".join(" ".join(str(d.get("text", "")) for t, d in c.parts
-                                     if t == "text").split())
-            if text:
-                st["title"] = text if len(text) <= 80 else text[:79] + "…"
-        if st.get("forked_from") and c.created is not None and c.created < (st.get("created") or 0):
-            c.extra["copied"] = True
-        self.out.append(FoundMessage(st["sid"], Message(
-            role=role, parts=tuple([Part(t, d) for t, d in c.parts]), created_at=c.created,
-            model=c.model, usage=c.usage, extra=c.extra)))
+        self.out.append(FoundMessage(self.st["sid"], message_of(c, self.st)))
 
     # -- lines --------------------------------------------------------------------------------
     def _item(self, p: dict[str, Any], ts: int | None) -> None:
