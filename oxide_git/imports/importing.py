@@ -138,7 +138,7 @@ def _reader(ctx: Context, p: FilePlan, run: dict[str, Any] | None = None, here: 
         writer = Writer(ctx, p.report, p.seqs, sink, run, here, p.tips)
         if p.state is not None:
             for sid in p.seqs:
-                stored = writer._stored(sid)
+                stored = writer.stored(sid)
                 if stored is not None:
                     writer.session(stored)
         _feed(writer, parser.parse(p.path, **kwargs), p.path, p.file_size, p.offset, progress)

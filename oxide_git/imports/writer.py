@@ -86,7 +86,7 @@ class Writer:
             old = tip.session if tip else None
             self._anchor(s.id, tip)
         elif old is None:
-            old = self._stored(s.id)
+            old = self.stored(s.id)
         s = replace(
             s, project_id=s.project_id or repo.project_id(),
             worktree=self._worktree_of(s.cwd), source={**s.source},
@@ -120,7 +120,8 @@ class Writer:
             self._counts[sid] = log.count if log else 0
         return self._counts[sid]
 
-    def _stored(self, sid: str) -> Session | None:
+    def stored(self, sid: str) -> Session | None:
+        """The session as its log holds it now (None: it has no log)."""
         log = logread.tip(self.ctx.repo.objects, self.ctx.repo.common_dir, sid)
         return log.session if log else None
 

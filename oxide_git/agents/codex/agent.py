@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from oxide_git.agents import AgentEnv, Event, Export
-from oxide_git.agents.codex.parse import _Parser
+from oxide_git.agents.codex.parse import Parser
 from oxide_git.core.model import Message, Session
 
 __all__ = ["discover", "export", "name", "parse"]
@@ -69,7 +69,7 @@ def watch_roots(env: AgentEnv) -> list[Path]:
 
 
 def parse(path: Path, *, offset: int = 0, state: Mapping[str, Any] | None = None) -> Iterator[Event]:
-    return _Parser(Path(path), state if offset else None).run(offset)
+    return Parser(Path(path), state if offset else None).run(offset)
 
 
 def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Export:

@@ -38,7 +38,7 @@ _UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 _CWD = re.compile(r"<cwd>([^<]+)</cwd>")
 
 
-class _Parser:
+class Parser:
     def __init__(self, path: Path, state: Mapping[str, Any] | None) -> None:
         self.path = path
         self.st: dict[str, Any] = dict(state or {})
