@@ -266,6 +266,17 @@ class Objects:
                 continue
         raise OxideError(f"cannot write object {hexid} under {self.dir}")
 
+    def write_commit(self, tree: bytes, parents: Iterable[bytes], message: str, who: bytes) -> bytes:
+        """A commit of ``tree`` written by ``who`` (``signature``: author and committer)."""
+        return self.write(COMMIT, commit_content(tree, parents, who, who, message))
+
+    def rewrite_commit(self, commit: bytes, message: str, tree: bytes | None = None) -> bytes:
+        """``commit`` again with another message (and tree): the same parents, author and
+        committer, as written."""
+        old = parse_commit(self.read_kind(commit, COMMIT))
+        return self.write(COMMIT, commit_content(old.tree if tree is None else tree, old.parents,
+                                                 old.author, old.committer, message))
+
 
 def _freshen(path: str) -> bool:
     try:
@@ -340,13 +351,24 @@ def commit_tree(data: bytes) -> bytes:
     return bytes.fromhex(data[5:45].decode("ascii"))
 
 
+def signature(name: str, email: str, when_s: int) -> bytes:
+    """An author or committer line's value, in UTC, as git writes it."""
+    return f"{name} <{email}> {when_s} +0000".encode()
+
+
 def format_commit(tree: bytes, parents: list[bytes], name: str, email: str, when_s: int,
                   message: str) -> bytes:
-    who = f"{name} <{email}> {when_s} +0000".encode()
+    """A commit object's content, written by ``name`` at ``when_s`` (author and committer)."""
+    who = signature(name, email, when_s)
+    return commit_content(tree, parents, who, who, message)
+
+
+def commit_content(tree: bytes, parents: Iterable[bytes], author: bytes, committer: bytes,
+                   message: str) -> bytes:
     lines = [b"tree " + tree.hex().encode()]
     lines += [b"parent " + p.hex().encode() for p in parents]
-    lines += [b"author " + who, b"committer " + who]
-    return b"\n".join(lines) + b"\n\n" + message.encode()
+    lines += [b"author " + author, b"committer " + committer]
+    return b"\n".join(lines) + b"\n\n" + message.encode("utf-8", "surrogateescape")
 
 
 class Commit(NamedTuple):
@@ -355,11 +377,13 @@ class Commit(NamedTuple):
     tree: bytes  # raw ids
     parents: tuple[bytes, ...]
     time: int  # the committer's, in seconds
+    author: bytes = b""  # the lines' values, as written
+    committer: bytes = b""
 
 
 def parse_commit(data: bytes) -> Commit:
     """A commit object's tree, parents and committer time (its headers, up to the first blank line)."""
-    tree = b""
+    tree = author = committer = b""
     parents: list[bytes] = []
     when = 0
     for line in data.split(b"\n"):
@@ -370,10 +394,13 @@ def parse_commit(data: bytes) -> Commit:
                 tree = bytes.fromhex(line[5:].decode("ascii"))
             elif line.startswith(b"parent "):
                 parents.append(bytes.fromhex(line[7:].decode("ascii")))
+            elif line.startswith(b"author "):
+                author = line[7:]
             elif line.startswith(b"committer "):
+                committer = line[10:]
                 when = int(line.rsplit(b" ", 2)[-2])
         except (ValueError, IndexError, UnicodeDecodeError):
             continue
     if len(tree) != 20:
         raise OxideError("a commit object has no tree")
-    return Commit(tree, tuple(parents), when)
+    return Commit(tree, tuple(parents), when, author, committer)

@@ -132,9 +132,7 @@ class Screen:
         if counts:
             files.append({"path": "", "action": "redacted", "rules": dict(sorted(counts.items()))})
         tree = apply_changes(self.objects, commit.tree_id.raw, changes) or empty_tree(self.objects)
-        twin = self.git.create_commit(None, commit.author, commit.committer,
-                                      _twin_message(message, cid, files), pygit2.Oid(raw=tree),
-                                      list(commit.parent_ids))
+        twin = self.objects.rewrite_commit(commit.id.raw, _twin_message(message, cid, files), tree).hex()
         return Screened(cid, name, str(twin), files, **at)
 
     def _unchanged_since(self, prior: Screened | None, commit: pygit2.Commit) -> Callable[[str], bool]:

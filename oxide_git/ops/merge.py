@@ -331,7 +331,7 @@ def _after_checkpoint(ctx: Context, before: snapshots.Checkpoint, tree: pygit2.O
     old = git[before.id].peel(pygit2.Commit)
     body = old.message.replace(f"oxide: before merge of {fork_id[:12]}", f"oxide: merge of {fork_id[:12]}", 1)
     body = body.replace("Oxide-Kind: before-rewind", "Oxide-Kind: manual", 1)
-    oid = git.create_commit(None, old.author, old.committer, body, tree, list(old.parent_ids))
+    oid = pygit2.Oid(raw=ctx.repo.objects.rewrite_commit(old.id.raw, body, tree.raw))
     ref = refs.checkpoint_ref(before.session_id or "manual", str(oid))
     refs.update(git, {ref: (None, oid)}, "oxide: merge checkpoint")
     store.record_checkpoint(ctx, snapshots.parse_commit(git[oid].peel(pygit2.Commit), ref))

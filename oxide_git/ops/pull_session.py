@@ -30,7 +30,7 @@ from oxide_git.core.errors import OxideError
 from oxide_git.core.model import message_key, new_session_id
 from oxide_git.git import refs
 from oxide_git.ops import incoming
-from oxide_git.store import journal, logwrite, sessionlog, tombstones
+from oxide_git.store import journal, logwrite, sessionlog, tombstones, trees
 from oxide_git.store.context import Context
 
 
@@ -129,10 +129,10 @@ def _merge(ctx: Context, name: str, ours: pygit2.Oid, theirs: pygit2.Oid, tree: 
            res: Result) -> None:
     """A merge commit (``tree``; both tips its parents) at the session's ref."""
     git = ctx.repo.git
-    sig = pygit2.Signature(*logwrite.IDENTITY, ctx.now_ms // 1000, 0)
     sid = name[len(refs.SESSIONS):]
     text = f"pull {res.remote}: merge diverged session\n\nOxide-Session: {sid}\n"
-    merged = git.create_commit(None, sig, sig, text, tree, [ours, theirs])
+    merged = pygit2.Oid(raw=ctx.repo.objects.write_commit(tree.raw, [ours.raw, theirs.raw], text,
+                                                          logwrite.signature_at(ctx.now_ms)))
     refs.update(git, {name: (ours, merged)}, f"oxide: pull {res.remote}")
     res.move(name, ours, merged)
     res.updated[name] = "merged"
@@ -172,13 +172,14 @@ def _keep_their_line(ctx: Context, sid: str, local: pygit2.Commit, remote: sessi
     if grow is None:
         _fork(ctx, sid, local, remote, common_prefix(git, local.tree, tree), res)
         return
-    build = git.TreeBuilder(tree)
-    build.insert(log_layout.SESSION_FILE, grow.commit.tree[log_layout.SESSION_FILE].id,
-                 pygit2.enums.FileMode.BLOB)
-    sig = pygit2.Signature(*logwrite.IDENTITY, ctx.now_ms // 1000, 0)
+    objects = ctx.repo.objects
+    session = (grow.commit.tree[log_layout.SESSION_FILE].id.raw, trees.FILE_MODE)
+    built = trees.apply_changes(objects, tree.id.raw, {log_layout.SESSION_FILE: session})
     text = (f"fork {sid[:12]}: the other side's messages up to {remote.count}\n\n"
             f"Oxide-Session: {grow.session.id}\n")
-    grown = git.create_commit(None, sig, sig, text, build.write(), [grow.tip, remote.tip])
+    parents = [grow.tip.raw, remote.tip.raw]
+    grown = pygit2.Oid(raw=objects.write_commit(built or trees.empty_tree(objects), parents, text,
+                                                logwrite.signature_at(ctx.now_ms)))
     name = refs.session_ref(grow.session.id)
     refs.update(git, {name: (grow.tip, grown)}, f"oxide: pull {res.remote}")
     res.move(name, grow.tip, grown)
@@ -231,7 +232,7 @@ def removed_there(ctx: Context, sid: str, was: pygit2.Oid, res: Result) -> None:
     if ours != was and not git.descendant_of(was, ours):
         res.updated[name] = "kept (removed on the remote, changed here since)"
         return
-    changes = tombstones.removal(git, sid, str(ours), ctx.now_ms)  # as `rm` removes it
+    changes = tombstones.removal(ctx.repo, sid, str(ours), ctx.now_ms)  # as `rm` removes it
     journal.move_refs(ctx, changes, f"oxide: pull {res.remote}: removed on the remote")
     for ref, (before, after) in changes.items():
         res.moved[ref] = [before, after]

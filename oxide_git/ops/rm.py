@@ -73,7 +73,7 @@ def rm(ctx: Context, ref: str, *, recursive: bool = False, keep_forks: bool = Fa
         return res
     summary = f"rm {sid[:12]}" + (f" and {len(gone) - 1} fork(s)" if len(gone) > 1 else "")
     for name, (removed, _none) in list(changes.items()):  # a tombstone each, journaled with it
-        changes.update(tombstones.removal(git, name[len(refs.SESSIONS):], str(removed), ctx.now_ms))
+        changes.update(tombstones.removal(ctx.repo, name[len(refs.SESSIONS):], str(removed), ctx.now_ms))
     journal.move_refs(ctx, changes, f"oxide: {summary}")
     journal.record(ctx, journal.Entry("rm", ctx.now_ms, summary,
                                       refs={k: [b, a] for k, (b, a) in changes.items()}))

@@ -148,11 +148,12 @@ def _simple(git: pygit2.Repository, name: str, theirs: pygit2.Oid, res: ShareRes
     return ours
 
 
-def _merge_commit(ctx: Context, name: str, ours: pygit2.Oid, theirs: pygit2.Oid, tree: pygit2.Oid,
+def _merge_commit(ctx: Context, name: str, ours: pygit2.Oid, theirs: pygit2.Oid, tree: bytes,
                   what: str, res: ShareResult) -> pygit2.Oid:
     git = ctx.repo.git
-    sig = pygit2.Signature(*logwrite.IDENTITY, ctx.now_ms // 1000, 0)
-    oid = git.create_commit(None, sig, sig, f"pull: merge {what}\n", tree, [ours, theirs])
+    written = ctx.repo.objects.write_commit(tree, [ours.raw, theirs.raw], f"pull: merge {what}\n",
+                                            logwrite.signature_at(ctx.now_ms))
+    oid = pygit2.Oid(raw=written)
     refs.update(git, {name: (ours, oid)}, f"oxide: merge {what}")
     res.move(name, ours, oid)
     return oid
@@ -173,7 +174,7 @@ def _reconcile_memory(ctx: Context, theirs: pygit2.Oid, res: ShareResult) -> Non
             if keep is not None:
                 index.add(pygit2.IndexEntry(keep.path, keep.id, keep.mode))
             res.problems.append(f"memory: {path} changed on both sides, kept ours")
-    _merge_commit(ctx, refs.MEMORY, ours, theirs, index.write_tree(git), "memory", res)
+    _merge_commit(ctx, refs.MEMORY, ours, theirs, index.write_tree(git).raw, "memory", res)
     res.updated[refs.MEMORY] = "merged"
 
 
@@ -184,8 +185,8 @@ def _reconcile_notes(ctx: Context, theirs: pygit2.Oid, res: ShareResult, name: s
     ours = _simple(git, name, theirs, res)
     if ours is None:
         return
-    tree = merge_notes(git, git[ours].peel(pygit2.Tree), git[theirs].peel(pygit2.Tree),
-                       union=name == refs.NOTES)
+    tree = merge_notes(ctx.repo.objects, git[ours].peel(pygit2.Tree).id.raw,
+                       git[theirs].peel(pygit2.Tree).id.raw, union=name == refs.NOTES)
     _merge_commit(ctx, name, ours, theirs, tree, "notes", res)
     res.updated[name] = "merged"
 

@@ -29,11 +29,18 @@ from oxide_git.git.objects import (
     format_commit,
     format_tree,
     object_id,
+    signature,
 )
 from oxide_git.store import logread
 
 PACK_MIN = 64  # messages written at once from which they go to a pack, not loose files
 IDENTITY = ("git oxide", "oxide@localhost")
+
+
+def signature_at(now_ms: int) -> bytes:
+    """git oxide as the author and committer of what it writes at ``now_ms`` (a log, a checkpoint,
+    a tombstone, a merge of what a pull brought)."""
+    return signature(*IDENTITY, now_ms // 1000)
 _SESSION = SESSION_FILE.encode()
 _MESSAGES = MESSAGES_DIR.encode()
 

@@ -82,7 +82,7 @@ def _tie(ctx: Context, checkpoint_id: str, session: str) -> bool:
     if "Oxide-Session: none\n" not in lines:
         return False
     lines[lines.index("Oxide-Session: none\n")] = f"Oxide-Session: {session}\n"
-    oid = git.create_commit(None, old.author, old.committer, "".join(lines), old.tree_id, old.parent_ids)
+    oid = pygit2.Oid(raw=ctx.repo.objects.rewrite_commit(old.id.raw, "".join(lines)))
     ref = refs.checkpoint_ref(session, str(oid))
     try:
         refs.update(git, {ref: (None, oid), old_ref: (old.id, None)}, "oxide: checkpoint tied to its session")

@@ -16,7 +16,10 @@ from collections.abc import Iterator
 import pygit2
 
 from oxide_git.git import refs
-from oxide_git.store.logwrite import IDENTITY
+from oxide_git.git.objects import Objects
+from oxide_git.git.repo import Repo
+from oxide_git.store.logwrite import signature_at
+from oxide_git.store.trees import empty_tree
 
 REMOVED = "refs/oxide/removed/"
 _TRAILER = "Oxide-Removed-Tip: "
@@ -26,13 +29,11 @@ def ref(sid: str) -> str:
     return REMOVED + sid
 
 
-def make(git: pygit2.Repository, sid: str, tip: str, now_ms: int) -> str:
+def make(objects: Objects, sid: str, tip: str, now_ms: int) -> str:
     """A tombstone commit for session ``sid`` removed at log commit ``tip`` (the ref is the
     caller's to set, journaled)."""
-    empty = git.TreeBuilder().write()
-    sig = pygit2.Signature(*IDENTITY, now_ms // 1000, 0)
     text = f"rm {sid[:12]}\n\nOxide-Session: {sid}\n{_TRAILER}{tip}\n"
-    return str(git.create_commit(None, sig, sig, text, empty, []))
+    return objects.write_commit(empty_tree(objects), [], text, signature_at(now_ms)).hex()
 
 
 def removed_tip(git: pygit2.Repository, sid: str) -> str | None:
@@ -68,10 +69,9 @@ def changed_since(git: pygit2.Repository, removed: str, theirs: pygit2.Oid) -> b
         return True  # the removed log is gone here (collected): theirs is something else
 
 
-def removal(git: pygit2.Repository, sid: str, tip: str,
-            now_ms: int) -> dict[str, tuple[str | None, str | None]]:
+def removal(repo: Repo, sid: str, tip: str, now_ms: int) -> dict[str, tuple[str | None, str | None]]:
     """The ref moves that remove session ``sid`` at log commit ``tip``: its ref goes, its tombstone
     comes (for ``journal.move_refs``; journaled by the caller, so `undo` takes both back)."""
-    stone = refs.read(git, ref(sid))
+    stone = refs.read(repo.git, ref(sid))
     return {refs.session_ref(sid): (tip, None),
-            ref(sid): (str(stone) if stone else None, make(git, sid, tip, now_ms))}
+            ref(sid): (str(stone) if stone else None, make(repo.objects, sid, tip, now_ms))}

@@ -99,7 +99,8 @@ def test_merge_notes_trees_union_per_commit_whatever_the_fanout(repo: Path) -> N
     ours = _notes_tree(g, {c1: json.dumps({"sessions": ["s1-xxxxx"]}), c3: same}, fanout=False)
     theirs = _notes_tree(g, {c1: json.dumps({"sessions": ["s2-xxxxx"]}), c2: "s-theirs", c3: same},
                          fanout=True)
-    got = _flat(g, notesmerge.merge_notes(g, ours, theirs))
+    objects = make_ctx(repo).repo.objects
+    got = _flat(g, pygit2.Oid(raw=notesmerge.merge_notes(objects, ours.id.raw, theirs.id.raw)))
     assert set(got) == {c1, c2, c3}
     assert json.loads(got[c1])["sessions"] == ["s1-xxxxx", "s2-xxxxx"]  # ours first
     assert got[c2] == "s-theirs" and got[c3] == same  # only theirs: as it was; same blob: kept
@@ -198,5 +199,5 @@ def test_flatten_stops_at_the_deepest_fanout_a_notes_tree_can_have(repo: Path) -
     for _ in range(30):  # 31 folders: the innermost at 62 characters, entered, its note read
         shallow = _raw_tree(git, [("40000", "ef", shallow)])
     top = _raw_tree(git, [("40000", "ab", deep), ("40000", "ef", shallow), ("40000", "zz", blob)])
-    flat = notesmerge._flatten(git, git[top].peel(pygit2.Tree))
-    assert flat == {"ef" * 31 + "cd": blob}
+    flat = notesmerge.flatten(make_ctx(repo).repo.objects, top.raw)
+    assert flat == {"ef" * 31 + "cd": blob.raw}
