@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oxide_git.core.errors import OxideError
-from oxide_git.git import objects, refs
+from oxide_git.git import commits, objects, refs
 
 if TYPE_CHECKING:
     from oxide_git.blame.memo import Memo
@@ -77,7 +77,7 @@ class Lookups:
             return self._trees[oid]
         obj = self._read(oid)
         if obj is not None and obj[0] == objects.COMMIT:
-            obj = self._read(objects.commit_tree(obj[1]).hex())
+            obj = self._read(commits.commit_tree(obj[1]).hex())
         out = None
         if obj is not None and obj[0] == objects.TREE:
             out = {name: (mode, raw) for mode, name, raw in objects.parse_tree(obj[1])}
@@ -198,7 +198,7 @@ class Lookups:
 
 def _commit_fields(data: bytes) -> tuple[str, int, str | None] | None:
     try:
-        c = objects.parse_commit(data)
+        c = commits.parse_commit(data)
     except OxideError:
         return None
     return c.tree.hex(), c.time, c.parents[0].hex() if c.parents else None

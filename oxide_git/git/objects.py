@@ -21,10 +21,11 @@ import os
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO, NamedTuple
+from typing import BinaryIO
 
 from oxide_git.core.errors import OxideError
 from oxide_git.git import packread
+from oxide_git.git.commits import commit_content, parse_commit
 
 COMMIT, TREE, BLOB, TAG = 1, 2, 3, 4
 KIND_NAMES = {COMMIT: b"commit", TREE: b"tree", BLOB: b"blob", TAG: b"tag"}
@@ -342,65 +343,3 @@ def format_tree(entries: dict[bytes, tuple[bytes, bytes]]) -> bytes:
     """``{name: (mode, id)}`` as a tree object's content."""
     items = sorted(((mode, name, oid) for name, (mode, oid) in entries.items()), key=_sort_key)
     return b"".join(b"%s %s\0%s" % e for e in items)
-
-
-def commit_tree(data: bytes) -> bytes:
-    """The raw id of a commit's tree."""
-    if not data.startswith(b"tree ") or len(data) < 45:
-        raise OxideError("a commit object has no tree")
-    return bytes.fromhex(data[5:45].decode("ascii"))
-
-
-def signature(name: str, email: str, when_s: int) -> bytes:
-    """An author or committer line's value, in UTC, as git writes it."""
-    return f"{name} <{email}> {when_s} +0000".encode()
-
-
-def format_commit(tree: bytes, parents: list[bytes], name: str, email: str, when_s: int,
-                  message: str) -> bytes:
-    """A commit object's content, written by ``name`` at ``when_s`` (author and committer)."""
-    who = signature(name, email, when_s)
-    return commit_content(tree, parents, who, who, message)
-
-
-def commit_content(tree: bytes, parents: Iterable[bytes], author: bytes, committer: bytes,
-                   message: str) -> bytes:
-    lines = [b"tree " + tree.hex().encode()]
-    lines += [b"parent " + p.hex().encode() for p in parents]
-    lines += [b"author " + author, b"committer " + committer]
-    return b"\n".join(lines) + b"\n\n" + message.encode("utf-8", "surrogateescape")
-
-
-class Commit(NamedTuple):
-    """What git oxide reads of a commit object."""
-
-    tree: bytes  # raw ids
-    parents: tuple[bytes, ...]
-    time: int  # the committer's, in seconds
-    author: bytes = b""  # the lines' values, as written
-    committer: bytes = b""
-
-
-def parse_commit(data: bytes) -> Commit:
-    """A commit object's tree, parents and committer time (its headers, up to the first blank line)."""
-    tree = author = committer = b""
-    parents: list[bytes] = []
-    when = 0
-    for line in data.split(b"\n"):
-        if not line:
-            break
-        try:
-            if line.startswith(b"tree "):
-                tree = bytes.fromhex(line[5:].decode("ascii"))
-            elif line.startswith(b"parent "):
-                parents.append(bytes.fromhex(line[7:].decode("ascii")))
-            elif line.startswith(b"author "):
-                author = line[7:]
-            elif line.startswith(b"committer "):
-                committer = line[10:]
-                when = int(line.rsplit(b" ", 2)[-2])
-        except (ValueError, IndexError, UnicodeDecodeError):
-            continue
-    if len(tree) != 20:
-        raise OxideError("a commit object has no tree")
-    return Commit(tree, tuple(parents), when, author, committer)

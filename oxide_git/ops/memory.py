@@ -19,11 +19,11 @@ import pygit2
 
 from oxide_git.core.errors import NotFound, OxideError, Refused
 from oxide_git.git import refs
-from oxide_git.git.objects import BLOB, COMMIT, format_commit
+from oxide_git.git.objects import BLOB
 from oxide_git.store import trees
 from oxide_git.store import writes as store
 from oxide_git.store.context import Context
-from oxide_git.store.logwrite import IDENTITY
+from oxide_git.store.logwrite import signature_at
 
 INDEX = "MEMORY.md"
 HEADER = "# Memory\n\n"
@@ -108,8 +108,8 @@ def commit(ctx: Context, changes: Mapping[str, str | None], summary: str, *,
                    for n, t in changes.items()}
         tree = trees.apply_changes(objects, tip.tree_id.raw if tip else None, entries)
         tree = tree or trees.empty_tree(objects)
-        text = format_commit(tree, [tip.id.raw] if tip else [], *IDENTITY, ctx.now_ms // 1000, body)
-        oid = pygit2.Oid(raw=objects.write(COMMIT, text))
+        parents = [tip.id.raw] if tip else []
+        oid = pygit2.Oid(raw=objects.write_commit(tree, parents, body, signature_at(ctx.now_ms)))
         refs.update(git, {refs.MEMORY: (tip.id if tip else None, oid)}, f"oxide: memory {summary}")
         return (str(tip.id) if tip else None), str(oid)
 
@@ -204,8 +204,8 @@ def revert(ctx: Context, writes: list[Write], summary: str) -> tuple[str | None,
             raise Refused(f"memory write {w.id[:12]} ({w.summary}) was changed again since",
                           hint="edit it with `git oxide memory add`/`rm` instead")
         tree_oid = idx.write_tree(git)
-        sig = pygit2.Signature(*IDENTITY, ctx.now_ms // 1000, 0)
-        ours = git[git.create_commit(None, sig, sig, "tmp", tree_oid, [ours.id])].peel(pygit2.Commit)
+        tmp = ctx.repo.objects.write_commit(tree_oid.raw, [ours.id.raw], "tmp", signature_at(ctx.now_ms))
+        ours = git[pygit2.Oid(raw=tmp)].peel(pygit2.Commit)
     changes: dict[str, str | None] = {}
     new_tree = git[tree_oid].peel(pygit2.Tree)
     for d in tip.tree.diff_to_tree(new_tree).deltas:

@@ -19,7 +19,8 @@ from oxide_git.core.errors import OxideError
 from oxide_git.core.log_layout import BUCKET, MESSAGES_DIR, SESSION_FILE, bucket_name, entry_name
 from oxide_git.core.model import Session
 from oxide_git.git import refs
-from oxide_git.git.objects import BLOB, COMMIT, TREE_MODE, Objects, commit_tree
+from oxide_git.git.commits import commit_tree
+from oxide_git.git.objects import BLOB, COMMIT, TREE_MODE, Objects
 
 _SESSION = SESSION_FILE.encode()
 _MESSAGES = MESSAGES_DIR.encode()

@@ -19,17 +19,15 @@ from oxide_git.core import codec
 from oxide_git.core.log_layout import MESSAGES_DIR, SESSION_FILE, bucket_name, entry_name
 from oxide_git.core.model import Message, Session, message_id_for
 from oxide_git.git import packwriter, refs
+from oxide_git.git.commits import signature
 from oxide_git.git.objects import (
     BLOB,
     BLOB_MODE,
-    COMMIT,
     TREE,
     TREE_MODE,
     Objects,
-    format_commit,
     format_tree,
     object_id,
-    signature,
 )
 from oxide_git.store import logread
 
@@ -154,7 +152,7 @@ def commit(
     if parents is None:
         parents = [expected] if expected is not None else []
     text = f"{summary}\n\nOxide-Session: {session.id}\n"
-    oid = objects.write(COMMIT, format_commit(tree, parents, *IDENTITY, now_ms // 1000, text))
+    oid = objects.write_commit(tree, parents, text, signature_at(now_ms))
     batch = logread.batch_of(objects)
     if batch is not None:
         batch.move_ref(refs.session_ref(session.id), expected, oid)  # moved when the batch is stored

@@ -27,9 +27,9 @@ from oxide_git.core import codec
 from oxide_git.core.errors import OxideError
 from oxide_git.git import refs
 from oxide_git.git import status as status_mod
-from oxide_git.git.objects import BLOB, COMMIT, Objects, format_commit
+from oxide_git.git.objects import BLOB, Objects
 from oxide_git.git.repo import Repo, open_git
-from oxide_git.store.logwrite import IDENTITY
+from oxide_git.store.logwrite import signature_at
 from oxide_git.store.trees import EXEC_MODE, FILE_MODE, LINK_MODE, Entry, apply_changes, empty_tree
 
 DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
@@ -329,7 +329,7 @@ def take(
             worktree=repo.worktree_id, worktree_path=str(repo.workdir), branch=branch, head=parent_id,
             tree=tree.hex(), files_changed=len(changes), created_at=now_ms, text=text, skipped=skipped)
     parents = [parent_commit.id.raw] if parent_commit else []
-    oid = pygit2.Oid(raw=objects.write(COMMIT, format_commit(tree, parents, *IDENTITY, now_ms // 1000, body)))
+    oid = pygit2.Oid(raw=objects.write_commit(tree, parents, body, signature_at(now_ms)))
     ref = refs.checkpoint_ref(session_id or "manual", str(oid))
     refs.update(git, {ref: (None, oid)}, f"oxide: {kind} checkpoint")
     return Checkpoint(

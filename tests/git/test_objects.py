@@ -17,6 +17,7 @@ from oxide_git.core.errors import LockTimeout, OxideError
 from oxide_git.core.model import Message, Part, Session
 from oxide_git.git import objects as gitobjects
 from oxide_git.git import refs
+from oxide_git.git.commits import commit_tree, signature
 from oxide_git.store import logread, logwrite, sessionlog
 from oxide_git.store import writes as store
 from tests.conftest import git, make_ctx
@@ -41,13 +42,13 @@ def test_objects_round_trip_with_git(repo: Path) -> None:
         b"b.txt": (gitobjects.BLOB_MODE, blob), b"a": (gitobjects.TREE_MODE, _git_tree(repo)), b"a.txt": (gitobjects.BLOB_MODE, blob)}))
     # git's order: "a.txt" < "a/" (a subtree sorts as if its name ended with "/")
     assert [ln.split("\t")[1] for ln in git(repo, "ls-tree", tree.hex()).splitlines()] == ["a.txt", "a", "b.txt"]
-    commit = objects.write(gitobjects.COMMIT, gitobjects.format_commit(tree, [], "x", "x@y", 5, "m\n"))
+    commit = objects.write_commit(tree, [], "m\n", signature("x", "x@y", 5))
     loose = repo / ".git" / "objects" / blob.hex()[:2] / blob.hex()[2:]
     os.utime(loose, (1_000_000, 1_000_000))
     assert objects.write(gitobjects.BLOB, b"hello\n") == blob
     assert loose.stat().st_mtime > 1_000_000  # freshened, as git does, against a concurrent prune
     subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=repo, check=True, capture_output=True)
-    assert gitobjects.commit_tree(objects.read_kind(commit, gitobjects.COMMIT)) == tree
+    assert commit_tree(objects.read_kind(commit, gitobjects.COMMIT)) == tree
     assert gitobjects.parse_tree(objects.read_kind(tree, gitobjects.TREE))[0][1] == b"a.txt"
 
 

@@ -10,7 +10,8 @@ import pytest
 from oxide_git.core import codec
 from oxide_git.core.errors import OxideError
 from oxide_git.core.model import Message, Part, Session
-from oxide_git.git.objects import BLOB, BLOB_MODE, COMMIT, TREE, TREE_MODE, format_commit, format_tree
+from oxide_git.git.commits import signature
+from oxide_git.git.objects import BLOB, BLOB_MODE, TREE, TREE_MODE, format_tree
 from oxide_git.store import logread
 from oxide_git.store import writes as store
 from tests.conftest import make_ctx
@@ -64,7 +65,7 @@ def test_a_bucket_holding_another_buckets_message_is_refused(repo: Path) -> None
     stray = objects.write(TREE, format_tree({b"00000300.msgpack": (BLOB_MODE, blob)}))  # seq 300 in bucket 0
     msgs = objects.write(TREE, format_tree({b"000000": (TREE_MODE, stray)}))
     root = objects.write(TREE, format_tree({b"session.msgpack": (BLOB_MODE, session), b"messages": (TREE_MODE, msgs)}))
-    tip = logread.tip_at(objects, objects.write(COMMIT, format_commit(root, [], "x", "x@y", 1, "m\n")))
+    tip = logread.tip_at(objects, objects.write_commit(root, [], "m\n", signature("x", "x@y", 1)))
     assert tip.count == 301  # what its last name says
     with pytest.raises(OxideError, match="holds messages of another bucket"):
         list(logread.iter_blobs(objects, tip.tree))
@@ -76,7 +77,7 @@ def test_a_name_that_is_no_number_and_a_log_without_a_session_are_refused(repo: 
     with pytest.raises(OxideError, match="is not a message number"):
         logread.seq_of(b"notes.txt")
     root = objects.write(TREE, format_tree({b"readme": (BLOB_MODE, blob)}))
-    commit = objects.write(COMMIT, format_commit(root, [], "x", "x@y", 1, "m\n"))
+    commit = objects.write_commit(root, [], "m\n", signature("x", "x@y", 1))
     with pytest.raises(OxideError, match=r"has no session\.msgpack"):
         logread.tip_at(objects, commit)
     with pytest.raises(OxideError, match="not a commit"):
