@@ -64,9 +64,11 @@ class Model:
                 and (self.agent is None or r["agent"] == self.agent)
                 and (self.branch is None or r["branch"] == self.branch)]
         if self.query.strip():
+            from oxide_git.store.search_query import search  # the first query pays for the search index
+
             words = self.query.lower().split()
             try:
-                hits = {h["session_id"] for h in self.ctx.index.search(self.query, 1000)}
+                hits = {h["session_id"] for h in search(self.ctx.index, self.query, 1000)}
             except Exception:  # a query FTS cannot parse: titles only
                 hits = set()
             rows = [r for r in rows if r["id"] in hits or all(

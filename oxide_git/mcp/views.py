@@ -44,7 +44,9 @@ def search(ctx: Context, args: dict[str, Any]) -> dict[str, Any]:
     if not state["query"].strip():
         raise OxideError("search needs words to look for", hint="give query, e.g. \"flaky test\"")
     page = Page(state["limit"])
-    hits = ctx.index.search(state["query"], state["limit"] + 1, offset=state["offset"], **state["filters"])
+    from oxide_git.store.search_query import search
+
+    hits = search(ctx.index, state["query"], state["limit"] + 1, offset=state["offset"], **state["filters"])
     sessions = {r["id"]: r for r in ctx.index.session_rows(ids={h["session_id"] for h in hits})}
     red = redact_text(ctx)
     for h in hits:

@@ -147,7 +147,9 @@ def list_checkpoints(ctx: Context, session: str | None = None) -> list[dict[str,
 
 
 def search(ctx: Context, query: str, limit: int = 50) -> list[dict[str, Any]]:
-    hits = ctx.index.search(query, limit)
+    from oxide_git.store.search_query import search
+
+    hits = search(ctx.index, query, limit)
     from oxide_git.core.titles import display
 
     titles = {r["id"]: display(r.get("title"), r.get("first_prompt"), r["id"])

@@ -202,15 +202,6 @@ class Index(IdLookups):
         where, args = _session_filter(None, None, agent, None)
         return int(self.query(f"SELECT count(*) FROM sessions s {where}", args)[0][0])
 
-    def search(self, query: str, limit: int = 50, *, offset: int = 0, agent: str | None = None,
-               branch: str | None = None, since_ms: int | None = None, until_ms: int | None = None
-               ) -> list[dict[str, Any]]:
-        """Messages holding every word of ``query``, best first (search_query.py)."""
-        from oxide_git.store.search_query import search
-
-        return search(self, query, limit, offset=offset, agent=agent, branch=branch,
-                      since_ms=since_ms, until_ms=until_ms)
-
     def keep_search_up(self, *, note: bool = True) -> None:
         """After a command that wrote many messages: the search index brought up to them now
         (``note``: said on stderr), not by the next search."""

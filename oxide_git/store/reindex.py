@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import pygit2
 
@@ -17,20 +17,31 @@ from oxide_git.store.reindex_items import session_items as session_items
 from oxide_git.store.reindex_items import write_session as write_session
 from oxide_git.store.search_index import EPOCH_KEY, new_epoch
 
-if TYPE_CHECKING:  # annotations only: the context rebuilds a missing index through reindex()
-    from oxide_git.store.context import Context
+if TYPE_CHECKING:
+    from oxide_git.git.repo import Repo
     from oxide_git.store.index import Index
 
 ONE_BY_ONE = 1000  # past this many sessions asked for, one pass over all the refs costs less
 
 
-def reindex(ctx: Context, *, full: bool = False, sessions: Collection[str] | None = None,
+class Store(Protocol):
+    """What a reindex reads and writes: a repository and its index (a ``store.context.Context``,
+    which rebuilds a missing index through ``reindex``)."""
+
+    @property
+    def repo(self) -> Repo: ...
+
+    @property
+    def index(self) -> Index: ...
+
+
+def reindex(ctx: Store, *, full: bool = False, sessions: Collection[str] | None = None,
             checkpoints: bool = True) -> ReindexResult:
     """Bring the index up to the refs. ``full`` drops every row first. ``sessions``: only these
     (a pull knows what it moved: the store's other 100,000 refs and rows are not read), and the
     checkpoints only when ``checkpoints``."""
     git = ctx.repo.git
-    index = ctx._index if ctx._index is not None else ctx.index
+    index = ctx.index  # the context's own, while it rebuilds it too
     res = ReindexResult(problems=[])
     if full:
         with index.write() as conn:

@@ -14,6 +14,7 @@ from oxide_git.imports import importing
 from oxide_git.imports import writer as import_writer
 from oxide_git.store.index_queue import IndexQueue
 from oxide_git.store.logwrite import with_ids
+from oxide_git.store.search_query import search
 from tests.conftest import make_ctx
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"
@@ -26,7 +27,7 @@ def _index_dump(repo: Path) -> list[list[tuple[object, ...]]]:
                 for t in ("sessions", "messages", "parts")]
     finally:
         db.close()
-    found = make_ctx(repo).index.search("the", limit=100_000)
+    found = search(make_ctx(repo).index, "the", limit=100_000)
     return [*rows, sorted((h["session_id"], h["seq"]) for h in found)]
 
 

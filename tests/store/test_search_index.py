@@ -16,7 +16,7 @@ import pytest
 from oxide_git.core.model import Message, Part, Session
 from oxide_git.store import search_index
 from oxide_git.store import writes as store
-from oxide_git.store.search_query import query_terms, snippet
+from oxide_git.store.search_query import query_terms, search, snippet
 from tests.conftest import make_ctx, oxide, wait_for
 from tests.journeys.test_first_hour_safety import _as_unprivileged
 
@@ -31,7 +31,7 @@ def _session(n: int, agent: str = "claude") -> Session:
 
 def _found(ctx, query: str, **kw):  # type: ignore[no-untyped-def]
     """(session number, seq) of each hit."""
-    return sorted((int(h["session_id"][:12], 16), h["seq"]) for h in ctx.index.search(query, 1000, **kw))
+    return sorted((int(h["session_id"][:12], 16), h["seq"]) for h in search(ctx.index, query, 1000, **kw))
 
 
 def _folder(repo: Path) -> Path:
@@ -71,15 +71,15 @@ def test_the_log_applied_again_finds_nothing_twice(repo: Path) -> None:
     index, so the log is applied again; every entry is a delete and an add of the row as it is."""
     ctx = make_ctx(repo)
     store.append(ctx, _session(1), [_msg("parser one"), _msg("parser two")])
-    assert len(ctx.index.search("parser")) == 2
+    assert len(search(ctx.index, "parser")) == 2
     applied = _folder(repo) / "applied"
     note = applied.read_text()
     store.append(ctx, _session(2), [_msg("parser three")])
-    assert len(ctx.index.search("parser")) == 3
+    assert len(search(ctx.index, "parser")) == 3
     applied.write_text(note)  # the note of the last catch-up lost: back to the one before
     ctx.index.db.execute("INSERT INTO search_log(rid) SELECT rowid FROM messages")  # and its log kept
-    assert len(ctx.index.search("parser")) == 3
-    assert len(ctx.index.search("three")) == 1
+    assert len(search(ctx.index, "parser")) == 3
+    assert len(search(ctx.index, "three")) == 1
 
 
 @pytest.mark.parametrize("damage", ["garbage", "garbage, its note kept", "foreign note", "note cut short",
@@ -87,7 +87,7 @@ def test_the_log_applied_again_finds_nothing_twice(repo: Path) -> None:
 def test_a_broken_or_foreign_search_folder_is_built_anew(repo: Path, damage: str) -> None:
     ctx = make_ctx(repo)
     store.append(ctx, _session(1), [_msg("parser one"), _msg("lexer two")])
-    assert len(ctx.index.search("parser")) == 1
+    assert len(search(ctx.index, "parser")) == 1
     folder = _folder(repo)
     search_index._open.clear()
     if damage.startswith("garbage"):
@@ -105,14 +105,14 @@ def test_a_broken_or_foreign_search_folder_is_built_anew(repo: Path, damage: str
         import shutil
 
         shutil.rmtree(folder)
-    assert len(ctx.index.search("parser")) == 1
-    assert len(ctx.index.search("lexer")) == 1
+    assert len(search(ctx.index, "parser")) == 1
+    assert len(search(ctx.index, "lexer")) == 1
 
 
 def test_a_new_index_is_never_answered_from_the_old_search_index(repo: Path) -> None:
     ctx = make_ctx(repo)
     store.append(ctx, _session(1), [_msg("parser one")])
-    assert len(ctx.index.search("parser")) == 1
+    assert len(search(ctx.index, "parser")) == 1
     ctx.close()
     for suffix in ("", "-wal", "-shm"):
         Path(f"{repo / '.git' / 'oxide' / 'index.db'}{suffix}").unlink(missing_ok=True)
@@ -139,10 +139,10 @@ def test_filters_that_reject_the_best_hits_still_fill_the_page(repo: Path) -> No
     # 300 short (best-ranked) claude hits, then the few long codex ones the filter keeps
     store.append(ctx, _session(1), [_msg("parser") for _ in range(300)])
     store.append(ctx, _session(2, "codex"), [_msg("the parser " + "filler " * 40) for _ in range(3)])
-    hits = ctx.index.search("parser", 2, agent="codex")
+    hits = search(ctx.index, "parser", 2, agent="codex")
     assert len(hits) == 2 and {h["session_id"] for h in hits} == {_session(2).id}
-    assert len(ctx.index.search("parser", 50, offset=2, agent="codex")) == 1
-    assert len(ctx.index.search("parser", 1000)) == 303
+    assert len(search(ctx.index, "parser", 50, offset=2, agent="codex")) == 1
+    assert len(search(ctx.index, "parser", 1000)) == 303
 
 
 def test_a_search_folder_it_cannot_write_is_searched_in_memory(repo: Path) -> None:
@@ -177,12 +177,12 @@ def test_query_words_are_the_index_tokens() -> None:
 def test_an_empty_or_punctuation_query_finds_nothing(repo: Path) -> None:
     ctx = make_ctx(repo)
     store.append(ctx, _session(1), [_msg("foo.bar and foo baz bar")])
-    assert ctx.index.search("") == [] and ctx.index.search("--") == []
-    assert [h["snippet"] for h in ctx.index.search("foo.bar")] == ["[foo].[bar] and [foo] baz [bar]"]
-    assert ctx.index.search("bar.foo") == []  # a phrase: in that order only
-    assert len(ctx.index.search("café")) == 0
+    assert search(ctx.index, "") == [] and search(ctx.index, "--") == []
+    assert [h["snippet"] for h in search(ctx.index, "foo.bar")] == ["[foo].[bar] and [foo] baz [bar]"]
+    assert search(ctx.index, "bar.foo") == []  # a phrase: in that order only
+    assert len(search(ctx.index, "café")) == 0
     store.append(ctx, _session(2), [_msg("un café crème")])
-    assert [h["snippet"] for h in ctx.index.search("cafe creme")] == ["un [café] [crème]"]
+    assert [h["snippet"] for h in search(ctx.index, "cafe creme")] == ["un [café] [crème]"]
 
 
 def test_snippets_show_the_words_around_the_best_window() -> None:

@@ -12,6 +12,7 @@ from oxide_git.core.errors import Ambiguous, NotFound
 from oxide_git.core.model import Message, Part, Session
 from oxide_git.store import logread, logwrite, sessionlog
 from oxide_git.store import writes as store
+from oxide_git.store.search_query import search
 from tests.conftest import fsck_clean, git, make_ctx, oxide
 
 
@@ -191,14 +192,14 @@ def test_search_finds_words_and_follows_replacements(repo: Path) -> None:
     ctx = make_ctx(repo)
     s = _session()
     store.append(ctx, s, [Message("user", (Part.text("refactor the parser"),)), _msg(1)])
-    hits = ctx.index.search("parser")
+    hits = search(ctx.index, "parser")
     assert [(h["session_id"], h["seq"]) for h in hits] == [(s.id, 0)]
     assert "[parser]" in hits[0]["snippet"]
     store.save(ctx, s, {0: Message("user", (Part.text("rename the lexer"),))}, summary="replace")
-    assert ctx.index.search("parser") == []
-    assert len(ctx.index.search("lexer")) == 1
+    assert search(ctx.index, "parser") == []
+    assert len(search(ctx.index, "lexer")) == 1
     store.save(ctx, s, {}, summary="cut", truncate_at=0)
-    assert ctx.index.search("lexer") == []
+    assert search(ctx.index, "lexer") == []
 
 
 def test_list_json_from_sqlite_matches_the_python_rows(repo: Path) -> None:
