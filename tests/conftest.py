@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import locale
@@ -153,59 +154,52 @@ def in_process(cwd: Path, args: list[str], env: dict[str, str], input: str | Non
     threads = set(threading.enumerate())
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
-    files = [tempfile.TemporaryFile() for _ in range(3)]
-    files[0].write((input or "").encode())
-    files[0].seek(0)
-    fds = [os.dup(fd) for fd in (0, 1, 2)]
     code: object = 1
-    try:
-        for fd, f in enumerate(files):
-            os.dup2(f.fileno(), fd)
-        sys.stdin = open(0, encoding="utf-8", errors="surrogateescape", closefd=False)
-        sys.stdout = open(1, "w", encoding="utf-8", errors="surrogateescape", closefd=False)
-        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
-        os.chdir(cwd)
-        os.environ.clear()
-        os.environ.update(env)
-        sys.argv = [str(Path(sys.executable).parent / "git-oxide"), *args]
+    with contextlib.ExitStack() as stack:
+        files = [stack.enter_context(tempfile.TemporaryFile()) for _ in range(3)]
+        files[0].write((input or "").encode())
+        files[0].seek(0)
+        fds = [os.dup(fd) for fd in (0, 1, 2)]
         try:
-            code, _quick = entry.run(args, own_process=False)
-        except SystemExit as e:
-            code = e.code
-        except BaseException:
-            traceback.print_exc()
-            code = 1
-        if code is not None and not isinstance(code, int):
-            print(code, file=sys.stderr)  # what the interpreter does with sys.exit("text")
-            code = 1
-        for t in set(threading.enumerate()) - threads:
-            if not t.daemon:
-                t.join()
-        for stream in (sys.stdout, sys.stderr):
+            for fd, f in enumerate(files):
+                os.dup2(f.fileno(), fd)
+            sys.stdin = stack.enter_context(open(0, encoding="utf-8", errors="surrogateescape", closefd=False))
+            sys.stdout = stack.enter_context(open(1, "w", encoding="utf-8", errors="surrogateescape",
+                                                  closefd=False))
+            sys.stderr = stack.enter_context(open(2, "w", encoding="utf-8", errors="backslashreplace",
+                                                  closefd=False))
+            os.chdir(cwd)
+            os.environ.clear()
+            os.environ.update(env)
+            sys.argv = [str(Path(sys.executable).parent / "git-oxide"), *args]
             try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
-    finally:
-        for stream in (sys.stdin, sys.stdout, sys.stderr):
-            if stream not in saved[3:6]:
-                try:
-                    stream.close()
-                except (OSError, ValueError):
-                    pass
-        for fd, saved_fd in enumerate(fds):
-            os.dup2(saved_fd, fd)
-            os.close(saved_fd)
-        os.chdir(saved[0])
-        os.environ.clear()
-        os.environ.update(saved[1])
-        sys.argv, sys.stdin, sys.stdout, sys.stderr = saved[2:6]
-        for s, handler in saved[6].items():
-            if handler is not None:
-                signal.signal(s, handler)
-    out, err = (_text(f) for f in files[1:])
-    for f in files:
-        f.close()
+                code, _quick = entry.run(args, own_process=False)
+            except SystemExit as e:
+                code = e.code
+            except BaseException:
+                traceback.print_exc()
+                code = 1
+            if code is not None and not isinstance(code, int):
+                print(code, file=sys.stderr)  # what the interpreter does with sys.exit("text")
+                code = 1
+            for t in set(threading.enumerate()) - threads:
+                if not t.daemon:
+                    t.join()  # as the interpreter does before a process ends
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(OSError, ValueError):
+                    stream.flush()
+        finally:
+            for fd, saved_fd in enumerate(fds):
+                os.dup2(saved_fd, fd)
+                os.close(saved_fd)
+            os.chdir(saved[0])
+            os.environ.clear()
+            os.environ.update(saved[1])
+            sys.argv, sys.stdin, sys.stdout, sys.stderr = saved[2:6]
+            for s, handler in saved[6].items():
+                if handler is not None:
+                    signal.signal(s, handler)
+        out, err = (_text(f) for f in files[1:])
     return subprocess.CompletedProcess(["git", "oxide", *args], (code or 0) & 0xFF, out, err)
 
 
