@@ -20,7 +20,7 @@ def main() -> None:
     sys.exit(code)
 
 
-def run(argv: list[str], *, own_process: bool = True) -> tuple[object, bool]:
+def run(argv: list[str], *, own_process: bool = True) -> tuple[int | str | None, bool]:
     """Command ``argv``: its exit code (as ``sys.exit`` takes it) and whether its work is done when
     it returns (``_QUICK_EXIT``: the process may skip the interpreter's teardown). What it prints
     goes to ``sys.stdout``/``sys.stderr`` and, for the fast paths, file descriptors 1 and 2.
@@ -35,7 +35,7 @@ def run(argv: list[str], *, own_process: bool = True) -> tuple[object, bool]:
             settle()
 
 
-def _run(argv: list[str], own_process: bool) -> tuple[object, bool]:
+def _run(argv: list[str], own_process: bool) -> tuple[int | str | None, bool]:
     if argv[:1] in (["checkpoint"], ["search"]):
         from oxide_git.watch.fastpath import serve as served
 
