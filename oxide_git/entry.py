@@ -106,7 +106,10 @@ def _run(argv: list[str], own_process: bool) -> tuple[int | str | None, bool]:
 def settle() -> None:
     """What the end of a command's process drops, dropped in a process that goes on: a `git
     status` or `git blame` started first thing and not taken, the kept answer's slot, the store
-    that abbreviates ids, `--no-pager`, the count of diffs asked of git."""
+    that abbreviates ids, `--no-pager`, the count of diffs asked of git, and the objects `blame`
+    left out of the collector's passes (``gc.freeze``: the console script exits anyway)."""
+    import gc
+
     from oxide_git.blame import cache as blame_cache
     from oxide_git.blame import diff as blame_diff
     from oxide_git.blame import prefetch as blame_prefetch
@@ -119,6 +122,7 @@ def settle() -> None:
     blame_diff.forget()
     output.use_store(None)
     pager.enable()
+    gc.unfreeze()
 
 
 def _journal_active(command: str) -> bool:

@@ -46,3 +46,13 @@ def test_run_says_which_commands_may_skip_the_teardown(repo: Path, monkeypatch: 
 def test_the_process_exits_with_the_commands_code(repo: Path) -> None:
     assert oxide_process(repo, "checkpoint", "--bogus", check=False).returncode == 2
     assert oxide_process(repo, "hook", "no-such-hook", check=False).returncode == 0
+
+
+def test_what_blame_kept_out_of_the_collector_is_given_back(repo: Path) -> None:
+    """A blame freezes what the process holds (``gc.freeze``: its process exits); a process that
+    goes on collects it again."""
+    import gc
+
+    oxide(repo, "init")
+    assert oxide(repo, "blame", "README.md").stdout
+    assert gc.get_freeze_count() == 0
