@@ -3,7 +3,10 @@
 do `mcp` and `list --json` (``list_command.plain``); `blame` starts `git blame` first
 (``blame_prefetch``) and runs its plain form without click. For the commands that snapshot the
 worktree first (checkpoint, rewind, undo) it starts `git status` before anything heavy is
-imported, so the one unavoidable pass over the worktree overlaps Python's own start-up."""
+imported, so the one unavoidable pass over the worktree overlaps Python's own start-up.
+
+``run`` does a command and returns its exit code (``main`` exits with it); the tests run it in
+their own process (``own_process=False``: then ``settle`` drops what the process's end would)."""
 
 from __future__ import annotations
 
