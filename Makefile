@@ -22,7 +22,8 @@ pyc: $(STAMP)
 	@$(BIN)/python -m compileall -q -j0 oxide_git tests bench >/dev/null
 
 COVERAGE_DATA := $(CURDIR)/$(VENV)/coverage/.coverage
-# pytest-xdist workers: most tests wait on the git and `git oxide` processes they start, so one more
+# pytest-xdist workers: most tests wait on the git processes they start (`git oxide` runs in the test's
+# own process but where the process is the point: tests/conftest.py), so one more
 # worker than cores keeps both cores busy (TEST_WORKERS=0: one process, for a debugger)
 TEST_WORKERS ?= 3
 

@@ -3,7 +3,10 @@
 do `mcp` and `list --json` (``list_command.plain``); `blame` starts `git blame` first
 (``blame_prefetch``) and runs its plain form without click. For the commands that snapshot the
 worktree first (checkpoint, rewind, undo) it starts `git status` before anything heavy is
-imported, so the one unavoidable pass over the worktree overlaps Python's own start-up."""
+imported, so the one unavoidable pass over the worktree overlaps Python's own start-up.
+
+``run`` does a command and returns its exit code (``main`` exits with it); the tests run it in
+their own process (``own_process=False``: then ``settle`` drops what the process's end would)."""
 
 from __future__ import annotations
 
@@ -14,31 +17,52 @@ _SNAPSHOT_FIRST = ("checkpoint", "rewind", "undo")
 
 
 def main() -> None:
-    argv = sys.argv[1:]
+    code, quick = run(sys.argv[1:])
+    if quick:
+        _exit_now(code)
+    sys.exit(code)
+
+
+def run(argv: list[str], *, own_process: bool = True) -> tuple[int | str | None, bool]:
+    """Command ``argv``: its exit code (as ``sys.exit`` takes it) and whether its work is done when
+    it returns (``_QUICK_EXIT``: the process may skip the interpreter's teardown). What it prints
+    goes to ``sys.stdout``/``sys.stderr`` and, for the fast paths, file descriptors 1 and 2.
+
+    ``own_process=False``: a caller that goes on after the command (a test's runner) keeps its
+    priority, and what the command's process would have dropped at its end is dropped here
+    (``settle``), so that the next command starts as a process would."""
+    try:
+        return _run(argv, own_process)
+    finally:
+        if not own_process:
+            settle()
+
+
+def _run(argv: list[str], own_process: bool) -> tuple[int | str | None, bool]:
     if argv[:1] in (["checkpoint"], ["search"]):
         from oxide_git.watch.fastpath import serve as served
 
         rc = served(argv[0], argv[1:])  # `git oxide watch` answers, without click or pygit2 here
         if rc is not None:
-            _exit_now(rc)  # written with os.write: nothing to flush or free (~3 ms of teardown)
+            return rc, True  # written with os.write: nothing to flush or free (~3 ms of teardown)
     if argv[:1] == ["search"]:
         from oxide_git.ops.search_command import plain as plain_search
 
         rc = plain_search(argv[1:])  # `search QUERY [--json] [-n N]`, without click
         if rc is not None:
-            _exit_now(rc)
+            return rc, True
     if argv[:1] == ["import"]:
         from oxide_git.imports.command import plain
 
         rc = plain(argv[1:])  # the form hooks and scripts run, without click
         if rc is not None:
-            _exit_now(rc)
+            return rc, True
     if argv[:1] == ["list"]:
         from oxide_git.ops.list_command import plain as plain_list
 
         rc = plain_list(argv[1:])  # `list --json [--all]`, without click
         if rc is not None:
-            _exit_now(rc)
+            return rc, True
     if argv[:1] == ["blame"]:
         from oxide_git.blame import prefetch as blame_prefetch
 
@@ -50,37 +74,58 @@ def main() -> None:
         rc = serve(argv[1:])  # the answer kept from the same question, when nothing it depends on moved
         if rc is not None:
             blame_prefetch.cancel()
-            _exit_now(rc)
+            return rc, True
         from oxide_git.blame.command import plain as plain_blame
 
         rc = plain_blame(argv[1:])  # FILE with its usual options, without click
         if rc is not None:
-            _exit_now(rc)
+            return rc, True
     if argv[:1] == ["hook"] and argv[1:2] and not argv[1].startswith("-"):
         from oxide_git.hooks.entry import main as hook_main
 
-        sys.exit(hook_main(argv[1:]))  # a team's hook runs it on every commit: no click
+        return hook_main(argv[1:]), False  # a team's hook runs it on every commit: no click
     if argv[:1] == ["mcp"]:
         from oxide_git.mcp.server import main as mcp_main
 
         rc = mcp_main(argv[1:])  # a server an agent starts: its start-up is the agent's wait
         if rc is not None:
-            _exit_now(rc)
+            return rc, True
     quiet = not {"-h", "--help", "-n", "--dry-run"} & set(argv)
     if argv[:1] and argv[0] in _SNAPSHOT_FIRST and quiet and not _journal_active(argv[0]):
         from oxide_git.git import prefetch
 
         prefetch.start()  # before any other import: git finds the worktree itself
-        os.nice(5)  # git status is the critical path: our imports must not take its CPU
+        if own_process:
+            os.nice(5)  # git status is the critical path: our imports must not take its CPU
     from oxide_git.cli import main as cli_main
 
-    if argv[:1] and argv[0] in _QUICK_EXIT:
-        try:
-            cli_main()
-        except SystemExit as e:
-            _exit_now(e.code)
-        _exit_now(0)
-    cli_main()
+    try:
+        cli_main(args=argv)
+    except SystemExit as e:
+        return e.code, bool(argv[:1]) and argv[0] in _QUICK_EXIT
+    return 0, bool(argv[:1]) and argv[0] in _QUICK_EXIT
+
+
+def settle() -> None:
+    """What the end of a command's process drops, dropped in a process that goes on: a `git
+    status` or `git blame` started first thing and not taken, the kept answer's slot, the store
+    that abbreviates ids, `--no-pager`, the count of diffs asked of git, and the objects `blame`
+    left out of the collector's passes (``gc.freeze``: the console script exits anyway)."""
+    import gc
+
+    from oxide_git.blame import cache as blame_cache
+    from oxide_git.blame import diff as blame_diff
+    from oxide_git.blame import prefetch as blame_prefetch
+    from oxide_git.cli import output, pager
+    from oxide_git.git import prefetch
+
+    prefetch.cancel()
+    blame_prefetch.cancel()
+    blame_cache.forget()
+    blame_diff.forget()
+    output.use_store(None)
+    pager.enable()
+    gc.unfreeze()
 
 
 def _journal_active(command: str) -> bool:

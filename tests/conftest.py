@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import locale
 import os
+import signal
 import subprocess
+import sys
+import tempfile
+import threading
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -95,17 +103,110 @@ def make_ctx(path: Path, now_ms: int = NOW_MS):  # type: ignore[no-untyped-def]
     return Context(find_repo(path), now_ms, dict(os.environ))
 
 
-def oxide(cwd: Path, *args: str, check: bool = True, input: str | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the real `git oxide` command (as git finds it on PATH)."""
-    import sys
-
+def oxide(cwd: Path, *args: str, check: bool = True, input: str | None = None,
+          process: bool = False) -> subprocess.CompletedProcess[str]:
+    """Run `git oxide ARGS` in ``cwd``: in this process (``in_process``), or with ``process=True``
+    (or OXIDE_TEST_PROCESSES=1 for every call) as the real command git finds on PATH."""
     env = dict(os.environ)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    r = subprocess.run(["git", "oxide", *args], cwd=cwd, capture_output=True, text=True, env=env,
-                       input=input)
+    if process or os.environ.get("OXIDE_TEST_PROCESSES") == "1":
+        r = subprocess.run(["git", "oxide", *args], cwd=cwd, capture_output=True, text=True, env=env,
+                           input=input)
+    else:
+        r = in_process(cwd, list(args), env, input)
     if check and r.returncode != 0:
         raise AssertionError(f"git oxide {' '.join(args)} failed ({r.returncode}): {r.stderr}")
     return r
+
+
+def oxide_process(cwd: Path, *args: str, check: bool = True, input: str | None = None
+                  ) -> subprocess.CompletedProcess[str]:
+    """``oxide`` as a real process: where the process is the point (its start, its end, its
+    signals, a hook or an agent that runs it)."""
+    return oxide(cwd, *args, check=check, input=input, process=True)
+
+
+_GIT_EXEC_PATH: list[str] = []
+_SIGNALS = [getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP", "SIGPIPE", "SIGCHLD", "SIGUSR1")
+            if hasattr(signal, n)]
+
+
+def in_process(cwd: Path, args: list[str], env: dict[str, str], input: str | None
+               ) -> subprocess.CompletedProcess[str]:
+    """`git oxide ARGS` run by the console script's own code (``entry.run``, fast paths and click
+    alike) in this process, as git would start it: ``cwd``, ``env`` plus what git adds (its exec
+    path), ``sys.argv`` as the script sees it, stdin from ``input`` (else empty), and file
+    descriptors 0, 1 and 2 on files, so that ``os.write``, ``sys.stdout.buffer`` and the git
+    processes it starts are captured as a process's would be. Its exit code is what the
+    interpreter makes of ``sys.exit``'s argument; an exception it lets out is printed as a
+    traceback, exit code 1. Afterwards this process is as before: cwd, environment, argv,
+    streams, signal handlers; the threads it started and did not leave as daemons are joined (as
+    at a process's exit); ``entry.run`` drops what the process's end would have dropped."""
+    from oxide_git import entry
+
+    if not _GIT_EXEC_PATH:
+        _GIT_EXEC_PATH.append(subprocess.run(["git", "--exec-path"], capture_output=True, text=True,
+                                             check=True).stdout.strip())
+    env = dict(env, GIT_EXEC_PATH=_GIT_EXEC_PATH[0])
+    env["PATH"] = _GIT_EXEC_PATH[0] + os.pathsep + env["PATH"]
+    saved = (os.getcwd(), dict(os.environ), sys.argv, sys.stdin, sys.stdout, sys.stderr,
+             {s: signal.getsignal(s) for s in _SIGNALS})
+    threads = set(threading.enumerate())
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    code: object = 1
+    with contextlib.ExitStack() as stack:
+        files = [stack.enter_context(tempfile.TemporaryFile()) for _ in range(3)]
+        files[0].write((input or "").encode())
+        files[0].seek(0)
+        fds = [os.dup(fd) for fd in (0, 1, 2)]
+        try:
+            for fd, f in enumerate(files):
+                os.dup2(f.fileno(), fd)
+            sys.stdin = stack.enter_context(open(0, encoding="utf-8", errors="surrogateescape", closefd=False))
+            sys.stdout = stack.enter_context(open(1, "w", encoding="utf-8", errors="surrogateescape",
+                                                  closefd=False))
+            sys.stderr = stack.enter_context(open(2, "w", encoding="utf-8", errors="backslashreplace",
+                                                  closefd=False))
+            os.chdir(cwd)
+            os.environ.clear()
+            os.environ.update(env)
+            sys.argv = [str(Path(sys.executable).parent / "git-oxide"), *args]
+            try:
+                code, _quick = entry.run(args, own_process=False)
+            except SystemExit as e:
+                code = e.code
+            except BaseException:
+                traceback.print_exc()
+                code = 1
+            if code is not None and not isinstance(code, int):
+                print(code, file=sys.stderr)  # what the interpreter does with sys.exit("text")
+                code = 1
+            for t in set(threading.enumerate()) - threads:
+                if not t.daemon:
+                    t.join()  # as the interpreter does before a process ends
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(OSError, ValueError):
+                    stream.flush()
+        finally:
+            for fd, saved_fd in enumerate(fds):
+                os.dup2(saved_fd, fd)
+                os.close(saved_fd)
+            os.chdir(saved[0])
+            os.environ.clear()
+            os.environ.update(saved[1])
+            sys.argv, sys.stdin, sys.stdout, sys.stderr = saved[2:6]
+            for s, handler in saved[6].items():
+                if handler is not None:
+                    signal.signal(s, handler)
+        out, err = (_text(f) for f in files[1:])
+    return subprocess.CompletedProcess(["git", "oxide", *args], (code or 0) & 0xFF, out, err)
+
+
+def _text(f: Any) -> str:
+    """What ``f`` holds, read as ``subprocess.run(text=True)`` reads a pipe (newlines made \\n)."""
+    f.seek(0)
+    return io.TextIOWrapper(io.BytesIO(f.read()), encoding=locale.getpreferredencoding(False)).read()
 
 
 def user_state(root: Path) -> tuple[str, str, str, bytes, str]:

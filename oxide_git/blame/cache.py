@@ -306,6 +306,13 @@ def slot_before(cwd: str, file: str, rev: str | None, lines: tuple[int, int] | N
     return slot(cwd, file, rev, lines, form)
 
 
+def forget() -> None:
+    """Drop the slot ``serve`` read and no run took (a process that goes on: the files it was
+    read from may move before the same question is asked again)."""
+    global _keyed
+    _keyed = None
+
+
 def serve(argv: list[str]) -> int | None:
     """Print the kept answer of ``blame ARGV`` and return 0; None when there is none."""
     global _keyed

@@ -123,6 +123,12 @@ def line_hunks(a: bytes, b: bytes) -> list[Hunk]:
     return libgit2_hunks(a, b)
 
 
+def forget() -> None:
+    """Count the diffs asked of git afresh (a process that goes on, at a new command)."""
+    global _git_diffs
+    _git_diffs = 0
+
+
 def libgit2_hunks(a: bytes, b: bytes) -> list[Hunk]:
     """The hunks of ``a`` to ``b`` by libgit2 (FORCE_TEXT: as `git blame`, binary files by "line")."""
     import pygit2

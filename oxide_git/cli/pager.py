@@ -24,6 +24,12 @@ def disable() -> None:
     _disabled = True
 
 
+def enable() -> None:
+    """Undo ``disable`` (a process that goes on, at a new command)."""
+    global _disabled
+    _disabled = False
+
+
 def command(env: dict[str, str] | None = None) -> str | None:
     """The pager git would start here (None: none), whether or not stdout is a terminal."""
     env = dict(os.environ) if env is None else env

@@ -58,6 +58,19 @@ def take(workdir: str) -> tuple[int, int, int] | None:
     return None
 
 
+def cancel() -> None:
+    """End the pass started, if any, that no command took (one that failed before it got there)."""
+    global _started
+    started, _started = _started, None
+    if started is not None:
+        _, pid, out_fd, err_fd = started
+        try:
+            os.kill(pid, 9)  # SIGKILL: --no-optional-locks, it holds no lock and writes nothing
+        except OSError:
+            pass
+        discard(pid, out_fd, err_fd)
+
+
 def discard(pid: int, out_fd: int, err_fd: int) -> None:
     os.close(out_fd)
     os.close(err_fd)

@@ -60,6 +60,7 @@ def _on_a_terminal(repo: Path, env: dict[str, str], *args: str, git_options: tup
     return proc.wait(timeout=30), seen.decode("utf-8", "replace")
 
 
+@pytest.mark.process
 def test_show_on_a_terminal_goes_through_the_pager(repo: Path, tmp_path: Path) -> None:
     _session(repo)
     rc, screen = _on_a_terminal(repo, _env(tmp_path), "show", SID[:12])
@@ -73,6 +74,7 @@ def test_show_on_a_terminal_goes_through_the_pager(repo: Path, tmp_path: Path) -
 
 @pytest.mark.parametrize(("git_options", "args"), [((), ("show", "--no-pager")), ((), ("-P", "show")),
                                                      (("--no-pager",), ("show",))])
+@pytest.mark.process
 def test_no_pager_prints_to_the_terminal(repo: Path, tmp_path: Path, git_options: tuple[str, ...],
                                          args: tuple[str, ...]) -> None:
     """`show --no-pager`, `git oxide -P show`, and git's own `git --no-pager oxide show`."""
@@ -83,6 +85,7 @@ def test_no_pager_prints_to_the_terminal(repo: Path, tmp_path: Path, git_options
     assert not (tmp_path / "pager.env").exists()
 
 
+@pytest.mark.process
 def test_a_pipe_is_never_paged(repo: Path, tmp_path: Path) -> None:
     _session(repo)
     r = subprocess.run(["git", "oxide", "show", SID[:12]], cwd=repo, env=_env(tmp_path),
@@ -91,6 +94,7 @@ def test_a_pipe_is_never_paged(repo: Path, tmp_path: Path) -> None:
     assert not (tmp_path / "pager.env").exists()
 
 
+@pytest.mark.process
 def test_a_pager_quit_early_is_not_an_error(repo: Path, tmp_path: Path) -> None:
     oxide(repo, "init")
     ctx = make_ctx(repo)

@@ -106,6 +106,7 @@ def _row(screen: str, title: str) -> str:
     return next(line for line in screen.splitlines() if title in line and "ago" in line)
 
 
+@pytest.mark.process
 @needs_tmux
 def test_arrows_move_the_highlight_and_the_preview_follows(repo: Path, screen_of) -> None:  # type: ignore[no-untyped-def]
     _sessions(repo)
@@ -123,6 +124,7 @@ def test_arrows_move_the_highlight_and_the_preview_follows(repo: Path, screen_of
     s.wait("prompt: the tokenizer breaks on tabs")
 
 
+@pytest.mark.process
 @needs_tmux
 def test_typing_filters_by_message_text_and_tab_filters_the_agent(repo: Path, screen_of) -> None:  # type: ignore[no-untyped-def]
     _sessions(repo)
@@ -144,6 +146,7 @@ def test_typing_filters_by_message_text_and_tab_filters_the_agent(repo: Path, sc
     assert "EXIT=0" in s.wait("EXIT=")
 
 
+@pytest.mark.process
 @needs_tmux
 def test_enter_offers_the_actions_and_show_runs(repo: Path, screen_of) -> None:  # type: ignore[no-untyped-def]
     _sessions(repo)
@@ -158,6 +161,7 @@ def test_enter_offers_the_actions_and_show_runs(repo: Path, screen_of) -> None: 
     assert "explain the storage layout" in screen and "title:    write docs" in screen
 
 
+@pytest.mark.process
 @needs_tmux
 def test_resume_into_another_agent_from_the_menu(repo: Path, screen_of) -> None:  # type: ignore[no-untyped-def]
     _sessions(repo)
@@ -177,6 +181,7 @@ def test_picker_without_terminal_prints_a_numbered_list(repo: Path) -> None:
     assert "not a terminal" in r.stderr
 
 
+@pytest.mark.process
 @needs_tmux
 def test_undo_on_a_terminal_names_the_operation_and_asks(repo: Path, screen_of) -> None:  # type: ignore[no-untyped-def]
     """Issue 14, item 11: undo says what it will undo and how long ago, and asks first."""

@@ -13,7 +13,7 @@ import pytest
 
 from oxide_git.agents import js_json
 from oxide_git.hooks import agent_hooks_cline
-from tests.conftest import make_ctx, oxide
+from tests.conftest import make_ctx, oxide, oxide_process
 from tests.watch.test_watch import wait_for
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "cline"
@@ -128,9 +128,10 @@ def test_a_bad_payload_changes_nothing_and_says_nothing(repo: Path, bad: str) ->
     assert make_ctx(repo).index.query("SELECT count(*) FROM sessions")[0][0] == 0
 
 
+@pytest.mark.process
 def test_watch_imports_a_session_cline_rewrites_whole(repo: Path) -> None:
     oxide(repo, "init")
-    pid = json.loads(oxide(repo, "watch", "--daemon", "--json").stdout)["pid"]
+    pid = json.loads(oxide_process(repo, "watch", "--daemon", "--json").stdout)["pid"]
     try:
         cline_session(repo, messages=3)  # the store appears after the watcher started
 

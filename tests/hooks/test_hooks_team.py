@@ -246,6 +246,7 @@ def test_lefthook_gets_its_snippet(repo: Path) -> None:
     assert hooks.status(find_repo(repo)).team_lines[0] == "add to lefthook.yml (then `lefthook install`):"
 
 
+@pytest.mark.process
 def test_git_oxide_hook_runs_the_shims_work(repo: Path, on_path: None) -> None:
     """`git oxide hook` for the hooks that do not queue: trailers, pre-push, and a bad name."""
     r = subprocess.run(["git", "oxide", "hook", "no-such-hook"], cwd=repo, capture_output=True, text=True)

@@ -6,6 +6,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import FIXTURES, oxide
 
 
@@ -44,6 +46,7 @@ def test_import_refusals_and_nothing_to_import(repo: Path, tmp_path: Path) -> No
     assert "error: nothing could be imported" in r.stderr and "is --agent right" in r.stderr
 
 
+@pytest.mark.process
 def test_import_on_a_terminal_goes_through_the_command_and_says_what_it_did(repo: Path, tmp_path: Path) -> None:
     """With stderr on a terminal the plain form steps aside (a progress bar may be wanted)."""
     import os

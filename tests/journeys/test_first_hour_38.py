@@ -20,6 +20,7 @@ from tests.conftest import git, make_ctx, oxide
 DEMO = Path(__file__).resolve().parents[2] / "docs" / "demo.sh"
 
 
+@pytest.mark.process
 def test_the_demo_shows_commands_that_paste() -> None:
     """It showed `$ git oxide fork 019ca8d7 --at 3 --title try another approach`."""
     text = DEMO.read_text()

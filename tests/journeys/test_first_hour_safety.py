@@ -248,6 +248,7 @@ def test_claude_hooks_in_the_shared_settings_call_git_oxide_from_path(repo: Path
     assert [c["kind"] for c in json.loads(oxide(repo, "checkpoints", "--json").stdout)] == ["prompt"]
 
 
+@pytest.mark.process
 def test_without_git_oxide_on_path_the_machine_path_goes_to_the_local_settings(repo: Path) -> None:
     oxide(repo, "init")
     shared = repo / ".claude" / "settings.json"
@@ -269,6 +270,7 @@ def test_without_git_oxide_on_path_the_machine_path_goes_to_the_local_settings(r
 # item 14 --------------------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_resume_exec_into_an_agent_that_is_not_installed_writes_nothing(repo: Path) -> None:
     oxide(repo, "init")
     sid = _session(repo)

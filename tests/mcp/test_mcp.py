@@ -15,7 +15,7 @@ from tests.conftest import git, make_ctx, oxide
 from tests.planted import NEEDLES, PLANTED, claude_transcript
 from tests.store.test_redact import _all_objects
 
-pytestmark = pytest.mark.e2e
+pytestmark = pytest.mark.process
 
 READ_TOOLS = {"search", "show_session", "blame", "checkpoints", "memory_read"}
 

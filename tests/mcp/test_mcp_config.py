@@ -12,6 +12,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import oxide
 
 OURS_CLAUDE = {"type": "stdio", "command": "git", "args": ["oxide", "mcp"], "env": {}}
@@ -88,6 +90,7 @@ def test_dry_run_says_what_and_writes_nothing(repo: Path, isolated_env: Path) ->
     assert bad.returncode == 2 and "--dry-run goes with --mcp" in bad.stderr
 
 
+@pytest.mark.process
 def test_without_git_oxide_on_path_the_entry_is_this_machines(repo: Path, isolated_env: Path) -> None:
     """The command then names this Python: Claude Code's local scope and OpenCode's global file,
     never the project's shared files; a shared entry of ours is taken out."""

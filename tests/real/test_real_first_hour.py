@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import oxide
+from tests.conftest import oxide_process as oxide  # the compatibility suite: real processes
 
 ROOT = os.environ.get("OXIDE_REAL_FIXTURES")
 if not ROOT:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ..conftest import oxide
+from ..conftest import oxide_process as oxide  # the compatibility suite: real processes
 
 REAL = os.environ.get("OXIDE_REAL_FIXTURES")
 pytestmark = [

@@ -122,6 +122,7 @@ def _as_version(repo: Path, version: int) -> None:
 
 
 @pytest.mark.parametrize("version", [4, 5, 6])
+@pytest.mark.process
 def test_a_previous_index_version_is_migrated_in_place(repo: Path, version: int) -> None:
     ctx = _two_sessions(repo)
     _checkpoint(ctx, A, 1)

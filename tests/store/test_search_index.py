@@ -122,6 +122,7 @@ def test_a_new_index_is_never_answered_from_the_old_search_index(repo: Path) -> 
     assert json.loads(oxide(repo, "search", "lexer", "--json").stdout)[0]["snippet"] == "[lexer] two"
 
 
+@pytest.mark.process
 def test_two_processes_catching_up_at_once_agree(repo: Path) -> None:
     ctx = make_ctx(repo)
     store.append(ctx, _session(1), [_msg(f"word{i % 7} common text {i}") for i in range(300)])

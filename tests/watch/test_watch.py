@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from oxide_git.watch.capture_plan import Import, Journal, Plan
-from tests.conftest import git, make_ctx, oxide, wait_for
+from tests.conftest import git, make_ctx, oxide, oxide_process, wait_for
 from tests.hooks.test_hooks import SID_NATIVE, claude_line
 
 
@@ -117,6 +117,7 @@ def test_journal_status_keeps_an_ignored_file_added_to_the_index(repo: Path) -> 
 
 
 @pytest.mark.parametrize("trees", ["inotify", "watchdog"])
+@pytest.mark.process
 def test_daemon_imports_checkpoints_prompts_and_stops(repo: Path, trees: str,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Worktrees watched by ``inotify_tree`` (Linux) or by watchdog (elsewhere), the same."""
@@ -124,7 +125,7 @@ def test_daemon_imports_checkpoints_prompts_and_stops(repo: Path, trees: str,
         monkeypatch.setenv("OXIDE_WATCH_INOTIFY", "0")
     oxide(repo, "init")
     store = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "p"
-    res = json.loads(oxide(repo, "watch", "--daemon", "--json").stdout)
+    res = json.loads(oxide_process(repo, "watch", "--daemon", "--json").stdout)
     pid = res["pid"]
     try:
         store.mkdir(parents=True)  # the store appears after the watcher started
@@ -180,7 +181,7 @@ def test_daemon_imports_checkpoints_prompts_and_stops(repo: Path, trees: str,
         wait_for(lambda: [r for r in make_ctx(repo).index.query("SELECT message_count FROM sessions")
                           if r[0] == 2])
         os.kill(pid, 0)  # the same process, still running
-        assert json.loads(oxide(repo, "watch", "--daemon", "--json").stdout)["started"] is False
+        assert json.loads(oxide_process(repo, "watch", "--daemon", "--json").stdout)["started"] is False
     finally:
         out = json.loads(oxide(repo, "watch", "--stop", "--json").stdout)
     assert out["stopped"] and out["pid"] == pid

@@ -7,18 +7,21 @@ import json
 import os
 from pathlib import Path
 
-from tests.conftest import FIXTURES, git, make_ctx, oxide
+import pytest
+
+from tests.conftest import FIXTURES, git, make_ctx, oxide, oxide_process
 from tests.watch.test_watch import wait_for
 
 SID = "01fbf44d-0f39-4b67-aab1-efc7e7ef9294"
 
 
+@pytest.mark.process
 def test_watch_imports_a_copilot_session_as_it_grows(repo: Path) -> None:
     lines = (FIXTURES / "copilot" / SID / "events.jsonl").read_bytes().replace(
         b"/tmp/copilot/proj", str(repo).encode()).splitlines(keepends=True)
     second = next(i for i, ln in enumerate(lines) if b'"type":"session.resume"' in ln)
     oxide(repo, "init")
-    res = json.loads(oxide(repo, "watch", "--daemon", "--json").stdout)
+    res = json.loads(oxide_process(repo, "watch", "--daemon", "--json").stdout)
     try:
         events = Path(os.environ["COPILOT_HOME"]) / "session-state" / SID / "events.jsonl"
         events.parent.mkdir(parents=True)  # the store appears after the watcher started
@@ -45,6 +48,7 @@ def test_watch_imports_a_copilot_session_as_it_grows(repo: Path) -> None:
     assert json.loads(oxide(repo, "list", "--agent", "claude", "--json").stdout) == []
 
 
+@pytest.mark.process
 def test_watch_ties_a_prompt_checkpoint_a_hook_took_before_the_session_file_existed(repo: Path) -> None:
     """The hook's prompt came before events.jsonl; the agent was killed before its stop hook: the
     running `watch` that imports the file ties the waiting checkpoint to the session."""
@@ -52,7 +56,7 @@ def test_watch_ties_a_prompt_checkpoint_a_hook_took_before_the_session_file_exis
 
     (Path(os.environ["COPILOT_HOME"]) / "session-state").mkdir(parents=True)
     untied = _prompt_before_the_file(repo)
-    started = json.loads(oxide(repo, "watch", "--daemon", "--json").stdout)
+    started = json.loads(oxide_process(repo, "watch", "--daemon", "--json").stdout)
     try:
         _write_events(repo)
         wait_for(lambda: not (make_ctx(repo).repo.worktree_dir / "pending-prompts.json").exists())

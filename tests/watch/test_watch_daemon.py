@@ -16,7 +16,7 @@ import pytest
 from oxide_git.core.errors import OxideError
 from oxide_git.git import watch_journal as journal
 from oxide_git.watch import daemon as watch_daemon
-from tests.conftest import make_ctx, oxide
+from tests.conftest import make_ctx, oxide, oxide_process
 
 
 def _alive(pid: int) -> bool:
@@ -27,12 +27,13 @@ def _alive(pid: int) -> bool:
     return not journal._dead(pid)
 
 
+@pytest.mark.process
 def test_a_second_start_and_a_stop_of_nothing_say_so(repo: Path) -> None:
     oxide(repo, "init")
-    first = json.loads(oxide(repo, "watch", "--daemon", "--json").stdout)
+    first = json.loads(oxide_process(repo, "watch", "--daemon", "--json").stdout)
     try:
         assert first["started"] is True
-        again = oxide(repo, "watch", "--daemon")
+        again = oxide_process(repo, "watch", "--daemon")
         assert again.stderr.strip() == f"git oxide watch is already running (pid {first['pid']})"
     finally:
         out = json.loads(oxide(repo, "watch", "--stop", "--json").stdout)
@@ -45,10 +46,11 @@ def test_a_second_start_and_a_stop_of_nothing_say_so(repo: Path) -> None:
     assert (r.returncode, r.stderr.strip()) == (0, "git oxide watch is not running")
 
 
+@pytest.mark.process
 def test_a_watcher_that_cannot_write_its_pid_file_did_not_start(repo: Path) -> None:
     oxide(repo, "init")
     (repo / ".git" / "oxide" / journal.PID_FILE).mkdir()  # the child's write fails: it exits
-    r = oxide(repo, "watch", "--daemon", check=False)
+    r = oxide_process(repo, "watch", "--daemon", check=False)
     assert r.returncode == 1
     assert r.stderr.startswith("error: git oxide watch did not start\nhint: see ")
     assert "Traceback" not in r.stderr

@@ -6,16 +6,19 @@ import json
 import os
 from pathlib import Path
 
-from tests.conftest import make_ctx, oxide
+import pytest
+
+from tests.conftest import make_ctx, oxide, oxide_process
 from tests.watch.test_watch import wait_for
 
 MAIN = (Path(__file__).resolve().parents[2] / "fixtures" / "gemini" / "project" / "chats"
         / "session-2026-12-01T22-08-29b5301f.jsonl")
 
 
+@pytest.mark.process
 def test_watch_imports_a_gemini_session_as_it_grows(repo: Path) -> None:
     oxide(repo, "init")
-    res = json.loads(oxide(repo, "watch", "--daemon", "--json").stdout)
+    res = json.loads(oxide_process(repo, "watch", "--daemon", "--json").stdout)
     try:
         folder = Path(os.environ["HOME"]) / ".gemini" / "tmp" / "repo"
         (folder / "chats").mkdir(parents=True)  # the store appears after the watcher started
@@ -43,9 +46,10 @@ QWEN = (Path(__file__).resolve().parents[2] / "fixtures" / "qwen" / "projects" /
         / "chats" / "c753d781-2223-4830-999a-641b7cd106a4.jsonl")
 
 
+@pytest.mark.process
 def test_watch_imports_a_qwen_session_as_it_grows(repo: Path) -> None:
     oxide(repo, "init")
-    res = json.loads(oxide(repo, "watch", "--daemon", "--json").stdout)
+    res = json.loads(oxide_process(repo, "watch", "--daemon", "--json").stdout)
     try:
         chats = Path(os.environ["HOME"]) / ".qwen" / "projects" / "p" / "chats"
         chats.mkdir(parents=True)

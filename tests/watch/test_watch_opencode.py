@@ -11,8 +11,10 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
+import pytest
+
 from tests.agents.test_opencode import REAL_DB, REAL_SES
-from tests.conftest import make_ctx, oxide
+from tests.conftest import make_ctx, oxide, oxide_process
 from tests.watch.test_watch import wait_for
 
 
@@ -21,6 +23,7 @@ def _messages(repo: Path) -> int:
     return rows[0][0] if rows else 0
 
 
+@pytest.mark.process
 def test_a_turn_written_only_to_the_wal_is_imported(repo: Path) -> None:
     oxide(repo, "init")
     data = Path(os.environ["XDG_DATA_HOME"]) / "opencode"
@@ -35,7 +38,7 @@ def test_a_turn_written_only_to_the_wal_is_imported(repo: Path) -> None:
     conn = sqlite3.connect(db, isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA wal_autocheckpoint=0")
-    pid = json.loads(oxide(repo, "watch", "--daemon", "--json").stdout)["pid"]
+    pid = json.loads(oxide_process(repo, "watch", "--daemon", "--json").stdout)["pid"]
     try:
         wait_for(lambda: _messages(repo) > 0)
         before = _messages(repo)

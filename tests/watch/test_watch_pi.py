@@ -8,18 +8,21 @@ import json
 import os
 from pathlib import Path
 
-from tests.conftest import make_ctx, oxide, wait_for
+import pytest
+
+from tests.conftest import make_ctx, oxide, oxide_process, wait_for
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "pi"
 
 
+@pytest.mark.process
 def test_watch_imports_a_pi_session_as_pi_writes_it(repo: Path) -> None:
     oxide(repo, "init")
     lines = (FIX / "tree.jsonl").read_bytes().replace(b"/home/dev/proj", str(repo).encode()).splitlines(True)
     header = json.loads(lines[0])
     folder = Path(os.environ["HOME"]) / ".pi" / "agent" / "sessions" / ("--" + str(repo)[1:].replace("/", "-") + "--")
     path = folder / f"{header['timestamp'].replace(':', '-').replace('.', '-')}_{header['id']}.jsonl"
-    assert json.loads(oxide(repo, "watch", "--daemon", "--json").stdout)["pid"]
+    assert json.loads(oxide_process(repo, "watch", "--daemon", "--json").stdout)["pid"]
 
     def rows() -> list[tuple[str, str, int, str | None]]:
         return make_ctx(repo).index.query(

@@ -18,9 +18,11 @@ from pathlib import Path
 import pytest
 
 from oxide_git.watch import fastpath
-from tests.conftest import NOW_MS, git, make_ctx, new_repo, oxide, user_state
+from tests.conftest import NOW_MS, git, make_ctx, new_repo, oxide, oxide_process, user_state
 from tests.hooks.test_hooks import make_session
 from tests.watch.test_watch import wait_for
+
+pytestmark = pytest.mark.process  # a `git oxide watch` daemon and the processes it answers
 
 
 def run(cwd: Path, *args: str, mode: str, now: int | None = None) -> subprocess.CompletedProcess[str]:
@@ -62,7 +64,7 @@ def answers(repo: Path) -> bool:
 def start(repo: Path) -> int:
     from oxide_git.git import watch_journal as journal
 
-    pid = json.loads(oxide(repo, "watch", "--daemon", "--json").stdout)["pid"]
+    pid = json.loads(oxide_process(repo, "watch", "--daemon", "--json").stdout)["pid"]
     try:
         wait_for(lambda: answers(repo) and journal.active(make_ctx(repo).repo), timeout=60)
     except BaseException:
