@@ -98,22 +98,44 @@ def use_store(ctx: Any) -> None:
     _abbrev.clear()
 
 
+FEW_IDS = 32  # ids printed one by one from their neighbours, before all are read at once
+
+
+class _Ids:
+    """The ids of one kind as they are shown: the first few each from its neighbours in the index
+    (`show` names a session and a few forks: a lookup each, not 20,000 ids read), all of them at
+    once past that (`list`). The same prefixes either way."""
+
+    def __init__(self, index: Any, kind: str) -> None:
+        self.index, self.kind = index, kind
+        self.one: dict[str, str] = {}
+        self.every: Any = None
+
+    def of(self, oid: str) -> str:
+        if self.every is None and len(self.one) < FEW_IDS:
+            got = self.one.get(oid)
+            if got is None:
+                got = self.one[oid] = (self.index.session_prefix(oid) if self.kind == "session"
+                                       else self.index.checkpoint_prefix(oid))
+            return str(got)
+        if self.every is None:
+            sessions = self.kind == "session"
+            self.every = self.index.session_abbrev() if sessions else self.index.checkpoint_abbrev()
+        return str(self.every.of(oid))
+
+
 def _abbreviated(kind: str, oid: str | None) -> str:
     if not oid:
         return "-"
     if _store is None:
         return oid[:12]
     ab = _abbrev.get(kind)
-    if ab is None:
-        try:
-            index = _store.index
-            ab = index.session_abbrev() if kind == "session" else index.checkpoint_abbrev()
-        except Exception:  # no index to ask (not initialised, unreadable): a fixed cut
-            from oxide_git.core.abbrev import Abbreviator
-
-            ab = Abbreviator((), minimum=12)
-        _abbrev[kind] = ab
-    return str(ab.of(oid))
+    try:
+        if ab is None:
+            ab = _abbrev[kind] = _Ids(_store.index, kind)
+        return ab.of(oid)
+    except Exception:  # no index to ask (not initialised, unreadable): a fixed cut
+        return oid[:12]
 
 
 def sid(oid: str | None) -> str:

@@ -18,6 +18,7 @@ def to_iso(ms: Any) -> Any:
 
 if TYPE_CHECKING:  # `list` reads the index only: no pygit2, no msgpack on its path
     from oxide_git.core.model import Message, Session
+    from oxide_git.git.objects import Objects
 
 _TIME_FIELDS = ("created_at", "updated_at")
 
@@ -77,11 +78,12 @@ class Shown:
 def show(ctx: Context, ref: str, start: int | None = 0) -> Shown:
     """One session from git (the truth): header, then its messages streamed in order (from seq
     ``start``; None: from the last compaction, whose summary stands for what came before)."""
-    from oxide_git.store import sessionlog
+    from oxide_git.core import codec
+    from oxide_git.store import logread
 
     sid = ctx.index.resolve_session(ref)
-    git = ctx.repo.git
-    log = sessionlog.load_required(git, sid, ref)
+    objects = ctx.repo.objects  # the log read without pygit2: `show` is a command people wait on
+    log = logread.tip_required(objects, ctx.repo.common_dir, sid, ref)
     rows = ctx.index.query(
         "SELECT max(seq) FROM messages WHERE session_id=? AND is_compaction=1", (sid,))
     last_compaction = rows[0][0] if rows and rows[0][0] is not None else -1
@@ -91,12 +93,13 @@ def show(ctx: Context, ref: str, start: int | None = 0) -> Shown:
     def messages() -> Iterator[tuple[int, Message]]:
         from dataclasses import replace
 
-        for seq, m in sessionlog.iter_messages(git, log.commit.tree, first):
+        for seq, data in logread.iter_blobs(objects, log.tree, first):
+            m = codec.decode_message(data)
             yield seq, (replace(m, compacted=True) if seq < last_compaction else m)
 
     return Shown(log.session, log.count, children, messages(),
                  [_iso(c) for c in ctx.index.checkpoint_rows(sid)],
-                 json_messages(git, log.commit.tree, first, last_compaction), last_compaction, first)
+                 json_messages(objects, log.tree, first, last_compaction), last_compaction, first)
 
 
 def session_json(s: Session, count: int | None = None, children: list[str] | None = None) -> dict[str, Any]:
@@ -129,14 +132,15 @@ def message_dict_json(seq: int, d: dict[str, Any], compacted: bool = False) -> d
 
 
 def json_messages(
-    git: Any, tree: Any, start: int = 0, compacted_before: int = -1, stop: int | None = None
+    objects: Objects, tree: bytes, start: int = 0, compacted_before: int = -1, stop: int | None = None
 ) -> Iterator[dict[str, Any]]:
-    """Messages from git straight to JSON-ready dicts (no model objects: this is the hot loop of
-    `show --json` and `resume --format json`)."""
-    from oxide_git.store import sessionlog
+    """Messages of the log tree ``tree`` straight to JSON-ready dicts (no model objects: this is
+    the hot loop of `show --json` and `resume --format json`)."""
+    from oxide_git.core import codec
+    from oxide_git.store import logread
 
-    for seq, d in sessionlog.iter_message_dicts(git, tree, start, stop):
-        yield message_dict_json(seq, d, seq < compacted_before)
+    for seq, data in logread.iter_blobs(objects, tree, start, stop):
+        yield message_dict_json(seq, codec.decode_message_dict(data), seq < compacted_before)
 
 
 def list_checkpoints(ctx: Context, session: str | None = None) -> list[dict[str, Any]]:

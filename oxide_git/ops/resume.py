@@ -62,9 +62,9 @@ def context_json(ctx: Context, ref: str, *, full: bool = False) -> tuple[Session
     from oxide_git.ops.browse import json_messages
 
     log, start, kept = _context_start(ctx, ref, full)
-    git, tree = ctx.repo.git, log.commit.tree
-    return log.session, _with_kept(json_messages(git, tree, start), kept,
-                                   lambda seq: json_messages(git, tree, seq, stop=seq + 1))
+    objects, tree = ctx.repo.objects, log.commit.tree_id.raw
+    return log.session, _with_kept(json_messages(objects, tree, start), kept,
+                                   lambda seq: json_messages(objects, tree, seq, stop=seq + 1))
 
 
 def _with_kept(messages: Iterator[T], kept: list[int], at: Callable[[int], Iterator[T]]) -> Iterator[T]:

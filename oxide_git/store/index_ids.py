@@ -12,6 +12,8 @@ from typing import Any
 from oxide_git.core.abbrev import Abbreviator
 from oxide_git.core.errors import Ambiguous, NotFound
 
+CHECKPOINT_MIN = 7  # as git abbreviates a commit
+
 
 def id_chunks(ids: Sequence[Any], size: int = 500) -> Iterator[tuple[list[Any], str]]:
     """``ids`` a few hundred at a time (within SQLite's limit on parameters), each part with the
@@ -72,7 +74,15 @@ class IdLookups:
 
     def checkpoint_abbrev(self) -> Abbreviator:
         return Abbreviator(((r[0], r[0]) for r in self.query("SELECT id FROM checkpoints")),
-                           minimum=7)
+                           minimum=CHECKPOINT_MIN)
+
+    def checkpoint_prefix(self, checkpoint_id: str) -> str:
+        """``checkpoint_abbrev().of(checkpoint_id)`` for one id, from its neighbours only."""
+        near = " UNION ALL ".join(
+            f"SELECT * FROM (SELECT id FROM checkpoints WHERE id {op} ?1 ORDER BY id {order} LIMIT 1)"
+            for op, order in (("<", "DESC"), (">", "ASC")))
+        keys = [(checkpoint_id, checkpoint_id)] + [(r[0], r[0]) for r in self.query(near, (checkpoint_id,))]
+        return Abbreviator(keys, minimum=CHECKPOINT_MIN).of(checkpoint_id)
 
     def message_seq(self, session_id: str, ref: str) -> int:
         """The seq of a message given by a unique id prefix, native id or its seq number."""

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from oxide_git.core import codec
-from oxide_git.core.errors import OxideError
+from oxide_git.core.errors import NotFound, OxideError
 from oxide_git.core.log_layout import BUCKET, MESSAGES_DIR, SESSION_FILE, bucket_name, entry_name
 from oxide_git.core.model import Session
 from oxide_git.git import refs
@@ -60,6 +60,14 @@ def tip(objects: Objects, common_dir: Path, session_id: str) -> Tip | None:
     batch = batch_of(objects)
     oid = batch.ref(name) if batch is not None else refs.read_raw(common_dir, name)
     return None if oid is None else tip_at(objects, oid)
+
+
+def tip_required(objects: Objects, common_dir: Path, session_id: str, ref: str | None = None) -> Tip:
+    """``tip``, or NotFound naming ``ref`` (what the user gave) when the session has no log."""
+    got = tip(objects, common_dir, session_id)
+    if got is None:
+        raise NotFound(f"session {ref or session_id} has no log in git", hint="run `git oxide reindex`")
+    return got
 
 
 def tip_at(objects: Objects, commit: bytes) -> Tip:

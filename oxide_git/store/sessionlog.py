@@ -13,7 +13,6 @@ from typing import Any
 import pygit2
 
 from oxide_git.core import codec
-from oxide_git.core.errors import NotFound
 from oxide_git.core.log_layout import MESSAGES_DIR, SESSION_FILE, bucket_name, entry_name  # noqa: F401 - named here for the readers of a log
 from oxide_git.core.model import Message
 from oxide_git.git import refs
@@ -59,10 +58,10 @@ def load(repo: pygit2.Repository, session_id: str) -> Log | None:
 
 def load_required(repo: pygit2.Repository, session_id: str, ref: str | None = None) -> Log:
     """``load``, or NotFound naming ``ref`` (what the user gave) when the session has no log."""
-    log = load(repo, session_id)
-    if log is None:
-        raise NotFound(f"session {ref or session_id} has no log in git", hint="run `git oxide reindex`")
-    return log
+    tip = logread.tip_required(objects_of(repo), refs.common_dir(repo), session_id, ref)
+    commit = repo[pygit2.Oid(raw=tip.commit)]
+    assert isinstance(commit, pygit2.Commit)  # tip_required read it as one
+    return Log(tip.session, commit, tip.count)
 
 
 def load_commit(repo: pygit2.Repository, oid: pygit2.Oid) -> Log:
