@@ -3,10 +3,10 @@ wrote it, or ``human``, or ``agent or user`` (both changed it and nothing says w
 ``before oxide`` (older than the first checkpoint that covers it).
 
 Committed lines go through `git blame` to their commit, and through its note on refs/notes/oxide
-(which rebases and amends carry, see ``hook_impl.job_rewrite``) to the checkpoint taken as it was
+(which rebases and amends carry, see ``hooks.impl.job_rewrite``) to the checkpoint taken as it was
 made; from there, and for lines not committed yet, the worktree's checkpoints are walked back
-(``blame_timeline``) to the interval in which the line first appeared, and the tool calls that
-ran in that interval say whose it is (``blame_calls``).
+(``blame.timeline``) to the interval in which the line first appeared, and the tool calls that
+ran in that interval say whose it is (``blame.calls``).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 
 ``Diff(old, new)`` holds the hunks (no context lines); ``trace`` maps line numbers of ``new``
 (0-based) to those of ``old``, or says the line was added there. ``hunks``/``of_hunks``: the same
-as plain lists, as ``blame_memo`` keeps them.
+as plain lists, as ``blame.memo`` keeps them.
 
 The hunks are libgit2's (``Patch.create_from``: Myers, no indent heuristic, binary as text). A diff
 that is not only lines added or removed is asked of ``git diff --no-index`` with those same

@@ -9,8 +9,8 @@ path of a tree (by tree id and path), a note's checkpoints and sessions (by the 
 the line hunks between two blobs (by their ids), how the tool calls of an interval between two
 checkpoints explain a file's change (the ``steps`` table: by a digest of the two versions' ids,
 the interval's start and governing prompt, and for each call in it, the index rows read about it,
-its message's blob id, its session's row and its turn's prompt; ``blame_calls.WorktreeCalls.key``),
-and a whole walk back through a timeline (the ``walks`` table, ``blame_timeline.Timeline.walk``:
+its message's blob id, its session's row and its turn's prompt; ``blame.calls.WorktreeCalls.key``),
+and a whole walk back through a timeline (the ``walks`` table, ``blame.timeline.Timeline.walk``:
 by the states it goes through, the final version and the lines; served only when the intervals it
 explained have the same keys again). So a blame after one new checkpoint works out only the new
 interval, and one over an unchanged history reads no object but the notes tree.

@@ -1,4 +1,4 @@
-"""`git blame --porcelain` for `git oxide blame`: run (or taken from ``blame_prefetch``, which
+"""`git blame --porcelain` for `git oxide blame`: run (or taken from ``blame.prefetch``, which
 started it first) and read, one entry a line; a file git does not know yet is all new lines."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def relative(ctx: Context, path: str) -> str:
 
 
 def git_blame(ctx: Context, rel: str, rev: str | None, lines: tuple[int, int] | None) -> list[Entry]:
-    """`git blame --porcelain` of ``rel`` (the one started first, ``blame_prefetch``, when it was
+    """`git blame --porcelain` of ``rel`` (the one started first, ``blame.prefetch``, when it was
     started for this question), one entry a line; a file not in HEAD: every line new."""
     from oxide_git.blame import prefetch as blame_prefetch
 

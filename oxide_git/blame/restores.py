@@ -6,7 +6,7 @@ checkpoint; the worktree's undo journal (``<git-common-dir>/oxide/worktrees/<id>
 ``journal``) names both: ``files_before`` the checkpoint taken first, ``files_after`` the one
 restored, and (from the journal's newer lines on) ``files_kept`` the paths it did not write. So the
 interval after that before-rewind checkpoint starts from the target's version of a file, and the
-walk goes on back from the target (``blame_timeline``). Read as plain JSON lines, whatever other
+walk goes on back from the target (``blame.timeline``). Read as plain JSON lines, whatever other
 fields a line has; a line that does not parse is skipped, as ``journal`` skips it.
 """
 

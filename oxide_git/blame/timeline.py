@@ -3,7 +3,7 @@
 ``Timeline.walk`` goes back from a version of a file (the worktree's, or a commit's as it was at
 the checkpoint its note names) through the worktree's checkpoints, newest first, as `git blame`
 goes back through commits: git's line diff between each two states (``blame_diff``) says which
-lines the later one added, and the interval between them says whose they are (``blame_calls``).
+lines the later one added, and the interval between them says whose they are (``blame.calls``).
 Only states whose version of the file differs are diffed, and only the lines not yet placed are
 followed, so the cost is the changes to that file, not the number of checkpoints.
 """

@@ -46,7 +46,7 @@ __all__ = ["FileReport", "ImportReport", "Sink", "agent_env", "discover", "impor
 
 FLUSH_BYTES = 16 * 1024 * 1024
 BACKGROUND_BYTES = 4 * 1024 * 1024  # from this much new data, index rows are written on a thread
-WORKER_BYTES = 8 * 1024 * 1024  # from this much, the file is parsed in a child process (import_worker)
+WORKER_BYTES = 8 * 1024 * 1024  # from this much, the file is parsed in a child process (imports.worker)
 
 
 def agent_env(ctx: Context) -> AgentEnv:
@@ -230,7 +230,7 @@ def _fork_ready(batch: FileBatch) -> bool:
 def _import_run(ctx: Context, report: ImportReport, items: list[tuple[str, Path]], sizes: list[int],
                 batch: FileBatch, progress: Callable[[int], None], here: str | None = None) -> int:
     """Small files parsed in one child process while this one stores them into ``batch``
-    (``import_worker.run_files``); how many of ``items`` were imported (all, or those before the
+    (``imports.worker.run_files``); how many of ``items`` were imported (all, or those before the
     first one that must be read in this process)."""
     from oxide_git.imports import worker as import_worker
 

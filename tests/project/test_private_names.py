@@ -61,3 +61,36 @@ def test_the_check_sees_each_way_of_reaching_in() -> None:
         "4: import _socket",
         "5: from httpx import _main", "6: sys.modules[...] changed", "7: sys.modules.setdefault(...)",
         "8: sys.modules[...] changed"])
+
+
+def crossings(tree: ast.AST) -> list[str]:
+    """Each place (line: what) a module of oxide takes another oxide module's private name: by
+    importing it, or as ``module._name`` through a module it imported (house rules: a name two
+    modules share is public, with a name that says what it is)."""
+    modules: set[str] = set()
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("oxide_git"):
+            found += [f"{node.lineno}: from {node.module} import {a.name}" for a in node.names
+                      if a.name.startswith("_") and not a.name.startswith("__")]
+            modules |= {a.asname or a.name for a in node.names}
+        elif isinstance(node, ast.Import):
+            modules |= {a.asname for a in node.names if a.asname and a.name.startswith("oxide_git.")}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
+                and node.attr.startswith("_") and not node.attr.startswith("__")):
+            found.append(f"{node.lineno}: {node.value.id}.{node.attr}")
+    return found
+
+
+def test_no_module_takes_another_modules_private_names() -> None:
+    found = {str(p.relative_to(PACKAGE)): crossings(ast.parse(p.read_text(), str(p))) for p in SOURCES}
+    assert {name: where for name, where in found.items() if where} == {}
+
+
+def test_the_crossing_check_sees_both_ways() -> None:
+    code = ("from oxide_git.store import snapshots\nfrom oxide_git.agents.codex.parse import _Parser\n"
+            "from oxide_git.agents.codex.lines import texts as _texts\nx = snapshots._BLOB\n"
+            "y = snapshots.take\nz = self._own\n")
+    assert sorted(crossings(ast.parse(code))) == [
+        "2: from oxide_git.agents.codex.parse import _Parser", "4: snapshots._BLOB"]

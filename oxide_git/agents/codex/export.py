@@ -1,4 +1,4 @@
-"""A session as a Codex rollout that ``codex exec resume <id>`` accepts (see codex.py for the reader).
+"""A session as a Codex rollout that ``codex exec resume <id>`` accepts (the reader: ``agent.py``).
 
 A Codex session keeps its native id and goes back under the file name it had (Codex names it in
 local time, and its thread store points at that path); its lines are written back from the parts

@@ -1,4 +1,4 @@
-"""The Codex rollout reader behind ``codex.parse``: see codex.py for the grouping rule."""
+"""The Codex rollout reader behind ``codex.parse``: see ``agents/codex/agent.py`` for the grouping rule."""
 
 from __future__ import annotations
 
