@@ -30,7 +30,7 @@ def confirm(summary: str, yes: bool, what: str = "change files") -> None:
         raise OxideError("aborted; nothing was changed")
 
 
-def _files_summary(files: dict[str, list[str]], dropped: int = 0) -> str:
+def files_summary(files: dict[str, list[str]], dropped: int = 0) -> str:
     lines = []
     for label, key in (("add", "added"), ("modify", "modified"), ("delete", "deleted")):
         for p in files.get(key, []):
@@ -231,14 +231,14 @@ def rewind(checkpoint: str, mode: str, dry_run: bool, yes: bool, only_mine: bool
     if not dry_run and not yes:
         preview = do_rewind(ctx, checkpoint, dry_run=True, **kw)
         confirm(f"Rewind to {cid(preview.checkpoint['id'])} will:\n" +
-                 _files_summary(preview.files, preview.messages_dropped) +
+                 files_summary(preview.files, preview.messages_dropped) +
                  "".join(f"\n  {'revert' if memory else 'keep':6} memory write {w['id'][:12]} "
                          f"{w['summary']}" for w in preview.memory_writes), yes or as_json)
     res = do_rewind(ctx, checkpoint, dry_run=dry_run, **kw)
     if as_json:
         emit_json(res.to_dict())
         return
-    click.echo(_files_summary(res.files, res.messages_dropped))
+    click.echo(files_summary(res.files, res.messages_dropped))
     for p in res.skipped:
         status(f"left alone (changed by another session): {p}")
     for s in res.checkpoint.get("skipped", []):

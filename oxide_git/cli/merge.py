@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from oxide_git.cli import main, make_context
-from oxide_git.cli.history import _files_summary, confirm
+from oxide_git.cli.history import confirm, files_summary
 from oxide_git.cli.output import cid, emit_json, sid, status
 
 
@@ -16,7 +16,7 @@ def _plan_lines(res: object) -> str:
     conflicted = {c["path"] for c in res.conflicts}
     files = {k: [p for p in v if p not in conflicted] for k, v in res.files.items()}
     lines = [] if not any(files.get(k) for k in ("added", "modified", "deleted", "left")) and (
-        res.conflicts or res.messages_added) else [_files_summary(files)]
+        res.conflicts or res.messages_added) else [files_summary(files)]
     lines += [f"  conflict {c['path']} ({c['kind']})" for c in res.conflicts]
     if res.messages_added:
         what = "a digest of the fork" if res.digest else "the fork's messages"

@@ -92,10 +92,12 @@ _store: Any = None  # the Context whose index abbreviates ids (set by ``make_con
 _abbrev: dict[str, Any] = {}
 
 
-def use_store(ctx: Any) -> None:
+def use_store(ctx: Any) -> Any:
+    """Abbreviate ids against ``ctx``'s index from now on; the store used until now."""
     global _store
-    _store = ctx
+    before, _store = _store, ctx
     _abbrev.clear()
+    return before
 
 
 FEW_IDS = 32  # ids printed one by one from their neighbours, before all are read at once

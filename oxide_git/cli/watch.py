@@ -58,7 +58,6 @@ def checkpoint_handler(common_dir: Path, repos: Mapping[str, Repo]) -> Handler:
     """
     import click
 
-    from oxide_git.cli import output
     from oxide_git.cli.core import checkpoint as checkpoint_command
     from oxide_git.cli.core import checkpoint_output
     from oxide_git.cli.output import use_store
@@ -117,8 +116,7 @@ def checkpoint_handler(common_dir: Path, repos: Mapping[str, Repo]) -> Handler:
         ctx = Context(repo, req.now_ms, dict(req.env), _open_index(repo))
         try:
             if req.command == "search":  # read-only: the index as the command would open it
-                before = output._store
-                use_store(ctx)  # ids abbreviated against this store, as the command does
+                before = use_store(ctx)  # ids abbreviated against this store, as the command does
                 try:
                     out, err = search_output(ctx, params["query"], params["limit"], params["as_json"])
                 finally:

@@ -43,13 +43,13 @@ def hook_command(python: str | None, *args: str) -> tuple[str, bool]:
     return " ".join(shlex.quote(a) for a in argv), portable
 
 
-def _is_ours(entry: Any) -> bool:
+def is_ours(entry: Any) -> bool:
     return isinstance(entry, dict) and any(
         MODULE in str(h.get("command", "")) or "oxide agent-hook" in str(h.get("command", ""))
         for h in entry.get("hooks", []) if isinstance(h, dict))
 
 
-def _load(path: Path) -> dict[str, Any]:
+def load_settings(path: Path) -> dict[str, Any]:
     try:
         settings = json.loads(path.read_text()) if path.exists() else {}
     except ValueError as e:
@@ -64,7 +64,7 @@ def _merge(settings: dict[str, Any], commands: dict[str, str] | None) -> bool:
     before = json.dumps(settings, sort_keys=True)
     hooks = settings.setdefault("hooks", {})
     for event in CLAUDE_EVENTS:
-        entries = [e for e in hooks.get(event, []) if not _is_ours(e)]
+        entries = [e for e in hooks.get(event, []) if not is_ours(e)]
         if commands:
             entries.append({"hooks": [{"type": "command", "timeout": 10, "command": commands[event]}]})
         if entries:
@@ -93,7 +93,7 @@ def configure_claude(workdir: Path, *, remove: bool, python: str | None = None) 
     for path in (shared, local):
         if not path.exists() and (remove or path != target):
             continue
-        settings = _load(path)
+        settings = load_settings(path)
         if _merge(settings, None if remove or path != target else commands) or not path.exists():
             path.parent.mkdir(exist_ok=True)  # .claude/, in the worktree
             path.write_text(json.dumps(settings, indent=2) + "\n")
@@ -199,7 +199,7 @@ def configure(ctx: Any, agent: str, *, remove: bool = False) -> list[str]:
 # what the hooks run ---------------------------------------------------------------------------
 
 
-def _context(cwd: str | None) -> Any:
+def hook_context(cwd: str | None) -> Any:
     from oxide_git.git.repo import find_repo
     from oxide_git.store.context import Context
 
@@ -213,7 +213,7 @@ def claude(action: str, payload: dict[str, Any]) -> None:
     from oxide_git.hooks import ties as hook_ties
     from oxide_git.imports import importing
 
-    ctx = _context(payload.get("cwd"))
+    ctx = hook_context(payload.get("cwd"))
     if ctx is None:
         return
     paths = [payload.get(k) for k in ("transcript_path", "agent_transcript_path")]
@@ -234,7 +234,7 @@ def codex(payload: dict[str, Any]) -> None:
     from oxide_git.imports import importing
     from oxide_git.store import writes as store
 
-    ctx = _context(payload.get("cwd"))
+    ctx = hook_context(payload.get("cwd"))
     if ctx is None:
         return
     report = importing.import_sessions(ctx, importing.discover(ctx, ["codex"]))

@@ -79,14 +79,15 @@ def handle(action: str, payload: dict[str, Any]) -> None:
     """Import the session the payload names (and its sub-agents); a new task gets a checkpoint."""
     from oxide_git.agents.cline import agent as cline
     from oxide_git.hooks import ties as hook_ties
-    from oxide_git.hooks.agent_hooks import _context, _session_of
+    from oxide_git.hooks.agent_hooks import hook_context
     from oxide_git.imports import importing
+    from oxide_git.store.ties import session_of
 
     roots = payload.get("workspaceRoots")
     info: dict[str, Any] = payload["workspaceInfo"] if isinstance(payload.get("workspaceInfo"), dict) else {}
     first = roots[0] if isinstance(roots, list) and roots else None
     cwd = first if isinstance(first, str) else info.get("rootPath")
-    ctx = _context(cwd if isinstance(cwd, str) else None)
+    ctx = hook_context(cwd if isinstance(cwd, str) else None)
     if ctx is None:
         return
     context: dict[str, Any] = (payload["sessionContext"] if isinstance(payload.get("sessionContext"), dict)
@@ -100,7 +101,7 @@ def handle(action: str, payload: dict[str, Any]) -> None:
     for path in files:
         if path.is_file():
             importing.import_file(ctx, "cline", path)
-    sid = _session_of(ctx, "cline", native)
+    sid = session_of(ctx, "cline", native)
     hook_ties.settle(ctx, "cline", native, sid, why="Cline's hook reported it")
     if action == "prompt":
         manifest = cline.manifest_of(folder) or {}

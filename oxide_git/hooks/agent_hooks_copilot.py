@@ -19,7 +19,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from oxide_git.hooks.agent_hooks import MODULE, _context, _load, _session_of, hook_command
+from oxide_git.hooks.agent_hooks import MODULE, hook_command, hook_context, load_settings
+from oxide_git.store.ties import session_of
 
 EVENTS = {"userPromptSubmitted": "prompt", "agentStop": "stop", "subagentStop": "stop",
           "sessionEnd": "stop"}
@@ -70,7 +71,7 @@ def configure(workdir: Path, *, remove: bool = False, python: str | None = None)
         body = {"version": 1, "hooks": {e: [_entry(c)] for e, c in commands.items()}}
         shared.write_text(json.dumps(body, indent=2) + "\n")
     if local.exists() or (not remove and not portable):
-        settings = _load(local)
+        settings = load_settings(local)
         if _merge(settings, None if remove or portable else commands) or not local.exists():
             local.parent.mkdir(parents=True, exist_ok=True)
             local.write_text(json.dumps(settings, indent=2) + "\n")
@@ -100,14 +101,14 @@ def handle(action: str, payload: dict[str, Any]) -> None:
     from oxide_git.hooks import ties as hook_ties
     from oxide_git.imports import importing
 
-    ctx = _context(payload.get("cwd"))
+    ctx = hook_context(payload.get("cwd"))
     if ctx is None:
         return
     path = _transcript(payload)
     if path is not None and path.is_file():
         importing.import_file(ctx, "copilot", path)
     native = payload.get("sessionId")
-    sid = _session_of(ctx, "copilot", native)
+    sid = session_of(ctx, "copilot", native)
     hook_ties.settle(ctx, "copilot", native, sid)
     if action == "prompt":
         hook_ties.prompt_checkpoint(ctx, "copilot", native, sid, str(payload.get("prompt") or ""))

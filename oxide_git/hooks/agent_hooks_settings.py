@@ -16,7 +16,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from oxide_git.hooks.agent_hooks import _context, _is_ours, _load, _session_of, hook_command
+from oxide_git.hooks.agent_hooks import hook_command, hook_context, is_ours, load_settings
+from oxide_git.store.ties import session_of
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ def _merge(settings: dict[str, Any], spec: Settings, commands: dict[str, str] | 
     if not isinstance(hooks, dict):
         hooks = settings["hooks"] = {}
     for event, action in spec.events.items():
-        entries = [e for e in hooks.get(event, []) if not _is_ours(e)]
+        entries = [e for e in hooks.get(event, []) if not is_ours(e)]
         if commands:
             hook = {"name": f"git-oxide-{action}", "type": "command", "command": commands[event],
                     "timeout": spec.timeout}
@@ -61,7 +62,7 @@ def configure(spec: Settings, workdir: Path, *, remove: bool = False, python: st
     for path in (shared, user):
         if not path.exists() and (remove or path != target):
             continue
-        settings = _load(path)
+        settings = load_settings(path)
         if _merge(settings, spec, None if remove or path != target else commands) or not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(settings, indent=2) + "\n")
@@ -83,13 +84,13 @@ def handle(spec: Settings, action: str, payload: Mapping[str, Any],
     from oxide_git.imports import importing
     from oxide_git.store import writes as store
 
-    ctx = _context(payload.get("cwd"))
+    ctx = hook_context(payload.get("cwd"))
     if ctx is None:
         return
     path = payload.get("transcript_path")
     if isinstance(path, str) and Path(path).is_file():
         importing.import_file(ctx, spec.agent, Path(path))
-    sid = _session_of(ctx, spec.agent, payload.get("session_id"))
+    sid = session_of(ctx, spec.agent, payload.get("session_id"))
     if sid is None and action == "prompt" and isinstance(path, str) and starting is not None:
         started = starting(Path(path), importing.agent_env(ctx))
         if started is not None and started.native_id == payload.get("session_id"):
