@@ -41,6 +41,15 @@ class ObjectMissing(OxideError):
     pass
 
 
+class ObjectTooLarge(OxideError):
+    """An object over ``packread.MAX_OBJECT``, refused from its header before it is inflated."""
+
+    def __init__(self, oid: str, size: int) -> None:
+        super().__init__(f"object {oid} is {size} bytes, larger than the {packread.MAX_OBJECT} "
+                         "git oxide reads")
+        self.oid, self.size = oid, size
+
+
 def object_id(kind: int, data: bytes) -> bytes:
     import hashlib  # here: a blame reads without hashing (~2 ms to import)
 
@@ -138,6 +147,8 @@ class Objects:
             for pack in self._open_packs():
                 try:
                     found = pack.read(oid, self._base_reader(depth))
+                except packread.TooLarge as e:
+                    raise ObjectTooLarge(hexid, e.size) from None
                 except (ValueError, IndexError) as e:
                     raise OxideError(f"object {hexid} cannot be read: {e}") from None
                 if found is not None:
@@ -300,8 +311,7 @@ def _read_loose(f: BinaryIO, hexid: str) -> tuple[int, bytes]:
         raise OxideError(f"object {hexid} has no valid header")
     size = int(head[1])
     if size > packread.MAX_OBJECT:
-        raise OxideError(f"object {hexid} is {size} bytes, larger than the {packread.MAX_OBJECT} "
-                         "git oxide reads")
+        raise ObjectTooLarge(hexid, size)
     parts = [raw[nul + 1:]]
     got = len(parts[0])
     tail = z.unconsumed_tail + f.read()

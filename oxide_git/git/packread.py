@@ -24,6 +24,14 @@ _OFS_DELTA, _REF_DELTA = 6, 7
 # The largest object inflated here (codec.MAX_PAYLOAD, the largest payload decoded): the size in
 # an entry's header is read first, and a bigger object is refused before any of it is inflated.
 MAX_OBJECT = 256 * 1024 * 1024
+
+
+class TooLarge(ValueError):
+    """An entry over ``MAX_OBJECT``, refused from its header (``size``: what the header says)."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(f"{size} bytes, larger than the {MAX_OBJECT} git oxide reads")
+        self.size = size
 _MAX_DELTA_CHAIN = 100  # misses beyond the hits by this many: the objects are elsewhere, stop searching
 
 
@@ -150,8 +158,7 @@ class Pack:
             raise ValueError(f"damaged pack entry at {off}")
         kind, size, pos = head
         if size > MAX_OBJECT:
-            raise ValueError(f"the object at {off} is {size} bytes, larger than the {MAX_OBJECT} "
-                             "git oxide reads")
+            raise TooLarge(size)
         if kind == _OFS_DELTA:
             c = self.data[pos]
             pos += 1

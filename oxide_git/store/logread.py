@@ -10,6 +10,7 @@ number, a bucket to hold only its own messages, and no object over ``MAX_OBJECT`
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,11 +21,22 @@ from oxide_git.core.log_layout import BUCKET, MESSAGES_DIR, SESSION_FILE, bucket
 from oxide_git.core.model import Session
 from oxide_git.git import refs
 from oxide_git.git.commits import commit_tree
-from oxide_git.git.objects import BLOB, COMMIT, TREE_MODE, Objects
+from oxide_git.git.objects import BLOB, COMMIT, TREE_MODE, Objects, ObjectTooLarge
+from oxide_git.git.packread import MAX_OBJECT
 
 _SESSION = SESSION_FILE.encode()
 _MESSAGES = MESSAGES_DIR.encode()
 Entries = dict[bytes, tuple[bytes, bytes]]  # a tree's entries by name: {name: (mode, raw id)}
+
+
+@contextmanager
+def _named() -> Iterator[None]:
+    """An object of a log too large to read, named as what it is to the user."""
+    try:
+        yield
+    except ObjectTooLarge as e:
+        raise OxideError(f"session log entry {e.oid} is {e.size} bytes, larger than the "
+                         f"{MAX_OBJECT} git oxide reads") from None
 
 
 def seq_of(name: str | bytes | None) -> int:
@@ -71,12 +83,13 @@ def tip_required(objects: Objects, common_dir: Path, session_id: str, ref: str |
 
 
 def tip_at(objects: Objects, commit: bytes) -> Tip:
-    tree = commit_tree(objects.read_kind(commit, COMMIT))
-    root = entries(objects, tree)
-    if _SESSION not in root:
-        raise OxideError(f"session log {commit.hex()} has no {SESSION_FILE}")
-    session = codec.decode_session(objects.read_kind(root[_SESSION][1], BLOB))
-    return Tip(session, commit, tree, count(objects, tree))
+    with _named():
+        tree = commit_tree(objects.read_kind(commit, COMMIT))
+        root = entries(objects, tree)
+        if _SESSION not in root:
+            raise OxideError(f"session log {commit.hex()} has no {SESSION_FILE}")
+        session = codec.decode_session(objects.read_kind(root[_SESSION][1], BLOB))
+        return Tip(session, commit, tree, count(objects, tree))
 
 
 def entries(objects: Objects, tree: bytes | None) -> Entries:
@@ -132,7 +145,9 @@ def blobs_at(objects: Objects, tree: bytes, seqs: Iterable[int]) -> Iterator[tup
             inside = subtree(objects, by_name, name)
         entry = inside.get(entry_name(seq).encode())
         if entry is not None:
-            yield seq, objects.read_kind(entry[1], BLOB)
+            with _named():
+                data = objects.read_kind(entry[1], BLOB)
+            yield seq, data
 
 
 def blob_at(objects: Objects, tree: bytes, seq: int) -> bytes | None:
@@ -157,4 +172,5 @@ def iter_blobs(objects: Objects, tree: bytes, start: int = 0, stop: int | None =
             raise OxideError(f"session log bucket {name.decode('utf-8', 'replace')} holds messages "
                              "of another bucket")
         wanted = [(q, oid) for q, _mode, oid in inside if q >= start and (stop is None or q < stop)]
-        yield from zip([q for q, _ in wanted], objects.blobs([oid for _, oid in wanted]), strict=True)
+        with _named():
+            yield from zip([q for q, _ in wanted], objects.blobs([oid for _, oid in wanted]), strict=True)
