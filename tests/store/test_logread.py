@@ -82,3 +82,23 @@ def test_a_name_that_is_no_number_and_a_log_without_a_session_are_refused(repo: 
         logread.tip_at(objects, commit)
     with pytest.raises(OxideError, match="not a commit"):
         logread.tip_at(objects, root)
+
+
+def test_an_entry_over_the_size_read_is_refused_from_its_header_and_named(repo: Path) -> None:
+    import zlib
+
+    objects = make_ctx(repo).repo.objects
+    huge = bytes.fromhex("ab" * 20)  # a loose object whose header says 300 MB: never inflated
+    folder = Path(objects.dir) / huge.hex()[:2]
+    folder.mkdir(exist_ok=True)
+    (folder / huge.hex()[2:]).write_bytes(zlib.compress(b"blob 300000000\0" + b"x" * 100))
+    session = objects.write(BLOB, codec.encode_session(Session(id=SID, agent="claude", native_id="n")))
+    bucket = objects.write(TREE, format_tree({b"00000000.msgpack": (BLOB_MODE, huge)}))
+    msgs = objects.write(TREE, format_tree({b"000000": (TREE_MODE, bucket)}))
+    root = objects.write(TREE, format_tree({b"session.msgpack": (BLOB_MODE, session), b"messages": (TREE_MODE, msgs)}))
+    tip = logread.tip_at(objects, objects.write_commit(root, [], "m\n", signature("x", "x@y", 1)))
+    said = f"session log entry {huge.hex()} is 300000000 bytes, larger than the 268435456 git oxide reads"
+    with pytest.raises(OxideError, match=said):
+        list(logread.iter_blobs(objects, tip.tree))
+    with pytest.raises(OxideError, match=said):
+        logread.blob_at(objects, tip.tree, 0)
