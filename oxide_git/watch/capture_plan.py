@@ -73,6 +73,11 @@ class Plan:
                 journal[who].append(what)
         return [Journal(w, tuple(ps)) for w, ps in journal.items()]
 
+    def retry(self, agent: str, path: str, now: float, after: float) -> None:
+        """Import ``path`` again ``after`` seconds from ``now`` (an import that found its ref locked:
+        a lock a killed writer left is broken once stale), unless it changes before."""
+        self.pending.setdefault(path, (agent, now + after, now + after))
+
     def due(self, now: float) -> list[Import]:
         """Files quiet for ``debounce`` s, or changing for ``max_wait`` s: import them now."""
         out = []

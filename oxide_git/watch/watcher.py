@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from oxide_git.core.errors import LockTimeout
 from oxide_git.core.oxide_log import log
 from oxide_git.git import watch_journal as journal
 from oxide_git.git.repo import Repo, find_repo
@@ -30,6 +31,7 @@ JOURNAL_MAX_BYTES = 4 * 1024 * 1024  # past this the journal is dropped (full st
 RESCAN_S = 1.0
 BARRIER_PREFIX = "watch-barrier-"
 BARRIER_TIMEOUT_S = 1.0
+LOCKED_RETRY_S = 5.0  # an import that found its session's ref locked tries again after this
 
 
 class Watcher:
@@ -132,6 +134,10 @@ class Watcher:
         try:
             before = {r[0]: r[1] for r in ctx.index.query("SELECT id, message_count FROM sessions")}
             report = import_file(ctx, agent, Path(path))
+        except LockTimeout as e:  # a ref another writer holds, or one a killed writer left
+            self.log(f"import of {path} waits: {e}; trying again in {LOCKED_RETRY_S:g} s")
+            self.plan.retry(agent, path, time.monotonic(), LOCKED_RETRY_S)
+            return
         except Exception:
             self.log(f"import of {path} failed:\n{traceback.format_exc()}")
             return

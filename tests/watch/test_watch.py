@@ -47,6 +47,18 @@ def test_plan_debounces_and_caps_latency() -> None:
     assert p.due(1.5) == [Import("claude", f)]
 
 
+def test_plan_retries_a_locked_import_later_or_when_the_file_changes() -> None:
+    p = plan()
+    f = "/h/.claude/projects/x/s.jsonl"
+    p.retry("claude", f, now=10.0, after=5.0)
+    assert p.due(14.9) == [] and p.due(15.05) == []
+    assert p.due(15.2) == [Import("claude", f)]
+    assert p.due(30.0) == []  # once
+    p.retry("claude", f, now=40.0, after=5.0)
+    p.feed([f], now=41.0)  # it changed meanwhile: imported when quiet, not 5 s on
+    assert p.due(41.2) == [Import("claude", f)]
+
+
 def fake_watcher(repo: Path) -> None:
     """A journal written as a running watcher would (this process stands in for it)."""
     from oxide_git.git import status
