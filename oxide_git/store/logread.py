@@ -89,7 +89,7 @@ def tip_at(objects: Objects, commit: bytes) -> Tip:
         if _SESSION not in root:
             raise OxideError(f"session log {commit.hex()} has no {SESSION_FILE}")
         session = codec.decode_session(objects.read_kind(root[_SESSION][1], BLOB))
-        return Tip(session, commit, tree, count(objects, tree))
+        return Tip(session, commit, tree, _count(objects, subtree(objects, root, _MESSAGES)))
 
 
 def entries(objects: Objects, tree: bytes | None) -> Entries:
@@ -110,7 +110,10 @@ def buckets(objects: Objects, tree: bytes | None) -> Entries:
 
 def count(objects: Objects, tree: bytes) -> int:
     """How many messages the log tree holds: one past its last message's number."""
-    by_name = buckets(objects, tree)
+    return _count(objects, buckets(objects, tree))
+
+
+def _count(objects: Objects, by_name: Entries) -> int:
     if not by_name:
         return 0
     last = subtree(objects, by_name, max(by_name))

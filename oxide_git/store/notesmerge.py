@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from oxide_git.git.objects import BLOB, BLOB_MODE, TREE, TREE_MODE, Objects, format_tree
+from oxide_git.git.objects import BLOB, BLOB_MODE, TREE, TREE_MODE, Objects, format_tree, parse_tree
 from oxide_git.store.notes import merge_notes as merge_note_dicts
 from oxide_git.store.notes import parse_note
 
@@ -23,16 +23,17 @@ def flatten(objects: Objects, tree: bytes) -> dict[str, bytes]:
     fan-out is at most 19 levels for SHA-1: a deeper tree is not a notes tree, and its depth stops
     here). A tree entry naming what is not a tree is skipped, never read as one."""
     out: dict[str, bytes] = {}
-    todo = [(tree, "")]
+    todo = [(objects.read_kind(tree, TREE), "")]
     while todo:
-        oid, prefix = todo.pop()
-        for name_b, (mode, entry) in objects.entries(oid).items():
+        data, prefix = todo.pop()
+        for mode, name_b, entry in parse_tree(data):
             name = prefix + name_b.decode("utf-8", "replace")
-            if mode == TREE_MODE:
-                if len(name) < 64 and objects.read(entry)[0] == TREE:
-                    todo.append((entry, name))
-            else:
+            if mode != TREE_MODE:
                 out[name] = entry
+            elif len(name) < 64:
+                kind, sub = objects.read(entry)
+                if kind == TREE:
+                    todo.append((sub, name))
     return out
 
 

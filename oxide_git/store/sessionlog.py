@@ -6,6 +6,7 @@ history), its messages in order. Every object of the log is read by ``logread``,
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -39,9 +40,16 @@ class Log:
         return Tip(self.session, self.commit.id.raw, self.commit.tree_id.raw, self.count)
 
 
+_STORES: weakref.WeakKeyDictionary[pygit2.Repository, Objects] = weakref.WeakKeyDictionary()
+
+
 def objects_of(repo: pygit2.Repository) -> Objects:
-    """The object store of the repository ``repo`` is a handle on."""
-    return Objects(refs.common_dir(repo) / "objects")
+    """The object store of the repository ``repo`` is a handle on, one per handle while it lives
+    (a walk over a log's history reads many of its trees: the packs are opened once)."""
+    got = _STORES.get(repo)
+    if got is None:
+        got = _STORES[repo] = Objects(refs.common_dir(repo) / "objects")
+    return got
 
 
 def _tree_id(tree: pygit2.Tree | pygit2.Oid | bytes) -> bytes:
@@ -100,11 +108,7 @@ def iter_blobs(
     repo: pygit2.Repository, tree: pygit2.Tree, start: int = 0, stop: int | None = None
 ) -> Iterator[tuple[int, bytes]]:
     """The stored (encoded) messages in sequence order from ``start``."""
-    objects = objects_of(repo)
-    try:
-        yield from logread.iter_blobs(objects, _tree_id(tree), start, stop)
-    finally:
-        objects.close()
+    yield from logread.iter_blobs(objects_of(repo), _tree_id(tree), start, stop)
 
 
 def message_at(repo: pygit2.Repository, tree: pygit2.Tree, seq: int) -> Message | None:
