@@ -6,6 +6,12 @@ payload on stdin: ``userPromptSubmitted`` ``{sessionId, timestamp, cwd, prompt}`
 prompt reaches ``events.jsonl``), ``agentStop`` / ``subagentStop`` ``{sessionId, cwd,
 transcriptPath, stopReason}``, ``sessionEnd`` ``{sessionId, cwd, reason}``.
 
+Copilot appends ``events.jsonl`` in batches, in the background: when its ``agentStop`` hook begins,
+the file can still end before the turn's prompt (seen on every run of 1.0.102 here). Before each
+hook it writes a ``hook.start`` event whose ``input`` is the hook's payload, timestamp included, so
+a stop hook waits (up to ``WAIT_S``) until its own ``hook.start`` is in the file: everything of the
+turn is then there, and the import takes the whole turn, not the one before it.
+
 ``configure`` writes our own file ``.github/hooks/oxide.json`` (which projects commit) with the
 portable ``git oxide agent-hook copilot ...``; only where ``git-oxide`` is not on PATH does the
 command name this machine's Python, and then it goes into the ``hooks`` of
@@ -16,14 +22,18 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
+from oxide_git.core.oxide_log import log
 from oxide_git.hooks.agent_hooks import MODULE, hook_command, hook_context, load_settings
 from oxide_git.store.ties import session_of
 
 EVENTS = {"userPromptSubmitted": "prompt", "agentStop": "stop", "subagentStop": "stop",
           "sessionEnd": "stop"}
+WAIT_S = 10.0  # for the turn to reach events.jsonl; Copilot gives each of our hooks 30 s (timeoutSec)
+POLL_S = 0.05
 
 
 def _entry(command: str) -> dict[str, Any]:
@@ -97,6 +107,45 @@ def _transcript(payload: dict[str, Any]) -> Path | None:
     return root / "session-state" / sid / "events.jsonl"
 
 
+def _is_own_start(line: bytes, stamp: int) -> bool:
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return False
+    data = event.get("data") if isinstance(event, dict) else None
+    hook_input = data.get("input") if isinstance(data, dict) else None
+    return (event.get("type") == "hook.start" and isinstance(hook_input, dict)
+            and hook_input.get("timestamp") == stamp)
+
+
+def await_own_start(path: Path, payload: dict[str, Any], wait_s: float = WAIT_S) -> bool:
+    """Wait until ``path`` holds the ``hook.start`` Copilot wrote for this very hook (its input's
+    timestamp is the payload's): the turn before it is then all in the file. False: it did not come
+    within ``wait_s`` (the import takes what is there; the next hook or import takes the rest)."""
+    stamp = payload.get("timestamp")
+    if not isinstance(stamp, int) or isinstance(stamp, bool):
+        return True  # nothing to know it by
+    needle = str(stamp).encode()
+    deadline = time.monotonic() + wait_s
+    offset, partial = 0, b""
+    while True:
+        try:
+            with path.open("rb") as f:
+                if f.seek(0, os.SEEK_END) < offset:  # rewritten: read it again
+                    offset, partial = 0, b""
+                f.seek(offset)
+                chunk = f.read()
+        except OSError:
+            chunk = b""
+        offset += len(chunk)
+        *lines, partial = (partial + chunk).split(b"\n")
+        if any(b'"hook.start"' in line and needle in line and _is_own_start(line, stamp) for line in lines):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(POLL_S)
+
+
 def handle(action: str, payload: dict[str, Any]) -> None:
     from oxide_git.hooks import ties as hook_ties
     from oxide_git.imports import importing
@@ -105,6 +154,9 @@ def handle(action: str, payload: dict[str, Any]) -> None:
     if ctx is None:
         return
     path = _transcript(payload)
+    if path is not None and action == "stop" and not await_own_start(path, payload):
+        log(ctx.repo.oxide_dir, f"copilot: this stop hook's own hook.start did not reach {path} in "
+            f"{WAIT_S:g} s; imported what the file held")
     if path is not None and path.is_file():
         importing.import_file(ctx, "copilot", path)
     native = payload.get("sessionId")

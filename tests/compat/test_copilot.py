@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from . import checks
 from .conftest import make_driver
 from .drive_copilot import KEY, CopilotDriver
@@ -96,14 +98,22 @@ def test_copilot_sub_agent_is_a_session_of_its_own(compat_repo: Path, model_serv
     checks.assert_request_holds(model_server, ["SUB-1: use a sub-agent", "Sub done.", PROMPT2])
 
 
-def test_copilot_hooks_capture_the_session(compat_repo: Path, model_server) -> None:
+@pytest.mark.parametrize("ends", ["agentStop and sessionEnd", "agentStop alone"])
+def test_copilot_hooks_capture_the_session(compat_repo: Path, model_server, ends: str) -> None:
     """`git oxide init --agent-hooks copilot` writes `.github/hooks/oxide.json`; in a folder the user
     trusts (COPILOT_ALLOW_ALL=true here), Copilot runs them offline: the prompt makes a checkpoint,
-    the end of the turn imports the session, without any `git oxide import`."""
+    the end of the turn imports the session, without any `git oxide import`. With agentStop alone
+    (an interactive session, where sessionEnd comes only when the user quits) the whole turn is
+    imported too: Copilot writes the turn to events.jsonl after that hook has begun."""
     d = make_driver("copilot", compat_repo, model_server)
     checks.oxide(compat_repo, "init")
     out = checks.oxide(compat_repo, "init", "--agent-hooks", "copilot")
-    assert ".github/hooks/oxide.json" in out.stderr + out.stdout
+    hooks_file = compat_repo / ".github" / "hooks" / "oxide.json"
+    assert str(hooks_file.relative_to(compat_repo)) in out.stderr + out.stdout
+    if ends == "agentStop alone":
+        body = json.loads(hooks_file.read_text())
+        del body["hooks"]["sessionEnd"]
+        hooks_file.write_text(json.dumps(body))
     env = d.env()
     env["COPILOT_ALLOW_ALL"] = "true"  # trusts this folder, which loads its hooks
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env["PATH"]])
@@ -114,7 +124,10 @@ def test_copilot_hooks_capture_the_session(compat_repo: Path, model_server) -> N
     sid = next(ev["sessionId"] for ev in map(json.loads, filter(None, r.stdout.splitlines()))
                if ev.get("type") == "result")
     shown = checks.show(compat_repo, sid)  # no import: the hooks did it
+    oxide_log = compat_repo / ".git" / "oxide" / "log"
+    assert not oxide_log.exists() or "copilot" not in oxide_log.read_text(), oxide_log.read_text()
     checks.assert_conversation(shown, [d.prompt1])
+    assert "Done with one." in json.dumps(shown["messages"][-1]), shown["messages"][-1]  # the turn's last
     cps = checks.oxide_json(compat_repo, "checkpoints", "--session", shown["session"]["id"])
     assert any(c.get("kind") == "prompt" for c in cps), cps
     status = checks.oxide(compat_repo, "status").stdout + checks.oxide(compat_repo, "status").stderr

@@ -88,14 +88,73 @@ def test_the_hooks_import_the_session_and_checkpoint_each_prompt(repo: Path) -> 
     [sid] = [x[0] for x in ctx.index.query("SELECT id FROM sessions WHERE native_id=?", (SID,))]
     cps = ctx.index.checkpoint_rows(sid)
     assert [c["kind"] for c in cps] == ["prompt"] and cps[0]["message"] == "COPILOT-PROMPT-1: make shell.txt"
-    events.write_bytes(b"".join(lines))
-    r = _hook(repo, "stop", {**base, "transcriptPath": str(events), "stopReason": "end_turn"})
+    stop = {**base, "transcriptPath": str(events), "stopReason": "end_turn"}
+    events.write_bytes(b"".join(lines) + _hook_start("agentStop", stop))
+    r = _hook(repo, "stop", stop)
     assert r.returncode == 0 and r.stdout == ""
     ctx = make_ctx(repo)
     assert ctx.index.query("SELECT message_count FROM sessions WHERE id=?", (sid,))[0][0] == 13
     assert (ctx.repo.worktree_dir / "current-session").read_text().strip() == sid
     log = ctx.repo.oxide_dir / "log"
     assert "failed" not in (log.read_text() if log.exists() else "")
+
+
+def _hook_start(hook_type: str, payload: dict) -> bytes:  # type: ignore[type-arg]
+    """The line Copilot 1.0.102 writes to events.jsonl as it starts a hook (seen in its files)."""
+    event = {"type": "hook.start", "data": {"hookInvocationId": "714af32e-0f85-4318-9b9c-1cbe1a0be230",
+                                            "hookType": hook_type, "input": payload},
+             "id": "97bd0361-2c36-4e1f-a5b8-8d5c6f6e2b10", "timestamp": "2026-12-07T18:13:12.587Z"}
+    return json.dumps(event, separators=(",", ":")).encode() + b"\n"
+
+
+def test_the_stop_hook_waits_for_the_turn_to_reach_the_file(repo: Path) -> None:
+    """Copilot appends events.jsonl in batches, after its agentStop hook has begun: the hook waits
+    until its own hook.start is in the file, so the import holds the whole turn (not the one before)."""
+    import threading
+    import time
+
+    oxide(repo, "init")
+    lines = (FIXTURES / "copilot" / SID / "events.jsonl").read_bytes().replace(
+        b"/tmp/copilot/proj", str(repo).encode()).splitlines(keepends=True)
+    events = Path(os.environ["COPILOT_HOME"]) / "session-state" / SID / "events.jsonl"
+    events.parent.mkdir(parents=True)
+    events.write_bytes(lines[0])  # what the file held when Copilot ran the hook
+    stop = {"sessionId": SID, "timestamp": 1796162859000, "cwd": str(repo), "transcriptPath": str(events),
+            "stopReason": "end_turn"}
+    earlier = _hook_start("userPromptSubmitted", {**stop, "timestamp": 1796162851900})
+
+    def flush() -> None:
+        time.sleep(0.8)
+        with events.open("ab") as f:
+            f.write(earlier + b"".join(lines[1:6]))
+            f.flush()
+            time.sleep(0.3)
+            f.write(b"".join(lines[6:]) + _hook_start("agentStop", stop)[:40])  # a line half written
+            f.flush()
+            time.sleep(0.3)
+            f.write(_hook_start("agentStop", stop)[40:])
+
+    writer = threading.Thread(target=flush)
+    writer.start()
+    r = _hook(repo, "stop", stop)
+    writer.join()
+    assert r.returncode == 0 and r.stdout == "", r.stderr
+    ctx = make_ctx(repo)
+    assert ctx.index.query("SELECT message_count FROM sessions WHERE native_id=?", (SID,))[0][0] == 13
+    log = ctx.repo.oxide_dir / "log"
+    assert not log.exists() or "hook.start" not in log.read_text()
+
+
+def test_the_wait_for_the_turn_is_bounded_and_keyed_to_its_own_hook(tmp_path: Path) -> None:
+    events = tmp_path / "events.jsonl"
+    stop = {"sessionId": SID, "timestamp": 1796162859000, "cwd": str(tmp_path)}
+    events.write_bytes(_hook_start("agentStop", {**stop, "timestamp": 1796162851900})  # an earlier turn's
+                       + b'{"type":"user.message","data":{"content":"1796162859000"}}\n')
+    assert hooks.await_own_start(events, stop, wait_s=0.2) is False
+    assert hooks.await_own_start(tmp_path / "none.jsonl", stop, wait_s=0.1) is False
+    assert hooks.await_own_start(events, {"sessionId": SID}, wait_s=0) is True  # nothing to know it by
+    events.write_bytes(events.read_bytes() + _hook_start("sessionEnd", stop))
+    assert hooks.await_own_start(events, stop, wait_s=0) is True
 
 
 def _prompt_before_the_file(repo: Path) -> dict:  # type: ignore[type-arg]
