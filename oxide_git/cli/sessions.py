@@ -8,7 +8,7 @@ import click
 
 from oxide_git.agents import AGENT_NAMES
 from oxide_git.cli import main, make_context
-from oxide_git.cli.output import ago, cid, counted, emit_bytes, emit_json, sid, status, stream_document, table
+from oxide_git.cli.output import cid, counted, emit_bytes, emit_json, sid, status, stream_document
 from oxide_git.core.titles import display
 
 
@@ -36,42 +36,22 @@ def list_(all_: bool, agent: str | None, tree: bool, as_json: bool) -> None:
     `show` does; `--json`'s message_count counts records (those kept whole too, such as
     progress events). `man git-oxide`, COUNTING, says how everything is counted.
     """
-    from oxide_git.ops.browse import list_sessions, list_sessions_json, session_tree
+    from oxide_git.ops.browse import list_sessions, list_sessions_json
+    from oxide_git.ops.list_table import listing, tree_order
 
     agent = _agent_option(agent)
     ctx = make_context()
     if as_json and not tree:
         emit_bytes(list_sessions_json(ctx, all_worktrees=all_, agent=agent))
         return
-    rows = list_sessions(ctx, all_worktrees=all_, agent=agent)
     if as_json:
-        emit_json([r for _depth, r in session_tree(rows)])
+        rows = list_sessions(ctx, all_worktrees=all_, agent=agent)
+        emit_json([r for _depth, r in tree_order(rows, lambda r: r["id"], lambda r: r.get("parent_id"))])
         return
-    ordered = session_tree(rows) if tree else [(0, r) for r in rows]
-    real = ctx.index.real_message_counts([r["id"] for r in rows]) if rows else {}
-    merged: dict[str, list[str]] = {}
-    if tree and rows:
-        from oxide_git.ops.merge_marks import merged_into
-
-        merged = merged_into(ctx, [r["id"] for r in rows])
-    if rows:
-        table(["ID", "AGENT", "MSGS", "WORKTREE", "BRANCH", "UPDATED", "TITLE"],
-              [[sid(r["id"]), r["agent"], real.get(r["id"], 0), r["worktree"] or "-",
-                r["branch"] or "-", ago(r["updated_at"], ctx.now_ms),
-                ("  " * depth + ("└ " if depth else ""))
-                + display(r["title"], r["first_prompt"], r["id"], 60)
-                + "".join(f" (merged into {sid(t)})" for t in merged.get(r["id"], []))]
-               for depth, r in ordered])
-    if not all_:
-        hidden = ctx.index.session_count(agent=agent) - len(rows)
-        if hidden:
-            status(f"{hidden} session(s) of other worktrees or other folders are not shown "
-                   "(their WORKTREE is not this one's); `git oxide list --all` shows them")
-        elif not rows:
-            status("No session yet; `git oxide import` finds this repository's sessions")
-    elif not rows:
-        status(f"No {agent + ' ' if agent else ''}session in this store; "
-               "`git oxide import` finds this repository's sessions")
+    shown = listing(ctx, all_worktrees=all_, agent=agent, tree=tree)
+    click.echo(shown.text, nl=False)
+    if shown.note:
+        status(shown.note)
 
 
 @main.command()

@@ -11,6 +11,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterable
 
 MIN_LENGTH = 8
+_SHARED = "\0"  # the owner of a key two owners have: no owner's own
 
 
 def _lcp(a: str, b: str) -> int:
@@ -25,24 +26,29 @@ class Abbreviator:
     """``of(id)``: the shortest prefix of ``id`` that matches no key of another owner."""
 
     def __init__(self, keys: Iterable[tuple[str, str]], minimum: int = MIN_LENGTH) -> None:
-        pairs = sorted({(k, owner) for k, owner in keys if k})
-        self._keys = [k for k, _ in pairs]
-        self._owners = [o for _, o in pairs]
+        owner_of: dict[str, str] = {}
+        for k, owner in keys:
+            if k and owner_of.setdefault(k, owner) != owner:
+                owner_of[k] = _SHARED  # matches every owner's key in full: no prefix of it is unique
+        self._keys = sorted(owner_of)  # strings, not pairs: 20,000 keys sort in a few ms
+        self._owners = [owner_of[k] for k in self._keys]
         self._min = minimum
         self._cache: dict[str, str] = {}
 
     def length(self, oid: str, owner: str | None = None) -> int:
         owner = oid if owner is None else owner
-        i = bisect_left(self._keys, oid)
+        keys, owners, least = self._keys, self._owners, self._min
+        i = bisect_left(keys, oid)
         need = 0
         for step, start in ((1, i), (-1, i - 1)):
             j = start
-            while 0 <= j < len(self._keys):
-                if self._owners[j] != owner:
-                    need = max(need, _lcp(oid, self._keys[j]) + 1)
+            while 0 <= j < len(keys):
+                if owners[j] != owner:
+                    if keys[j][:least] == oid[:least]:  # else they part within the minimum
+                        need = max(need, _lcp(oid, keys[j]) + 1)
                     break
                 j += step
-        return min(len(oid), max(self._min, need))
+        return min(len(oid), max(least, need))
 
     def of(self, oid: str | None) -> str:
         if not oid:

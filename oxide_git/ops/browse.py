@@ -45,24 +45,6 @@ def list_sessions_json(ctx: Context, *, all_worktrees: bool = False, agent: str 
         worktree=None if all_worktrees else ctx.repo.worktree_id, agent=agent)
 
 
-def session_tree(rows: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
-    """Sessions as (depth, row) in fork-tree order: each parent followed by its forks."""
-    by_parent: dict[str | None, list[dict[str, Any]]] = {}
-    ids = {r["id"] for r in rows}
-    for r in rows:
-        parent = r.get("parent_id") if r.get("parent_id") in ids else None
-        by_parent.setdefault(parent, []).append(r)
-    out: list[tuple[int, dict[str, Any]]] = []
-
-    def walk(pid: str | None, depth: int) -> None:
-        for r in by_parent.get(pid, []):
-            out.append((depth, r))
-            walk(r["id"], depth + 1)
-
-    walk(None, 0)
-    return out
-
-
 @dataclass
 class Shown:
     session: Session

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from oxide_git.core.errors import CorruptIndex, DiskFull, OxideError
 from oxide_git.store.index_ids import IdLookups, id_chunks
-from oxide_git.store.index_list import CHECKPOINT_COUNT, FILL, ORDER, document
+from oxide_git.store.index_list import CHECKPOINT_COUNT, FILL, ORDER, REAL_COUNT, document, table_query
 from oxide_git.store.index_schema import SESSION_COLS, connect
 
 if TYPE_CHECKING:  # the index is read on paths that must not import pygit2
@@ -173,6 +173,11 @@ class Index(IdLookups):
         got = self.query(document(where), args)[0][0]
         return b"[\n" + got + b"\n]\n" if got else b"[]\n"
 
+    def session_table(self, *, worktree: str | None = None, agent: str | None = None) -> list[sqlite3.Row]:
+        """`list`'s rows, newest first: the fields of ``index_list.TABLE_FIELDS``, by position."""
+        where, args = _session_filter(None, worktree, agent, None)
+        return self.query(table_query(where), args)
+
     def session_tips(self, ids: Iterable[str] | None = None) -> dict[str, str]:
         """{session: the log commit its rows are of}: every session's, or those of ``ids``."""
         if ids is None:
@@ -187,10 +192,7 @@ class Index(IdLookups):
         """Messages that hold more than records kept whole (``other`` parts: Claude Code's
         progress and hook events...), per session: what people count as the conversation
         (``real``, worked out as each message's row is made: ``is_real``)."""
-        # its records less those that are not real: an index of the rare ones (MESSAGE_INDEXES)
-        # answers without reading a long session's rows
-        sql = ("SELECT s.id, s.message_count - (SELECT count(*) FROM messages m WHERE m.session_id=s.id"
-               " AND m.real=0) FROM sessions s")
+        sql = f"SELECT s.id, {REAL_COUNT} FROM sessions s"
         args: list[Any] = []
         if ids is not None:
             id_list = list(ids)

@@ -42,8 +42,21 @@ _KEPT = _object(KEPT_FIELDS)
 FILL = f"UPDATE sessions AS s SET list_head = substr({_KEPT}, 1, length({_KEPT}) - 1)"  # + a WHERE
 ROW = (f"CASE WHEN s.list_head IS NULL THEN {_object(LIST_FIELDS)} ELSE "
        f"s.list_head || ',\"checkpoint_count\":' || {CHECKPOINT_COUNT} || '}}' END")
+# the conversation's messages: the records less those kept whole only (``real``=0: Claude Code's
+# progress and hook events...), from an index of the rare ones (``MESSAGE_INDEXES``)
+REAL_COUNT = "s.message_count - (SELECT count(*) FROM messages m WHERE m.session_id=s.id AND m.real=0)"
+# the table of `list`, a row each: what it shows and what it orders them by
+TABLE_FIELDS = ("id", "agent", "real_count", "worktree", "branch", "updated_at", "title",
+                "first_prompt", "parent_id")
 INDEX = "CREATE INDEX IF NOT EXISTS idx_sessions_updated_at_id ON sessions (updated_at DESC, id)"
 ORDER = "ORDER BY s.updated_at DESC, s.id"  # newest first (the index on both: no sort)
+
+
+def table_query(where: str) -> str:
+    """The query of `list`'s table rows (``TABLE_FIELDS``), newest first."""
+    cols = ", ".join(f"coalesce({REAL_COUNT}, 0) AS real_count" if c == "real_count" else f"s.{c}"
+                     for c in TABLE_FIELDS)
+    return f"SELECT {cols} FROM sessions s {where} {ORDER}"
 
 
 def document(where: str) -> str:

@@ -25,7 +25,7 @@ from tests.conftest import NOW_MS, git, make_ctx
 # command: (its plain form, the options it takes, the arguments every call has)
 PLAIN: dict[str, tuple[Callable[[list[str]], int | None], set[str], list[str]]] = {
     "search": (plain_search, {"-n", "--limit", "--json"}, ["hello"]),
-    "list": (plain_list, {"--json", "--all"}, ["--json"]),
+    "list": (plain_list, {"--json", "--all"}, []),
     "import": (plain_import, {"-q", "--quiet", "--agent"}, ["-q"]),
     "blame": (plain_blame, {"-L", "--rev", "--porcelain", "--json", "--summary"}, ["notes.txt"]),
 }
