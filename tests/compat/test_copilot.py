@@ -68,14 +68,17 @@ def test_copilot_import_and_round_trip(compat_repo: Path, model_server, tmp_path
     assert len({r["id"] for r in checks.oxide_json(compat_repo, "list", "--all")}) == 1
 
 
+SUB_SCRIPT = {
+    "SUB-1": [Turn.tool("task", {"description": "look around", "prompt": "SUBTASK-1 run echo",
+                                 "agent_type": "general-purpose", "name": "sub"}),
+              Turn.say("Main done.")],
+    "SUBTASK-1": [Turn.shell(f"echo {SHELL_TEXT}"), Turn.say("Sub done.")],
+}
+
+
 def test_copilot_sub_agent_is_a_session_of_its_own(compat_repo: Path, model_server, tmp_path: Path) -> None:
     d = make_driver("copilot", compat_repo, model_server)
-    model_server.script.update({
-        "SUB-1": [Turn.tool("task", {"description": "look around", "prompt": "SUBTASK-1 run echo",
-                                     "agent_type": "general-purpose", "name": "sub"}),
-                  Turn.say("Main done.")],
-        "SUBTASK-1": [Turn.shell(f"echo {SHELL_TEXT}"), Turn.say("Sub done.")],
-    })
+    model_server.script.update(SUB_SCRIPT)
     sid = d.run("SUB-1: use a sub-agent").check().native_id
     assert sid
     shown = checks.import_session(compat_repo, sid)
@@ -132,6 +135,32 @@ def test_copilot_hooks_capture_the_session(compat_repo: Path, model_server, ends
     assert any(c.get("kind") == "prompt" for c in cps), cps
     status = checks.oxide(compat_repo, "status").stdout + checks.oxide(compat_repo, "status").stderr
     assert shown["session"]["id"][:8] in status
+
+
+def test_copilot_hooks_with_a_sub_agent(compat_repo: Path, model_server) -> None:
+    """A sub-agent's end runs subagentStop: that hook also finds its own hook.start in
+    events.jsonl (no 10 s wait, nothing in the oxide log), and the turn's end imports the main
+    session whole, its sub-agent a session of its own."""
+    d = make_driver("copilot", compat_repo, model_server)
+    model_server.script.update(SUB_SCRIPT)
+    checks.oxide(compat_repo, "init")
+    checks.oxide(compat_repo, "init", "--agent-hooks", "copilot")
+    env = d.env()
+    env["COPILOT_ALLOW_ALL"] = "true"
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env["PATH"]])
+    r = subprocess.run([str(d.binary), "-p", "SUB-1: use a sub-agent", "--output-format", "json",
+                        "--no-auto-update"], cwd=compat_repo, env=env, capture_output=True, text=True,
+                       timeout=d.timeout, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr[-2000:]
+    sid = next(ev["sessionId"] for ev in map(json.loads, filter(None, r.stdout.splitlines()))
+               if ev.get("type") == "result")
+    oxide_log = compat_repo / ".git" / "oxide" / "log"
+    assert not oxide_log.exists() or "copilot" not in oxide_log.read_text(), oxide_log.read_text()
+    shown = checks.show(compat_repo, sid)  # no import: the hooks did it
+    assert "Main done." in json.dumps(shown["messages"][-1])
+    rows = checks.oxide_json(compat_repo, "list", "--all")
+    [sub] = [r for r in rows if r["parent_id"] == shown["session"]["id"]]
+    checks.assert_conversation(checks.show(compat_repo, sub["id"]), ["SUBTASK-1"])
 
 
 def test_copilot_compaction_is_imported_and_resumed(compat_repo: Path, model_server, tmp_path: Path) -> None:
