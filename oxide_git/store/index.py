@@ -30,7 +30,7 @@ class Index(IdLookups):
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.rebuilt = False  # created or migrated now: the caller fills it from git
+        self.rebuilt = False  # made now (new, or an old version deleted and made again): filled from git
         try:
             self.db, self.rebuilt = connect(path)
             self.db.execute("PRAGMA journal_mode=WAL")
