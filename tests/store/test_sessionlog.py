@@ -232,3 +232,29 @@ def test_a_reindex_of_some_sessions_reads_only_those(repo: Path) -> None:
     res = reindex(ctx, sessions={a.id}, checkpoints=False)
     assert res.sessions_removed == 1
     assert {r["id"] for r in ctx.index.session_rows()} == {b.id}
+
+
+def test_a_dry_runs_scratch_view_reads_its_own_objects_and_writes_none_to_the_store(repo: Path) -> None:
+    import pygit2
+
+    from oxide_git.core.errors import OxideError
+    from oxide_git.store import snapshots
+
+    ctx = make_ctx(repo)
+    s = _session()
+    store.append(ctx, s, [_msg(i) for i in range(3)])
+    tip = sessionlog.load(ctx.repo, s.id)
+    assert tip is not None
+    before = _count_objects(repo)
+    with snapshots.scratch(ctx.repo) as view:
+        objects = view.objects  # the scratch store: written here, the real one read by alternates
+        tree = logwrite.build_tree(objects, tip.as_base().tree, s, {3: codec.encode_message(_msg(3))})
+        oid = pygit2.Oid(raw=objects.write_commit(tree, [tip.tip.raw], "scratch\n", logwrite.signature_at(1)))
+        log = sessionlog.load_commit(view, oid)
+        at = sessionlog.message_at(view, log.commit.tree, 3)
+        assert log.count == 4 and at is not None and at.text() == "message 3"
+        assert [q for q, _m in sessionlog.iter_messages(view, log.commit.tree)] == [0, 1, 2, 3]
+        assert sessionlog.load_required(view, s.id).count == 3  # the ref is the real one's
+        with pytest.raises(OxideError):  # the real store never got the scratch commit
+            sessionlog.load_commit(ctx.repo, oid)
+    assert _count_objects(repo) == before
