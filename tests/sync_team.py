@@ -102,18 +102,17 @@ class Team:
 
     def texts(self, c: Clone, sid: str | None = None) -> list[str] | None:
         with self.ctx(c) as ctx:
-            log = sessionlog.load(ctx.repo.git, sid or self.sid)
+            log = sessionlog.load(ctx.repo, sid or self.sid)
             if log is None:
                 return None
-            return [m.text() for _q, m in sessionlog.iter_messages(ctx.repo.git, log.commit.tree)]
+            return [m.text() for _q, m in sessionlog.iter_messages(ctx.repo, log.commit.tree)]
 
     def family(self, c: Clone) -> dict[str, list[str]]:
         """The session and every session forked from it (at any depth), with their texts."""
         with self.ctx(c) as ctx:
-            git_ = ctx.repo.git
             logs = {}
-            for name, _oid in refs.iter_refs(git_, refs.SESSIONS):
-                log = sessionlog.load(git_, name[len(refs.SESSIONS):])
+            for name, _oid in refs.iter_refs(ctx.repo.git, refs.SESSIONS):
+                log = sessionlog.load(ctx.repo, name[len(refs.SESSIONS):])
                 if log is not None:
                     logs[log.session.id] = log
             out = {}
@@ -123,7 +122,7 @@ class Team:
                     seen.add(at)
                     at = logs[at].session.parent_id if at in logs else None
                 if at == self.sid:
-                    out[sid] = [m.text() for _q, m in sessionlog.iter_messages(git_, log.commit.tree)]
+                    out[sid] = [m.text() for _q, m in sessionlog.iter_messages(ctx.repo, log.commit.tree)]
             return out
 
     def _look(self, c: Clone, op: str) -> list[str] | None:

@@ -166,15 +166,14 @@ def _checkpoint_view(git: pygit2.Repository, cp: snapshots.Checkpoint, commit: p
 
 
 def load(ctx: Context, sid: str, *, patches: bool = False) -> SessionView:
-    git = ctx.repo.git
-    log = sessionlog.load_required(git, sid)
+    log = sessionlog.load_required(ctx.repo, sid)
     r = redact.redactor_for(ctx)
     s = r.session(log.session) if r is not None else log.session
     view = SessionView(s, log.count, checkpoints_of(ctx, sid, patches=patches, r=r),
                        dict(log.session.redactions))
 
     def messages() -> Iterator[tuple[int, Message]]:
-        for seq, m in sessionlog.iter_messages(git, log.commit.tree):
+        for seq, m in sessionlog.iter_messages(ctx.repo, log.commit.tree):
             if r is not None:
                 m, hits = r.message(m)
                 view.extra.update(hits)

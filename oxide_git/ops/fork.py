@@ -44,13 +44,12 @@ def nearest_checkpoint(ctx: Context, session_id: str, seq: int) -> str | None:
 
 
 def fork(ctx: Context, ref: str, *, at: str | None = None, title: str | None = None) -> ForkResult:
-    git = ctx.repo.git
     sid = ctx.index.resolve_session(ref)
-    log = sessionlog.load_required(git, sid, ref)
+    log = sessionlog.load_required(ctx.repo, sid, ref)
     seq = ctx.index.message_seq(sid, at) if at is not None else log.count
     if seq > log.count:
         raise NotFound(f"session {sid[:12]} has only {log.count} messages")
-    at_msg = sessionlog.message_at(git, log.commit.tree, seq) if seq < log.count else None
+    at_msg = sessionlog.message_at(ctx.repo, log.commit.tree, seq) if seq < log.count else None
     n_children = len(ctx.index.query("SELECT 1 FROM sessions WHERE parent_id=?", (sid,)))
     entropy = hashlib.sha1(f"{sid}:{seq}:{n_children}:{ctx.now_ms}".encode()).digest()
     new_id = new_session_id(ctx.now_ms, entropy)

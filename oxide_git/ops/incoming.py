@@ -20,7 +20,7 @@ import pygit2
 
 from oxide_git.core import codec
 from oxide_git.core.errors import OxideError
-from oxide_git.git.repo import clean_git_env
+from oxide_git.git.repo import Repo, clean_git_env
 from oxide_git.store import sessionlog
 from oxide_git.store.context import Context
 
@@ -125,18 +125,18 @@ def _scan(ctx: Context, oids: list[str], lim: Limits, have: Sequence[str] | None
     return why
 
 
-def check_log(git: pygit2.Repository, sid: str, theirs: pygit2.Oid, known: pygit2.Oid | None) -> None:
+def check_log(repo: Repo, sid: str, theirs: pygit2.Oid, known: pygit2.Oid | None) -> None:
     """A screened session log read as the index will read it: the session it names, and every
     message after what ``known`` (the local tip) already holds; OxideError says what is wrong."""
-    log = sessionlog.load_commit(git, theirs)
+    log = sessionlog.load_commit(repo, theirs)
     if log.session.id != sid:
         raise OxideError(f"its log names session {log.session.id}")
     old = None
     if known is not None:
-        c = git.get(known)
+        c = repo.git.get(known)
         old = c.peel(pygit2.Tree) if isinstance(c, pygit2.Commit) else None
-    start = sessionlog.first_difference(git, old, log.commit.tree)
-    for seq, data in sessionlog.iter_blobs(git, log.commit.tree, start):
+    start = sessionlog.first_difference(repo, old, log.commit.tree)
+    for seq, data in sessionlog.iter_blobs(repo, log.commit.tree, start):
         try:
             codec.decode_message(data)
         except OxideError as e:

@@ -21,7 +21,7 @@ from oxide_git.core import codec, log_layout
 from oxide_git.core.errors import OxideError
 from oxide_git.core.model import Message
 from oxide_git.git import refs
-from oxide_git.git.repo import clean_git_env
+from oxide_git.git.repo import Repo, clean_git_env
 from oxide_git.ops import pull_session
 from oxide_git.store import journal, sessionlog
 from oxide_git.store.context import Context
@@ -55,11 +55,11 @@ def _merged_sessions(ctx: Context) -> set[str]:
     return out
 
 
-def _logs(git: pygit2.Repository) -> dict[str, sessionlog.Log]:
+def _logs(repo: Repo) -> dict[str, sessionlog.Log]:
     logs = {}
-    for name, _oid in refs.iter_refs(git, refs.SESSIONS):
+    for name, _oid in refs.iter_refs(repo.git, refs.SESSIONS):
         try:
-            log = sessionlog.load(git, name[len(refs.SESSIONS):])
+            log = sessionlog.load(repo, name[len(refs.SESSIONS):])
         except OxideError:  # a log doctor cannot read is another finding's
             continue
         if log is not None:
@@ -78,10 +78,10 @@ def _root(logs: dict[str, sessionlog.Log], sid: str) -> str:
     return sid
 
 
-def _ids(git: pygit2.Repository, tree: pygit2.Tree, start: int = 0) -> dict[str, str]:
+def _ids(repo: Repo, tree: pygit2.Tree, start: int = 0) -> dict[str, str]:
     """{blob id: message id} of a log tree's messages from seq ``start``."""
     return {_blob_id(tree, seq): _key(codec.decode_message(data))
-            for seq, data in sessionlog.iter_blobs(git, tree, start)}
+            for seq, data in sessionlog.iter_blobs(repo, tree, start)}
 
 
 def _key(m: Message) -> str:
@@ -95,11 +95,10 @@ def _blob_id(tree: pygit2.Tree, seq: int) -> str:
 
 
 def find(ctx: Context) -> list[Lost]:
-    git = ctx.repo.git
     merged = _merged_sessions(ctx)
     if not merged:
         return []
-    logs = _logs(git)
+    logs = _logs(ctx.repo)
     families: dict[str, list[str]] = {}
     for sid in logs:
         families.setdefault(_root(logs, sid), []).append(sid)
@@ -107,10 +106,10 @@ def find(ctx: Context) -> list[Lost]:
     for _root_id, members in sorted(families.items()):
         if not merged & set(members):
             continue
-        held = _Held(git, [logs[sid].commit.tree for sid in members])
+        held = _Held(ctx.repo, [logs[sid].commit.tree for sid in members])
         found, dropped = [], set()
         for sid in sorted(members):
-            lost, gone = _walk(git, logs[sid], held)
+            lost, gone = _walk(ctx.repo, logs[sid], held)
             dropped |= gone  # a rewind in one member drops on purpose what another's history holds
             found.append(lost)
         for lost in found:
@@ -125,8 +124,9 @@ class _Held:
     """What the tips of a family hold: their blobs (read from the trees), and the messages' keys,
     decoded only when some older blob is not at a tip (a healthy store decodes nothing)."""
 
-    def __init__(self, git: pygit2.Repository, trees: list[pygit2.Tree]) -> None:
-        self.git, self.trees = git, trees
+    def __init__(self, repo: Repo, trees: list[pygit2.Tree]) -> None:
+        self.repo, self.trees = repo, trees
+        git = repo.git
         self.blobs: set[str] = set()
         for tree in trees:
             if log_layout.MESSAGES_DIR in tree:
@@ -137,20 +137,21 @@ class _Held:
     @property
     def ids(self) -> set[str]:
         if self._ids is None:
-            self._ids = {k for tree in self.trees for k in _ids(self.git, tree).values()}
+            self._ids = {k for tree in self.trees for k in _ids(self.repo, tree).values()}
         return self._ids
 
 
-def _walk(git: pygit2.Repository, log: sessionlog.Log, held: _Held) -> tuple[Lost, set[str]]:
+def _walk(repo: Repo, log: sessionlog.Log, held: _Held) -> tuple[Lost, set[str]]:
     """The messages of ``log``'s history not held (each named once: ``held`` grows), by the
     newest commit holding them; and those a rewind dropped."""
+    git = repo.git
     lost = Lost(log.session.id)
     seen_trees: set[str] = set()
     dropped: set[str] = set()
     for commit in git.walk(log.tip, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME):
         if commit.message.startswith("rewind to") and commit.parents:  # dropped on purpose
-            n = sessionlog.count_messages(git, commit.tree)
-            dropped |= set(_ids(git, commit.parents[0].tree, n).values())
+            n = sessionlog.count_messages(repo, commit.tree)
+            dropped |= set(_ids(repo, commit.parents[0].tree, n).values())
         if log_layout.MESSAGES_DIR not in commit.tree:
             continue
         for bucket in git[commit.tree[log_layout.MESSAGES_DIR].id]:  # type: ignore[attr-defined]
@@ -171,12 +172,11 @@ def _walk(git: pygit2.Repository, log: sessionlog.Log, held: _Held) -> tuple[Los
 
 def recover(ctx: Context, found: list[Lost]) -> list[dict[str, str]]:
     """Each lost message back, in a fork of its session made from the newest commit holding it."""
-    git = ctx.repo.git
     made: list[dict[str, str]] = []
     moved: dict[str, list[str | None]] = {}
     for lost in found:
         for commit, mids in lost.by_commit.items():
-            log = sessionlog.load_commit(git, pygit2.Oid(hex=commit))
+            log = sessionlog.load_commit(ctx.repo, pygit2.Oid(hex=commit))
             fid, oid = pull_session.fork_log(
                 ctx, lost.session, log, seed=f"recovered:{lost.session}:{commit}", at_id=None,
                 fork_seq=0, title="recovered by doctor",

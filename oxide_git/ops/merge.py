@@ -25,6 +25,7 @@ from oxide_git.core import agent_files
 from oxide_git.core.errors import OxideError
 from oxide_git.core.model import Message, Part, PartType, Role, Session, to_iso
 from oxide_git.git import refs, restore
+from oxide_git.git.repo import Repo
 from oxide_git.ops import merge_code, merge_lineage
 from oxide_git.ops.merge_marks import FROM_KEY, MARKER, MARKER_KEY
 from oxide_git.store import journal, sessionlog, snapshots
@@ -62,13 +63,13 @@ def _describe(log: sessionlog.Log) -> dict[str, Any]:
             "messages": log.count}
 
 
-def _markers(ctx: Context, log: sessionlog.Log) -> list[dict[str, Any]]:
+def _markers(ctx: Context, repo: Repo, log: sessionlog.Log) -> list[dict[str, Any]]:
     """What earlier merges into ``log``'s session brought (their markers' records)."""
     out = []
     for (seq,) in ctx.index.query(
             "SELECT seq FROM messages WHERE session_id=? AND role='user' AND text LIKE ? ORDER BY seq",
             (log.session.id, MARKER + "%")):
-        m = sessionlog.message_at(ctx.repo.git, log.commit.tree, int(seq))
+        m = sessionlog.message_at(repo, log.commit.tree, int(seq))
         if m is not None and isinstance(m.extra.get(MARKER_KEY), dict):
             out.append(dict(m.extra[MARKER_KEY]))
     return out
@@ -92,7 +93,7 @@ def _not_merged(segments: list[merge_lineage.Segment], earlier: list[dict[str, A
     return out, skipped
 
 
-def _messages(ctx: Context, segments: list[merge_lineage.Segment], target_agent: str) -> list[Message]:
+def _messages(repo: Repo, segments: list[merge_lineage.Segment], target_agent: str) -> list[Message]:
     """The segments' messages as they were, each new to the target (its id is the target's to
     give) and naming where it came from, and whose record it is (``Message.made_by``: an exporter
     writes another agent's records as foreign ones, never as its own). A record of the target's
@@ -100,7 +101,7 @@ def _messages(ctx: Context, segments: list[merge_lineage.Segment], target_agent:
     of the agent's file knows it by it (another agent's is known by ``model.merge_key``)."""
     out = []
     for seg in segments:
-        for seq, m in sessionlog.iter_messages(ctx.repo.git, seg.log.commit.tree, seg.start, seg.stop):
+        for seq, m in sessionlog.iter_messages(repo, seg.log.commit.tree, seg.start, seg.stop):
             came = {"session": seg.session_id, "seq": seq, "agent": m.made_by(seg.log.session.agent)}
             native_id = m.native_id if came["agent"] == target_agent else None
             out.append(dataclasses.replace(m, id="", native_id=native_id, extra={**m.extra, FROM_KEY: came}))
@@ -133,22 +134,22 @@ def digest(messages: list[Message]) -> list[Message]:
     return out
 
 
-def _title(ctx: Context, s: Session) -> str | None:
+def _title(repo: Repo, s: Session) -> str | None:
     """The fork's title: a continuation (an agent's, after `resume --into`) takes the one of the
     fork it continues, as the user named it; the agent's own is its first prompt, the history's."""
     for _ in range(merge_lineage.MAX_DEPTH):
         continues = s.source.get("continues")
-        parent = sessionlog.load(ctx.repo.git, continues) if continues and continues == s.parent_id else None
+        parent = sessionlog.load(repo, continues) if continues and continues == s.parent_id else None
         if parent is None:
             break
         s = parent.session
     return s.title
 
 
-def _marker(ctx: Context, lin: merge_lineage.Lineage, segments: list[merge_lineage.Segment], n: int,
-            files: list[str] | None, prompts: int = 0) -> Message:
+def _marker(ctx: Context, repo: Repo, lin: merge_lineage.Lineage, segments: list[merge_lineage.Segment],
+            n: int, files: list[str] | None, prompts: int = 0) -> Message:
     s = lin.fork.session
-    title = _title(ctx, s) or s.title
+    title = _title(repo, s) or s.title
     what = f"a digest of fork {s.id}" if files is not None else f"{n} message(s) from fork {s.id}"
     where = (f", which left this conversation after its message #{lin.at - 1}"
              if lin.ancestor == lin.target.session.id and lin.at else "")
@@ -233,11 +234,11 @@ def merge(ctx: Context, fork_ref: str, *, into: str | None = None, code: bool = 
                       dry_run=dry_run)
 
 
-def _merge(ctx: Context, repo: Any, lin: merge_lineage.Lineage, *, code: bool, conversation: bool,
+def _merge(ctx: Context, repo: Repo, lin: merge_lineage.Lineage, *, code: bool, conversation: bool,
            digest_only: bool, dry_run: bool) -> MergeResult:
     git = repo.git
     fork_id, target_id = lin.fork.session.id, lin.target.session.id
-    earlier = _markers(ctx, lin.target) if conversation else []
+    earlier = _markers(ctx, repo, lin.target) if conversation else []
     segments, already = _not_merged(lin.segments, earlier)
     res = MergeResult(_describe(lin.fork), _describe(lin.target), lin.ancestor,
                       lin.at - 1 if lin.ancestor else None, None, lin.theirs, restore.FilePlan().to_dict(),
@@ -290,11 +291,11 @@ def _merge(ctx: Context, repo: Any, lin: merge_lineage.Lineage, *, code: bool, c
             res.uncommitted = sorted(dirty)
     added: list[Message] = []
     if conversation:
-        msgs = _messages(ctx, segments, lin.target.session.agent)
+        msgs = _messages(repo, segments, lin.target.session.agent)
         if digest_only and msgs:
             msgs = digest(msgs)
         if msgs:
-            marker = _marker(ctx, lin, segments, len(msgs), fork_files if digest_only else None,
+            marker = _marker(ctx, repo, lin, segments, len(msgs), fork_files if digest_only else None,
                              prompts=sum(1 for m in msgs if _is_prompt(m)))
             added = [marker, *msgs]
     res.messages_added = len(added)

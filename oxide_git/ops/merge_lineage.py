@@ -71,13 +71,12 @@ def _link(ctx: Context, child: Session, parent: sessionlog.Log) -> tuple[int, in
 
 def _count_at_export(ctx: Context, log: sessionlog.Log, summary: str) -> int:
     """How many messages ``log`` held when the export that ``summary`` names was recorded."""
-    git = ctx.repo.git
     c: pygit2.Commit | None = log.commit
     for _ in range(10_000):
         if c is None:
             break
         if c.message.startswith(summary):
-            return sessionlog.count_messages(git, c.tree)
+            return sessionlog.count_messages(ctx.repo, c.tree)
         c = c.parents[0] if c.parents else None
     return log.count
 
@@ -87,7 +86,7 @@ def _chain(ctx: Context, log: sessionlog.Log) -> list[sessionlog.Log]:
     out = [log]
     seen = {log.session.id}
     while len(out) < MAX_DEPTH and out[-1].session.parent_id and out[-1].session.parent_id not in seen:
-        parent = sessionlog.load(ctx.repo.git, out[-1].session.parent_id)
+        parent = sessionlog.load(ctx.repo, out[-1].session.parent_id)
         if parent is None:
             break
         seen.add(parent.session.id)
@@ -119,7 +118,7 @@ def default_target(ctx: Context, fork: sessionlog.Log, ref: str) -> str:
             break
         if cur.session.source.get("continues") != parent_id:
             return parent_id
-        parent = sessionlog.load(ctx.repo.git, parent_id)
+        parent = sessionlog.load(ctx.repo, parent_id)
         if parent is None:
             break
         cur = parent
@@ -128,13 +127,12 @@ def default_target(ctx: Context, fork: sessionlog.Log, ref: str) -> str:
 
 
 def find(ctx: Context, fork_ref: str, into: str | None) -> Lineage:
-    git = ctx.repo.git
     fid = ctx.index.resolve_session(fork_ref)
-    fork = sessionlog.load_required(git, fid, fork_ref)
+    fork = sessionlog.load_required(ctx.repo, fid, fork_ref)
     tid = ctx.index.resolve_session(into) if into else default_target(ctx, fork, fork_ref)
     if tid == fid:
         raise Refused(f"session {fork_ref} cannot be merged into itself")
-    target = sessionlog.load_required(git, tid, into)
+    target = sessionlog.load_required(ctx.repo, tid, into)
     if target.session.project_id and fork.session.project_id and \
             target.session.project_id != fork.session.project_id:
         raise Refused(f"session {fid[:12]} belongs to another project than {tid[:12]}",

@@ -29,6 +29,7 @@ from oxide_git.core import codec, log_layout
 from oxide_git.core.errors import OxideError
 from oxide_git.core.model import message_key, new_session_id
 from oxide_git.git import refs
+from oxide_git.git.repo import Repo
 from oxide_git.ops import incoming
 from oxide_git.store import journal, logwrite, sessionlog, tombstones, trees
 from oxide_git.store.context import Context
@@ -75,10 +76,10 @@ def _same_message(git: pygit2.Repository, a: pygit2.Oid, b: pygit2.Oid) -> bool:
     return message_key(ma) == message_key(mb)
 
 
-def holds(git: pygit2.Repository, big: pygit2.Tree, small: pygit2.Tree) -> bool:
+def holds(repo: Repo, big: pygit2.Tree, small: pygit2.Tree) -> bool:
     """Whether the log ``big`` holds every message of ``small`` at the same place."""
-    n = sessionlog.count_messages(git, small)
-    return n == 0 or common_prefix(git, big, small) >= n
+    n = sessionlog.count_messages(repo, small)
+    return n == 0 or common_prefix(repo.git, big, small) >= n
 
 
 def reconcile(ctx: Context, sid: str, theirs: pygit2.Oid, res: Result) -> None:
@@ -88,26 +89,26 @@ def reconcile(ctx: Context, sid: str, theirs: pygit2.Oid, res: Result) -> None:
     ours = refs.read(git, name)
     if ours == theirs:
         return
-    remote_log = sessionlog.load_commit(git, theirs)
+    remote_log = sessionlog.load_commit(ctx.repo, theirs)
     if ours is None:
         removed = tombstones.removed_tip(git, sid)
-        if removed is None and not _own_line(git, remote_log):
-            incoming.check_log(git, sid, theirs, None)
+        if removed is None and not _own_line(ctx.repo, remote_log):
+            incoming.check_log(ctx.repo, sid, theirs, None)
             _move(ctx, name, None, theirs, "new", res)
         elif removed is not None and tombstones.changed_since(git, removed, theirs):
-            incoming.check_log(git, sid, theirs, None)
+            incoming.check_log(ctx.repo, sid, theirs, None)
             _fork(ctx, sid, None, remote_log, 0, res, removed=True)
         return  # removed here and not changed there since, or our own line: nothing to take
-    incoming.check_log(git, sid, theirs, ours)  # every message we may take decodes
+    incoming.check_log(ctx.repo, sid, theirs, ours)  # every message we may take decodes
     local = git[ours].peel(pygit2.Commit)
     remote = remote_log.commit
-    if holds(git, remote.tree, local.tree):  # theirs has all of ours, in place
+    if holds(ctx.repo, remote.tree, local.tree):  # theirs has all of ours, in place
         if git.descendant_of(theirs, ours):
             _move(ctx, name, ours, theirs, "fast-forward", res)
         elif not git.descendant_of(ours, theirs):
             _merge(ctx, name, ours, theirs, remote.tree_id, res)
         return
-    if holds(git, local.tree, remote.tree):  # ours has all of theirs: push sends it
+    if holds(ctx.repo, local.tree, remote.tree):  # ours has all of theirs: push sends it
         if not (git.descendant_of(ours, theirs) or git.descendant_of(theirs, ours)):
             _merge(ctx, name, ours, theirs, local.tree_id, res)
         return  # (theirs descending from ours with less: their rewind, or their merge: ours stays)
@@ -138,21 +139,21 @@ def _merge(ctx: Context, name: str, ours: pygit2.Oid, theirs: pygit2.Oid, tree: 
     res.updated[name] = "merged"
 
 
-def _own_line(git: pygit2.Repository, log: sessionlog.Log) -> bool:
+def _own_line(repo: Repo, log: sessionlog.Log) -> bool:
     """Whether ``log`` is a pull's fork (made on another clone) of a session whose tip here holds
     all of it: our own line, as the other side kept it; taking it would only repeat it here."""
     parent = log.session.parent_id
     if not parent or "diverged_from" not in log.session.extra:
         return False
-    tip = refs.read(git, refs.session_ref(parent))
-    return tip is not None and holds(git, git[tip].peel(pygit2.Tree), log.commit.tree)
+    tip = refs.read(repo.git, refs.session_ref(parent))
+    return tip is not None and holds(repo, repo.git[tip].peel(pygit2.Tree), log.commit.tree)
 
 
 def _forks(ctx: Context, sid: str, res: Result) -> list[sessionlog.Log]:
     """The forks of ``sid`` here: indexed, or taken or made by this pull."""
     forks = {r[0] for r in ctx.index.query("SELECT id FROM sessions WHERE parent_id=?", (sid,))}
     forks |= {n[len(refs.SESSIONS):] for n in res.updated if n.startswith(refs.SESSIONS)}
-    logs = [sessionlog.load(ctx.repo.git, f) for f in sorted(forks)]
+    logs = [sessionlog.load(ctx.repo, f) for f in sorted(forks)]
     return [log for log in logs if log is not None and log.session.parent_id == sid]
 
 
@@ -164,9 +165,9 @@ def _keep_their_line(ctx: Context, sid: str, local: pygit2.Commit, remote: sessi
     tree = remote.commit.tree
     grow = None
     for log in _forks(ctx, sid, res):
-        if holds(git, log.commit.tree, tree):
+        if holds(ctx.repo, log.commit.tree, tree):
             return
-        if "diverged_from" in log.session.extra and holds(git, tree, log.commit.tree) and (
+        if "diverged_from" in log.session.extra and holds(ctx.repo, tree, log.commit.tree) and (
                 grow is None or log.count > grow.count):
             grow = log
     if grow is None:
@@ -191,7 +192,7 @@ def _fork(ctx: Context, sid: str, local: pygit2.Commit | None, remote: sessionlo
           res: Result, removed: bool = False) -> None:
     """The other side's log as a fork of ``sid`` after its first ``shared`` messages (reported
     when it is new: a pull again makes nothing)."""
-    at = sessionlog.message_at(ctx.repo.git, local.tree, shared - 1) if shared and local is not None else None
+    at = sessionlog.message_at(ctx.repo, local.tree, shared - 1) if shared and local is not None else None
     fid, oid = fork_log(ctx, sid, remote, seed=f"pull-fork:{sid}:{remote.tip}", at_id=at.id if at else None,
                         fork_seq=shared, title="the other side of a pull",
                         summary=f"fork {sid[:12]}: messages of the other side after {shared}")

@@ -49,12 +49,12 @@ def context(ctx: Context, ref: str, *, full: bool = False) -> tuple[Session, Ite
     """The model context: messages from the last compaction (summary first, then the earlier
     messages it kept), or all (``full``)."""
     log, start, kept = _context_start(ctx, ref, full)
-    git, tree = ctx.repo.git, log.commit.tree
+    repo, tree = ctx.repo, log.commit.tree
 
     def at(seq: int) -> Iterator[tuple[int, Message]]:
-        m = sessionlog.message_at(git, tree, seq)
+        m = sessionlog.message_at(repo, tree, seq)
         return iter([(seq, m)] if m is not None else [])
-    return log.session, _with_kept(sessionlog.iter_messages(git, tree, start), kept, at)
+    return log.session, _with_kept(sessionlog.iter_messages(repo, tree, start), kept, at)
 
 
 def context_json(ctx: Context, ref: str, *, full: bool = False) -> tuple[Session, Iterator[dict[str, Any]]]:
@@ -82,8 +82,7 @@ def _context_start(ctx: Context, ref: str, full: bool) -> tuple[sessionlog.Log, 
     """The log, the seq of its last compaction (0: none, or ``full``), and the seqs of the
     earlier messages that compaction kept in the model's context."""
     sid = ctx.index.resolve_session(ref)
-    git = ctx.repo.git
-    log = sessionlog.load_required(git, sid, ref)
+    log = sessionlog.load_required(ctx.repo, sid, ref)
     start = 0
     kept: list[int] = []
     if not full:
@@ -91,7 +90,7 @@ def _context_start(ctx: Context, ref: str, full: bool) -> tuple[sessionlog.Log, 
             "SELECT max(seq) FROM messages WHERE session_id=? AND is_compaction=1", (sid,))
         start = rows[0][0] or 0
         if start:
-            kept = _kept(ctx, sid, sessionlog.message_at(git, log.commit.tree, start), start)
+            kept = _kept(ctx, sid, sessionlog.message_at(ctx.repo, log.commit.tree, start), start)
     return log, start, kept
 
 
@@ -258,9 +257,8 @@ def into(ctx: Context, ref: str, agent: str) -> IntoResult:
     from oxide_git.store import writes as store
 
     sid = ctx.index.resolve_session(ref)
-    git = ctx.repo.git
-    log = sessionlog.load_required(git, sid, ref)
-    messages = [m for _, m in sessionlog.iter_messages(git, log.commit.tree)]
+    log = sessionlog.load_required(ctx.repo, sid, ref)
+    messages = [m for _, m in sessionlog.iter_messages(ctx.repo, log.commit.tree)]
     session = log.session
     env = agent_env(ctx)
     if not env.belongs(session.cwd):
@@ -273,7 +271,7 @@ def into(ctx: Context, ref: str, agent: str) -> IntoResult:
     back = before is not None
     known = {m.native_id for m in messages if m.native_id} | _related_known(ctx, agent, exp.native_id)
     if back:  # what the rewind dropped is known too: only turns the agent added since count
-        known |= {m.native_id for _, m in sessionlog.iter_messages(git, before.tree) if m.native_id}
+        known |= {m.native_id for _, m in sessionlog.iter_messages(ctx.repo, before.tree) if m.native_id}
 
     def went_on(path: Path) -> bool:
         return _agent_went_on(agent, path, exp.native_id, known, env)

@@ -99,7 +99,7 @@ def _others_changes(ctx: Context, cp: snapshots.Checkpoint, session_id: str | No
 def _conversation_cut(ctx: Context, cp: snapshots.Checkpoint) -> tuple[sessionlog.Log, int] | None:
     if not cp.session_id or not cp.message_id:
         return None
-    log = sessionlog.load(ctx.repo.git, cp.session_id)
+    log = sessionlog.load(ctx.repo, cp.session_id)
     if log is None:
         return None
     seq = ctx.index.message_seq(cp.session_id, cp.message_id)

@@ -125,16 +125,15 @@ def _ensure(ctx: Context, ids: Iterable[str] | None = None) -> None:
     from oxide_git.core import codec
     from oxide_git.store import sessionlog
 
-    git = ctx.repo.git
     fresh: list[tuple[str, str | None, str | None, list[tuple[Any, ...]]]] = []
     for sid, tip, parent_tip in stale:
         rows: list[tuple[Any, ...]] = []
         if tip:
             try:
-                log = sessionlog.load_commit(git, pygit2.Oid(hex=tip))
+                log = sessionlog.load_commit(ctx.repo, pygit2.Oid(hex=tip))
                 s = log.session
                 dicts = ((q, codec.decode_message_dict(b))
-                         for q, b in sessionlog.iter_blobs(git, log.commit.tree))
+                         for q, b in sessionlog.iter_blobs(ctx.repo, log.commit.tree))
                 version = s.extra.get(_AIDER_VERSION)
                 rows = session_rows(s.agent, dicts, model=s.model, created_at=s.created_at,
                                     copied=_copied(ctx, s) if s.parent_id else None,

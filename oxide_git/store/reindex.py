@@ -63,10 +63,10 @@ def reindex(ctx: Store, *, full: bool = False, sessions: Collection[str] | None 
         if tips.get(sid) != str(oid):
             todo.append((sid, oid, tips.get(sid)))
     if len(todo) >= reindex_worker.FORK_FROM and forked.available():
-        reindex_worker.run(ctx.repo.git.path, index, todo, res)
+        reindex_worker.run(ctx.repo, index, todo, res)
     else:
         for sid, oid, tip in todo:
-            write_session(index, sid, oid, session_items(git, oid, tip), res)
+            write_session(index, sid, oid, session_items(ctx.repo, oid, tip), res)
     gone = set(tips) - seen
     if gone:
         with index.write() as conn:

@@ -15,6 +15,7 @@ from oxide_git.git import refs
 from oxide_git.store import sessionlog
 
 if TYPE_CHECKING:
+    from oxide_git.git.repo import Repo
     from oxide_git.store.index import Index
 
 BATCH = 2000
@@ -34,23 +35,23 @@ class ReindexResult:
 Item = tuple[Any, ...]  # ("start", seq), ("rows", seqs, rows) ..., ("session", session, count)
 
 
-def session_items(git: pygit2.Repository, oid: pygit2.Oid, tip: str | None) -> Iterator[Item]:
+def session_items(repo: Repo, oid: pygit2.Oid, tip: str | None) -> Iterator[Item]:
     """What the index needs of one session's log, read from where it differs from the tip the
     index knew: where its rows start again, then their rows a batch at a time (a log of a million
     messages costs the memory of one batch, not of the log), then the session and its count.
     Stdlib and git only: run here, or in a child process (``reindex_worker``)."""
     from oxide_git.store.index_rows import message_rows
 
-    log = sessionlog.load_commit(git, oid)
+    log = sessionlog.load_commit(repo, oid)
     old_tree = None
     if tip:
         try:
-            old_tree = git[tip].peel(pygit2.Tree)
+            old_tree = repo.git[tip].peel(pygit2.Tree)
         except (KeyError, ValueError, pygit2.GitError):
             old_tree = None
-    start = sessionlog.first_difference(git, old_tree, log.commit.tree)
+    start = sessionlog.first_difference(repo, old_tree, log.commit.tree)
     yield ("start", start)
-    messages = sessionlog.iter_messages(git, log.commit.tree, start)
+    messages = sessionlog.iter_messages(repo, log.commit.tree, start)
     while batch := dict(itertools.islice(messages, BATCH)):
         yield ("rows", sorted(batch), message_rows(batch))
     yield ("session", log.session, log.count)

@@ -28,6 +28,7 @@ from oxide_git.core.forked import BUFFER, fork, in_child, raise_sent, reap, work
 if TYPE_CHECKING:
     import pygit2
 
+    from oxide_git.git.repo import Repo
     from oxide_git.store.index import Index
     from oxide_git.store.reindex_items import Item, ReindexResult
 
@@ -35,13 +36,13 @@ FORK_FROM = 8  # sessions to read: fewer cost less than a fork (the reindex afte
 Job = tuple[str, "pygit2.Oid", "str | None"]  # a session to read: its id, its log, the tip known
 
 
-def run(git_path: str, index: Index, jobs: list[Job], res: ReindexResult) -> None:
-    """The sessions ``jobs`` read by child processes (their repository opened at ``git_path``)
-    and written to ``index`` here, in order."""
+def run(repo: Repo, index: Index, jobs: list[Job], res: ReindexResult) -> None:
+    """The sessions ``jobs`` read by child processes (each opens ``repo``'s folders anew) and
+    written to ``index`` here, in order."""
     from oxide_git.store.reindex_items import write_session
 
     n = max(1, min(workers(len(jobs)), len(jobs)))
-    forked = [fork(functools.partial(_child, git_path=git_path, jobs=jobs[i::n])) for i in range(n)]
+    forked = [fork(functools.partial(_child, repo=repo, jobs=jobs[i::n])) for i in range(n)]
     pipes = [os.fdopen(rfd, "rb", buffering=BUFFER) for _pid, rfd in forked]
     clean = False
     try:
@@ -81,15 +82,17 @@ def _items(pipe: BinaryIO) -> Iterator[Item]:
             return
 
 
-def _child(pipe: BinaryIO, git_path: str, jobs: list[Job]) -> None:  # pragma: no cover - the child
+def _child(pipe: BinaryIO, repo: Repo, jobs: list[Job]) -> None:  # pragma: no cover - the child
     def work() -> None:
-        from oxide_git.git.repo import open_git
+        from oxide_git.git.repo import Repo
         from oxide_git.store.reindex_items import session_items
 
-        git = open_git(git_path)  # its own: libgit2's caches and mapped packs stay the parent's
+        # its own (the same folders, nothing cached): libgit2's caches, the mapped packs and the
+        # object store's open packs stay the parent's
+        own = Repo(repo.workdir, repo.git_dir, repo.common_dir)
         for _sid, oid, tip in jobs:
             try:
-                for item in session_items(git, oid, tip):
+                for item in session_items(own, oid, tip):
                     pickle.dump(item, pipe, protocol=pickle.HIGHEST_PROTOCOL)
             except OxideError as e:
                 pickle.dump(("problem", e.message), pipe)

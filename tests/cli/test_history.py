@@ -104,12 +104,11 @@ def test_conversation_rewind_and_undo(repo: Path) -> None:
     store.append(ctx, s, [Message("user", (Part.text("later"),)), Message("assistant", (Part.text("ok"),))])
     res = rewind(make_ctx(repo, NOW_MS + 5), cp.id, code=False)
     assert res.messages_dropped == 2
-    g = ctx.repo.git
-    assert sessionlog.load(g, s.id).count == 4
+    assert sessionlog.load(ctx.repo, s.id).count == 4
     old_tip = git(repo, "rev-parse", f"refs/oxide/sessions/{s.id}~1").strip()
-    assert sessionlog.load_commit(g, pygit2.Oid(hex=old_tip)).count == 6  # still in history
+    assert sessionlog.load_commit(ctx.repo, pygit2.Oid(hex=old_tip)).count == 6  # still in history
     undo(make_ctx(repo, NOW_MS + 6))
-    assert sessionlog.load(g, s.id).count == 6
+    assert sessionlog.load(ctx.repo, s.id).count == 6
     assert make_ctx(repo).index.query("SELECT count(*) FROM messages WHERE session_id=?", (s.id,))[0][0] == 6
 
 
@@ -185,8 +184,7 @@ def test_fork_shares_history_and_rewind_in_fork_leaves_parent(repo: Path) -> Non
         "SELECT id FROM messages WHERE session_id=? AND seq=4", (s.id,))[0][0])
     res = fork(make_ctx(repo, NOW_MS + 50), s.id[:14], at="4", title="try again")
     assert res.messages == 4 and res.fork_checkpoint == cp.id
-    g = ctx.repo.git
-    flog, plog = sessionlog.load(g, res.id), sessionlog.load(g, s.id)
+    flog, plog = sessionlog.load(ctx.repo, res.id), sessionlog.load(ctx.repo, s.id)
     assert flog.count == 4 and plog.count == 6
     assert list(flog.commit.parent_ids) == [plog.tip]  # lineage is the commit graph
     assert flog.session.parent_id == s.id
@@ -194,12 +192,12 @@ def test_fork_shares_history_and_rewind_in_fork_leaves_parent(repo: Path) -> Non
     assert {r["id"]: r["parent_id"] for r in listing}[res.id] == s.id
     shown = json.loads(oxide(repo, "show", s.id[:14], "--json").stdout)
     assert shown["session"]["children"] == [res.id]
-    parent_before = sessionlog.load(g, s.id).tip
+    parent_before = sessionlog.load(ctx.repo, s.id).tip
     store.append(make_ctx(repo), flog.session, [Message("user", (Part.text("fork work"),))])
     (repo / "README.md").write_text("fork edit\n")
     rewind(make_ctx(repo, NOW_MS + 60), res.fork_checkpoint, conversation=False)
     assert (repo / "README.md").read_text() == "hello\n"
-    assert sessionlog.load(g, s.id).tip == parent_before
+    assert sessionlog.load(ctx.repo, s.id).tip == parent_before
     undo(make_ctx(repo, NOW_MS + 70))
     assert (repo / "README.md").read_text() == "fork edit\n"
 
@@ -256,14 +254,14 @@ def test_undo_dry_run_changes_nothing_then_undo_does(repo: Path) -> None:
     assert out["files"]["modified"] == ["README.md"]
     assert (repo / "README.md").read_text() == "hello\n"  # nothing written
     assert git(repo, "for-each-ref", "refs/oxide/") == refs_before  # no ref moved (no checkpoint kept)
-    assert _journal_lines(repo) == journal_before and sessionlog.load(ctx.repo.git, s.id).count == 4
+    assert _journal_lines(repo) == journal_before and sessionlog.load(ctx.repo, s.id).count == 4
     assert make_ctx(repo).index.checkpoint_rows(None) == rows_before  # nor a checkpoint indexed
     indexed = [c["id"] for c in rows_before]
     undo(make_ctx(repo, NOW_MS + 6))
     assert (repo / "README.md").read_text() == "after the checkpoint\n"
     [new] = [c for c in make_ctx(repo).index.checkpoint_rows(None) if c["id"] not in indexed]
     assert new["kind"] == "before-rewind" and new["message"].startswith("before undo of rewind to")
-    assert sessionlog.load(ctx.repo.git, s.id).count == 5
+    assert sessionlog.load(ctx.repo, s.id).count == 5
 
 
 def test_undo_refuses_when_the_session_moved_since_unless_forced(repo: Path) -> None:
@@ -279,6 +277,6 @@ def test_undo_refuses_when_the_session_moved_since_unless_forced(repo: Path) -> 
     assert "moved since" in e.value.message and "--force" in (e.value.hint or "")
     assert git(repo, "rev-parse", refs.session_ref(s.id)).strip() == moved  # nothing lost
     undo(make_ctx(repo, NOW_MS + 7), force=True)
-    assert sessionlog.load(ctx.repo.git, s.id).count == 5
+    assert sessionlog.load(ctx.repo, s.id).count == 5
     trashed = git(repo, "for-each-ref", "--format=%(objectname)", "refs/oxide/trash/")
     assert moved in trashed.split()  # the newer state went to the trash, not away

@@ -71,7 +71,7 @@ def test_reads_deltas_after_an_aggressive_gc_and_through_alternates(repo: Path, 
         # older versions of a tree are stored as deltas against the newer ones: every version
         # reads as pygit2 reads it (tree, session, each message's bytes), not only as many
         old = logread.tip_at(fresh.repo.objects, bytes.fromhex(commit))
-        theirs = sessionlog.load_commit(fresh.repo.git, pygit2.Oid(hex=commit))
+        theirs = sessionlog.load_commit(fresh.repo, pygit2.Oid(hex=commit))
         assert old.count == theirs.count and old.tree == theirs.commit.tree_id.raw
         assert old.session == theirs.session
         ours = dict(logread.blobs_at(fresh.repo.objects, old.tree, range(old.count)))

@@ -16,6 +16,7 @@ from oxide_git.core.errors import OxideError
 from oxide_git.core.model import Message, Part, Session
 from oxide_git.git import objects as gitobjects
 from oxide_git.git import packwriter
+from oxide_git.git.repo import find_repo
 from oxide_git.store import sessionlog
 from oxide_git.store import writes as store
 from tests.conftest import fsck_clean, git, make_ctx, oxide
@@ -35,8 +36,9 @@ def _session() -> Session:
 
 def _libgit2_dicts(repo: Path) -> list[tuple[int, dict[str, object]]]:
     """The log's messages read by libgit2, entry by entry: the reference reader."""
-    g = pygit2.Repository(str(repo))
-    log = sessionlog.load(g, SID)
+    r = find_repo(repo)
+    g = r.git
+    log = sessionlog.load(r, SID)
     assert log is not None
     out = []
     for bucket in log.commit.tree["messages"].peel(pygit2.Tree):  # type: ignore[attr-defined]
@@ -46,10 +48,10 @@ def _libgit2_dicts(repo: Path) -> list[tuple[int, dict[str, object]]]:
 
 
 def _dicts(repo: Path) -> list[tuple[int, dict[str, object]]]:
-    git_repo = pygit2.Repository(str(repo))
-    log = sessionlog.load(git_repo, SID)
+    r = find_repo(repo)
+    log = sessionlog.load(r, SID)
     assert log is not None
-    return list(sessionlog.iter_message_dicts(git_repo, log.commit.tree))
+    return list(sessionlog.iter_message_dicts(r, log.commit.tree))
 
 
 def _resume(repo: Path) -> str:
@@ -93,10 +95,10 @@ def test_fork_and_truncated_logs_read_the_same(repo: Path) -> None:
     store.save(ctx, s, {}, summary="rewind", truncate_at=200)
     after = _dicts(repo)
     assert after == before[:200]
-    g = pygit2.Repository(str(repo))
-    log = sessionlog.load(g, SID)
+    r = find_repo(repo)
+    log = sessionlog.load(r, SID)
     assert log is not None
-    part = list(sessionlog.iter_message_dicts(g, log.commit.tree, 150, 170))
+    part = list(sessionlog.iter_message_dicts(r, log.commit.tree, 150, 170))
     assert part == before[150:170]
 
 

@@ -15,9 +15,9 @@ PLAIN = FIXTURES / "copilot" / "01fbf44d-0f39-4b67-aab1-efc7e7ef9294" / "events.
 
 
 def _prompts(ctx, sid: str) -> list[str]:  # type: ignore[no-untyped-def]
-    log = sessionlog.load(ctx.repo.git, sid)
+    log = sessionlog.load(ctx.repo, sid)
     assert log is not None
-    return [m.text() for _q, m in sessionlog.iter_messages(ctx.repo.git, log.commit.tree) if m.role == "user"]
+    return [m.text() for _q, m in sessionlog.iter_messages(ctx.repo, log.commit.tree) if m.role == "user"]
 
 
 def test_a_rewritten_file_that_grew_is_read_whole_again(repo: Path, tmp_path: Path) -> None:

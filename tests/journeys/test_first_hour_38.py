@@ -225,6 +225,6 @@ def test_another_message_at_a_number_gets_its_own_id(repo: Path, tmp_path: Path)
 def _stored_messages(ctx: Any, sid: str) -> list[tuple[int, Any]]:
     from oxide_git.store import sessionlog
 
-    log = sessionlog.load(ctx.repo.git, sid)
+    log = sessionlog.load(ctx.repo, sid)
     assert log is not None
-    return list(sessionlog.iter_messages(ctx.repo.git, log.commit.tree))
+    return list(sessionlog.iter_messages(ctx.repo, log.commit.tree))

@@ -34,7 +34,7 @@ def _cli(repo: Path, monkeypatch: pytest.MonkeyPatch, *args: str, code: int = 0)
 
 
 def _fork_turns(ctx: Any, fork_id: str, path: str = "feature.py", body: str = "def feature():\n    return 1\n") -> None:
-    s = sessionlog.load_required(ctx.repo.git, fork_id).session
+    s = sessionlog.load_required(ctx.repo, fork_id).session
     store.append(ctx, s, [
         Message("user", (Part.text("add a feature module"),), created_at=NOW_MS + 10),
         Message("assistant", (Part.text("Writing it."), Part.tool_call("call-1", "Write", {"file_path": path})),
@@ -55,7 +55,7 @@ def _scenario(repo: Path, *, path: str = "feature.py", body: str = "def feature(
     store.set_current_session(ctx, PARENT)
     checkpoint(ctx, session=PARENT, text="after the first turn")
     f = fork(make_ctx(repo, NOW_MS + 5), PARENT, at="2", title="feature idea")
-    store.append(ctx, sessionlog.load_required(ctx.repo.git, PARENT).session,
+    store.append(ctx, sessionlog.load_required(ctx.repo, PARENT).session,
                  [Message("user", (Part.text("the parent goes on"),), created_at=NOW_MS + 20),
                   Message("assistant", (Part.text("on it"),), created_at=NOW_MS + 21)])
     _fork_turns(ctx, f.id, path, body)
@@ -72,8 +72,8 @@ def _scenario(repo: Path, *, path: str = "feature.py", body: str = "def feature(
 
 
 def _texts(repo: Path, sid: str) -> list[str]:
-    log = sessionlog.load_required(make_ctx(repo).repo.git, sid)
-    return [m.text() for _q, m in sessionlog.iter_messages(make_ctx(repo).repo.git, log.commit.tree)]
+    log = sessionlog.load_required(make_ctx(repo).repo, sid)
+    return [m.text() for _q, m in sessionlog.iter_messages(make_ctx(repo).repo, log.commit.tree)]
 
 
 def test_merge_brings_files_and_turns_and_undo_reverts_both(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -90,8 +90,8 @@ def test_merge_brings_files_and_turns_and_undo_reverts_both(repo: Path, monkeypa
     assert texts[:4] == ["hello", "hi", "the parent goes on", "on it"]
     assert texts[4].startswith(MARKER) and fork_id in texts[4] and "feature idea" in texts[4]
     assert texts[5:] == ["add a feature module", "Writing it.", "", "Done: the feature is in."]
-    log = sessionlog.load_required(make_ctx(repo).repo.git, parent)
-    msgs = dict(sessionlog.iter_messages(make_ctx(repo).repo.git, log.commit.tree))
+    log = sessionlog.load_required(make_ctx(repo).repo, parent)
+    msgs = dict(sessionlog.iter_messages(make_ctx(repo).repo, log.commit.tree))
     assert msgs[6].parts[1].get("call_id") == "call-1" and msgs[7].parts[0].get("output") == "wrote feature.py"
     assert msgs[6].extra["merged_from"] == {"session": fork_id, "seq": 3, "agent": "claude"}
     assert git(repo, "rev-parse", "HEAD") == head and git(repo, "ls-files", "-s") == index
@@ -122,7 +122,7 @@ def test_merging_twice_adds_nothing_and_a_grown_fork_adds_only_its_new_turns(rep
     assert again.messages_added == 0 and again.already_merged == 4 and again.written == 0
     assert len(journal.entries(make_ctx(repo))) == entries  # nothing changed: nothing journaled
     ctx = make_ctx(repo, NOW_MS + 102)
-    store.append(ctx, sessionlog.load_required(ctx.repo.git, fork_id).session,
+    store.append(ctx, sessionlog.load_required(ctx.repo, fork_id).session,
                  [Message("user", (Part.text("one more thing"),), created_at=NOW_MS + 102)])
     grown = merge(make_ctx(repo, NOW_MS + 103), fork_id, conversation=True, code=False)
     assert grown.messages_added == 2 and grown.already_merged == 4
@@ -138,7 +138,7 @@ def test_a_conflict_is_written_with_git_markers_listed_and_exits_1(repo: Path, m
     assert "<<<<<<< worktree" in text and ">>>>>>> fork " in text and "=======" in text
     assert "hello from the parent" in text and "hello from the fork" in text
     assert "CONFLICT (both changed): README.md" in r.output
-    assert sessionlog.load_required(make_ctx(repo).repo.git, parent).count == 9
+    assert sessionlog.load_required(make_ctx(repo).repo, parent).count == 9
 
 
 def test_uncommitted_changes_are_merged_as_a_side_never_overwritten(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -187,7 +187,7 @@ def test_a_fork_of_a_fork_merges_into_either_ancestor(repo: Path) -> None:
     parent, fork_id = _scenario(repo)
     ctx = make_ctx(repo, NOW_MS + 50)
     grand = fork(ctx, fork_id, at="5", title="deeper")  # after the fork's prompt and first answer
-    store.append(ctx, sessionlog.load_required(ctx.repo.git, grand.id).session,
+    store.append(ctx, sessionlog.load_required(ctx.repo, grand.id).session,
                  [Message("user", (Part.text("go deeper"),), created_at=NOW_MS + 51)])
     into_fork = merge(make_ctx(repo, NOW_MS + 60), grand.id, conversation=True, code=False)
     assert into_fork.target["id"] == fork_id and into_fork.messages_added == 2  # marker + its one turn
@@ -254,8 +254,8 @@ def test_a_continuation_merges_into_the_session_its_fork_left(repo: Path) -> Non
     export (the fork's history), then its own turns; it merges into the fork's parent."""
     parent, fork_id = _scenario(repo)
     ctx = make_ctx(repo, NOW_MS + 60)
-    f = sessionlog.load_required(ctx.repo.git, fork_id)
-    exported = [m for _q, m in sessionlog.iter_messages(ctx.repo.git, f.commit.tree)]
+    f = sessionlog.load_required(ctx.repo, fork_id)
+    exported = [m for _q, m in sessionlog.iter_messages(ctx.repo, f.commit.tree)]
     store.save(ctx, dataclasses.replace(f.session, source={"exports": {
         "claude": {"native_id": "nat-cont", "messages": len(exported)}}}), {},
         summary="exported to claude as nat-cont")
@@ -294,7 +294,7 @@ def test_without_a_checkpoint_only_the_conversation_merges(repo: Path, monkeypat
     parent, _fork_id = _scenario(repo)
     bare = fork(make_ctx(repo, NOW_MS + 80), parent, at="2", title="talk only")
     ctx = make_ctx(repo, NOW_MS + 81)
-    store.append(ctx, sessionlog.load_required(ctx.repo.git, bare.id).session,
+    store.append(ctx, sessionlog.load_required(ctx.repo, bare.id).session,
                  [Message("user", (Part.text("just talk"),), created_at=NOW_MS + 81)])
     r = _cli(repo, monkeypatch, "merge", bare.id, "--yes")
     assert "no checkpoint" in r.output and "1 message(s)" not in r.output
@@ -306,7 +306,7 @@ def test_without_a_checkpoint_only_the_conversation_merges(repo: Path, monkeypat
 def test_tool_calls_after_the_forks_checkpoint_are_named(repo: Path) -> None:
     _parent, fork_id = _scenario(repo)
     ctx = make_ctx(repo, NOW_MS + 90)
-    store.append(ctx, sessionlog.load_required(ctx.repo.git, fork_id).session, [
+    store.append(ctx, sessionlog.load_required(ctx.repo, fork_id).session, [
         Message("assistant", (Part.tool_call("call-2", "Edit", {"file_path": "late.py"}),), created_at=NOW_MS + 90)])
     res = merge(make_ctx(repo, NOW_MS + 100), fork_id, dry_run=True)
     assert any("1 tool call(s) after its latest checkpoint" in n and str(repo) in n for n in res.notes)
@@ -407,8 +407,8 @@ def test_another_agents_merged_turns_reach_claude_as_foreign_ones(repo: Path, mo
     codex_sid = make_ctx(repo).index.resolve_session("01a23334-175b-7030-bb12-84938bd24286")
     res = merge(make_ctx(repo, NOW_MS + 100), codex_sid, into=parent, code=False)
     assert res.messages_added > 5
-    log = sessionlog.load_required(make_ctx(repo).repo.git, parent)
-    came = [m.extra["merged_from"] for _q, m in sessionlog.iter_messages(make_ctx(repo).repo.git, log.commit.tree)
+    log = sessionlog.load_required(make_ctx(repo).repo, parent)
+    came = [m.extra["merged_from"] for _q, m in sessionlog.iter_messages(make_ctx(repo).repo, log.commit.tree)
             if "merged_from" in m.extra]
     assert came and all(c["agent"] == "codex" for c in came)
     out = json.loads(_cli(repo, monkeypatch, "resume", parent, "--into", "claude", "--json").stdout)
@@ -432,8 +432,8 @@ CODEX_ROLLOUT = FIXTURES / "codex" / \
 
 
 def _prompts_and_answers(repo: Path, sid: str) -> list[str]:
-    log = sessionlog.load_required(make_ctx(repo).repo.git, sid)
-    return [m.text() for _q, m in sessionlog.iter_messages(make_ctx(repo).repo.git, log.commit.tree)
+    log = sessionlog.load_required(make_ctx(repo).repo, sid)
+    return [m.text() for _q, m in sessionlog.iter_messages(make_ctx(repo).repo, log.commit.tree)
             if m.role in ("user", "assistant") and m.text() and not m.is_harness()]
 
 
@@ -484,7 +484,7 @@ def test_the_agents_copy_of_merged_turns_is_not_imported_again_codex(
     sid = make_ctx(repo).index.resolve_session("01a23334-175b-7030-bb12-84938bd24286")
     f = fork(make_ctx(repo, NOW_MS + 10), sid, title="try it")
     ctx = make_ctx(repo, NOW_MS + 20)
-    store.append(ctx, sessionlog.load_required(ctx.repo.git, f.id).session, [  # Codex's own records
+    store.append(ctx, sessionlog.load_required(ctx.repo, f.id).session, [  # Codex's own records
         Message("user", (Part.text("add a feature module"),), created_at=NOW_MS + 10),
         Message("assistant", (Part.tool_call("call-1", "exec_command", {"cmd": "echo hi"},
                                              arguments='{"cmd": "echo hi"}', codex_type="function_call"),),

@@ -32,9 +32,9 @@ def _import(ctx, agent: str, path: Path) -> list[str]:  # type: ignore[no-untype
     return [s for f in report.files for s in f.sessions]
 
 
-def _semantic(g, log):  # type: ignore[no-untyped-def]
+def _semantic(r, log):  # type: ignore[no-untyped-def]
     out = []
-    for _, m in sessionlog.iter_messages(g, log.commit.tree):
+    for _, m in sessionlog.iter_messages(r, log.commit.tree):
         parts = [(p.type, p.get("text"), p.get("call_id"), p.get("name"), p.get("input"), p.get("output"),
                   p.get("is_error"), p.get("summary")) for p in m.parts if p.type != "other"]
         out.append((m.role, m.native_id, parts))
@@ -49,8 +49,8 @@ def test_round_trip_through_the_agents_own_store(repo: Path, agent: str) -> None
         (repo / ".aider.chat.history.md").write_bytes(src.read_bytes())
         src = repo / ".aider.chat.history.md"
     sid = _import(ctx, agent, src)[0]
-    g = ctx.repo.git
-    before = sessionlog.load(g, sid)
+    r = ctx.repo
+    before = sessionlog.load(r, sid)
     res = into(ctx, sid, agent)
     assert res.command[:2] == RESUMES[agent]
     if agent != "aider":  # aider has no session ids: it restores the chat history file
@@ -67,10 +67,10 @@ def test_round_trip_through_the_agents_own_store(repo: Path, agent: str) -> None
         ids += _import(make_ctx(repo), agent, p)
     if agent != "aider":
         assert sid in ids  # the agent's file reads back as the same session
-    after = sessionlog.load(g, sid)
+    after = sessionlog.load(r, sid)
     if agent != "aider":
         # Same messages and parts (an exporter may re-link native parent pointers, nothing else).
-        assert _semantic(g, after) == _semantic(g, before)
+        assert _semantic(r, after) == _semantic(r, before)
         assert after.count == before.count
     else:
         # What oxide wrote into the history is that session, never a new one (issue 13, item 10).

@@ -89,7 +89,7 @@ def test_turns_added_after_a_rewind_end_its_reach(repo: Path, isolated_env: Path
     [db] = [p for p in first["written"] if p.endswith(".db")]
     oxide(repo, "rewind", cp, "--conversation", "--yes")
     ctx = make_ctx(repo)
-    log = sessionlog.load(ctx.repo.git, _sid(repo))
+    log = sessionlog.load(ctx.repo, _sid(repo))
     assert log is not None
     store.append(ctx, log.session, [Message("user", (Part.text("after the rewind"),))])
     before = Path(db).read_bytes()
@@ -105,6 +105,6 @@ def test_a_resume_into_another_agent_records_what_it_wrote(repo: Path, isolated_
     _transcript(repo, isolated_env)
     oxide(repo, "import")
     res = _into(repo, "codex")
-    log = sessionlog.load(make_ctx(repo).repo.git, _sid(repo))
+    log = sessionlog.load(make_ctx(repo).repo, _sid(repo))
     assert log is not None
     assert log.session.source["exports"] == {"codex": {"native_id": res["native_id"], "messages": 2}}

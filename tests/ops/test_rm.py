@@ -36,7 +36,7 @@ def test_rm_without_forks_then_undo(repo: Path) -> None:
     assert make_ctx(repo).index.session_rows(ids=[s.id]) == []
     undo(make_ctx(repo, NOW_MS + 2))
     assert _sessions(repo) == [s.id]
-    assert sessionlog.load(ctx.repo.git, s.id).count == 4
+    assert sessionlog.load(ctx.repo, s.id).count == 4
     assert len(make_ctx(repo).index.session_rows(ids=[s.id])) == 1
 
 
@@ -62,8 +62,8 @@ def test_rm_with_forks(repo: Path) -> None:
     assert _sessions(repo) == sorted([f1.id, f2.id])
     git(repo, "gc", "--prune=now", "-q")
     fsck_clean(repo)
-    assert sessionlog.load(ctx.repo.git, f1.id).count == 2
-    assert sessionlog.load(ctx.repo.git, f2.id).count == 2
+    assert sessionlog.load(ctx.repo, f1.id).count == 2
+    assert sessionlog.load(ctx.repo, f2.id).count == 2
     reindex(make_ctx(repo), full=True)
     undo(make_ctx(repo, NOW_MS + 6))
     assert _sessions(repo) == sorted([s.id, f1.id, f2.id])

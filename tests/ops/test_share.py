@@ -36,9 +36,9 @@ def say(root: Path, *texts: str, now: int = NOW_MS) -> None:
 
 
 def texts(root: Path, sid: str = SID) -> list[str]:
-    log = sessionlog.load(make_ctx(root).repo.git, sid)
+    log = sessionlog.load(make_ctx(root).repo, sid)
     assert log is not None
-    return [m.text() for _q, m in sessionlog.iter_messages(make_ctx(root).repo.git, log.commit.tree)]
+    return [m.text() for _q, m in sessionlog.iter_messages(make_ctx(root).repo, log.commit.tree)]
 
 
 def test_push_then_pull_brings_sessions_and_index(clones: tuple[Path, Path, Path]) -> None:
@@ -80,9 +80,9 @@ def test_diverged_session_becomes_local_plus_fork_and_nothing_is_lost(clones: tu
     [fork] = res["forks"]
     assert texts(b) == ["base 1", "base 2", "b says 3"]  # local kept as it was
     assert texts(b, fork["fork"]) == ["base 1", "base 2", "a says 3", "a says 4"]
-    flog = sessionlog.load(make_ctx(b).repo.git, fork["fork"])
+    flog = sessionlog.load(make_ctx(b).repo, fork["fork"])
     assert flog is not None and flog.session.parent_id == SID
-    base2 = sessionlog.message_at(make_ctx(b).repo.git, flog.commit.tree, 1)
+    base2 = sessionlog.message_at(make_ctx(b).repo, flog.commit.tree, 1)
     assert base2 is not None and flog.session.fork_message_id == base2.id
     # pulling again is idempotent: no second fork
     again = json.loads(oxide(b, "pull", "--json").stdout)

@@ -84,9 +84,9 @@ def test_a_shared_history_longer_than_a_bucket_forks_after_all_of_it(clones: tup
     store.append(make_ctx(b), Session(SID, "claude"), [Message("user", (Part.text("b 301"),))])
     oxide(a, "push")
     [fork] = _pull(b)["forks"]
-    log = sessionlog.load(make_ctx(b).repo.git, fork["fork"])
+    log = sessionlog.load(make_ctx(b).repo, fork["fork"])
     assert log is not None and log.session.extra["fork_seq"] == 300
-    last_shared = sessionlog.message_at(make_ctx(b).repo.git, log.commit.tree, 299)
+    last_shared = sessionlog.message_at(make_ctx(b).repo, log.commit.tree, 299)
     assert last_shared is not None and log.session.fork_message_id == last_shared.id
     assert texts(b, fork["fork"])[299:] == ["m299", "a 301"]
 
@@ -135,7 +135,7 @@ def test_what_a_diverged_pull_makes_is_named_and_dated_exactly(
     now = 1_767_312_000_123  # 2026-01-02T00:00:00.123Z
     monkeypatch.setenv("OXIDE_NOW", str(now))
     [fork] = _pull(b)["forks"]
-    log = sessionlog.load(make_ctx(b).repo.git, fork["fork"])
+    log = sessionlog.load(make_ctx(b).repo, fork["fork"])
     assert log is not None
     assert log.session.title == f"{title or SID[:12]} (the other side of a pull)"
     theirs = int(git(b, "log", "-1", "--format=%ct", fork["from"]).strip())

@@ -152,7 +152,7 @@ def test_rewind_both_keeps_a_file_and_a_conversation_changed_since(repo: Path) -
     from oxide_git.ops.rewind import rewind
 
     rewind(make_ctx(repo, NOW_MS + 1), cp.id)
-    assert sessionlog.load(ctx.repo.git, s.id).count == 4
+    assert sessionlog.load(ctx.repo, s.id).count == 4
     (repo / "README.md").write_text("mine, after the rewind\n")
     store.append(make_ctx(repo), s, [Message("user", (Part.text("said after the rewind"),))])
     res = undo(make_ctx(repo, NOW_MS + 2))
@@ -160,7 +160,7 @@ def test_rewind_both_keeps_a_file_and_a_conversation_changed_since(repo: Path) -
     assert list(res.kept_refs) == [refs.session_ref(s.id)]
     assert (repo / "README.md").read_text() == "mine, after the rewind\n"
     assert (repo / "src" / "app.py").read_text() == "agent\n"
-    assert sessionlog.load(ctx.repo.git, s.id).count == 5  # the conversation since is kept
+    assert sessionlog.load(ctx.repo, s.id).count == 5  # the conversation since is kept
 
 
 def test_fork_whose_session_was_appended_since_is_kept(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -168,7 +168,7 @@ def test_fork_whose_session_was_appended_since_is_kept(repo: Path, monkeypatch: 
     s = Session(id="0" * 12 + "c" * 20, agent="claude", title="t", cwd=str(repo), worktree="main")
     store.append(ctx, s, [Message("user", (Part.text(f"m{i}"),), created_at=1000 + i) for i in range(4)])
     f = fork(make_ctx(repo, NOW_MS + 1), s.id, at="2")
-    log = sessionlog.load(ctx.repo.git, f.id)
+    log = sessionlog.load(ctx.repo, f.id)
     assert log is not None
     store.append(make_ctx(repo, NOW_MS + 2), log.session, [Message("user", (Part.text("work in the fork"),))])
     r = cli(monkeypatch, repo, "undo", "--yes", now=NOW_MS + 3, code=1)
@@ -220,7 +220,7 @@ def test_pull_a_ref_changed_since_is_kept(tmp_path: Path) -> None:
     git(tmp_path, "clone", "-q", str(bare), str(b))
     pulled = pull(make_ctx(b, NOW_MS + 1))
     assert refs.session_ref(s1.id) in pulled.moved
-    log = sessionlog.load(make_ctx(b).repo.git, s1.id)
+    log = sessionlog.load(make_ctx(b).repo, s1.id)
     assert log is not None
     store.append(make_ctx(b, NOW_MS + 2), log.session, [Message("user", (Part.text("mine, since"),))])
     mine = git(b, "rev-parse", refs.session_ref(s1.id)).strip()
@@ -343,7 +343,7 @@ def test_a_forced_undo_names_the_trash_ref_only_when_it_writes_one(repo: Path) -
     s = Session(id="0" * 12 + "d" * 20, agent="claude", title="t", cwd=str(repo), worktree="main")
     store.append(ctx, s, [Message("user", (Part.text(f"m{i}"),), created_at=1000 + i) for i in range(4)])
     f = fork(make_ctx(repo, NOW_MS + 1), s.id, at="2")
-    log = sessionlog.load(ctx.repo.git, f.id)
+    log = sessionlog.load(ctx.repo, f.id)
     assert log is not None
     store.append(make_ctx(repo, NOW_MS + 2), log.session, [Message("user", (Part.text("work in the fork"),))])
     name = refs.session_ref(f.id)

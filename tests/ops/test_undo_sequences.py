@@ -177,7 +177,7 @@ class UserSequences(RuleBasedStateMachine):
         sid = ([self.session.id, *self.forks])[self.version % (1 + len(self.forks))]
         from oxide_git.store import sessionlog
 
-        log = sessionlog.load(ctx.repo.git, sid)
+        log = sessionlog.load(ctx.repo, sid)
         if log is not None:
             self.version += 1
             store.append(ctx, log.session, [Message("user", (Part.text(f"said {self.version}"),))])
@@ -268,7 +268,7 @@ class UserSequences(RuleBasedStateMachine):
         ctx = make_ctx(self.clone, self.now)
         from oxide_git.store import sessionlog
 
-        log = sessionlog.load(ctx.repo.git, mate.id)
+        log = sessionlog.load(ctx.repo, mate.id)
         said = Message("user", (Part.text(f"mate {self.version}"),))
         store.append(ctx, log.session if log else mate, [said])
         push(ctx)

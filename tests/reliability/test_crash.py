@@ -20,6 +20,7 @@ import pygit2
 import pytest
 
 from oxide_git.git import refs
+from oxide_git.git.repo import find_repo
 from oxide_git.imports import importing
 from oxide_git.store import sessionlog
 
@@ -72,16 +73,16 @@ def _timed(cmd: list[str], cwd: Path) -> float:
 
 
 def _messages(root: Path, sid: str) -> list[str]:
-    g = pygit2.Repository(str(root))
-    log = sessionlog.load(g, sid)
+    r = find_repo(root)
+    log = sessionlog.load(r, sid)
     if log is None:
         return []
-    return [m.text() for _s, m in sessionlog.iter_messages(g, log.commit.tree)]
+    return [m.text() for _s, m in sessionlog.iter_messages(r, log.commit.tree)]
 
 
 def _counts(root: Path) -> dict[str, int]:
-    g = pygit2.Repository(str(root))
-    return {n: sessionlog.load_commit(g, o).count for n, o in refs.iter_refs(g, refs.SESSIONS)}
+    r = find_repo(root)
+    return {n: sessionlog.load_commit(r, o).count for n, o in refs.iter_refs(r.git, refs.SESSIONS)}
 
 
 def _age_dead_locks(root: Path) -> int:

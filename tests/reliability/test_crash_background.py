@@ -19,6 +19,7 @@ import pygit2
 import pytest
 
 from oxide_git.git import refs
+from oxide_git.git.repo import find_repo
 from oxide_git.store import sessionlog
 
 from ..conftest import fsck_clean, git, wait_for
@@ -42,11 +43,11 @@ pytestmark = pytest.mark.slow
 
 def _texts(root: Path) -> dict[str, list[str]]:
     """Every session's messages, in order (by agent id, which is the same in every repository)."""
-    g = pygit2.Repository(str(root))
+    r = find_repo(root)
     out = {}
-    for _n, oid in refs.iter_refs(g, refs.SESSIONS):
-        log = sessionlog.load_commit(g, oid)
-        out[log.session.native_id or log.session.id] = [m.text() for _q, m in sessionlog.iter_messages(g, log.commit.tree)]
+    for _n, oid in refs.iter_refs(r.git, refs.SESSIONS):
+        log = sessionlog.load_commit(r, oid)
+        out[log.session.native_id or log.session.id] = [m.text() for _q, m in sessionlog.iter_messages(r, log.commit.tree)]
     return out
 
 

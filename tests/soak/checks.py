@@ -37,12 +37,11 @@ def _store(world: World) -> dict[str, tuple[Any, list[Any]]]:
 
     ctx = Context(find_repo(world.repo), int(time.time() * 1000), world.env)
     try:
-        g = ctx.repo.git
         out = {}
-        for _n, oid in refs.iter_refs(g, refs.SESSIONS):
-            log = sessionlog.load_commit(g, oid)
+        for _n, oid in refs.iter_refs(ctx.repo.git, refs.SESSIONS):
+            log = sessionlog.load_commit(ctx.repo, oid)
             out[log.session.native_id or log.session.id] = (
-                log.session, [m for _q, m in sessionlog.iter_messages(g, log.commit.tree)])
+                log.session, [m for _q, m in sessionlog.iter_messages(ctx.repo, log.commit.tree)])
         return out
     finally:
         ctx.close()
@@ -211,11 +210,13 @@ def _holds(w: World, have: str, pushed: str) -> bool:
     """Whether the clone's log ``have`` holds every message of the pushed log at its own place."""
     import pygit2
 
+    from oxide_git.git.repo import find_repo
     from oxide_git.ops.pull_session import holds
 
-    git = pygit2.Repository(str(w.clone))
+    clone = find_repo(w.clone)
+    git = clone.git
     try:
-        return holds(git, git[have].peel(pygit2.Tree), git[pushed].peel(pygit2.Tree))
+        return holds(clone, git[have].peel(pygit2.Tree), git[pushed].peel(pygit2.Tree))
     except KeyError:
         return False  # the pushed commit never reached the clone
 

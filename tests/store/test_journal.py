@@ -85,7 +85,7 @@ def test_a_ref_deleted_since_is_refused_then_forced_back(repo: Path) -> None:
     undo(make_ctx(repo, NOW_MS + 7), force=True)
     assert git(repo, "rev-parse", refs.session_ref(sid)).strip() == before
     assert not git(repo, "for-each-ref", "refs/oxide/trash/").strip()  # nothing newer to keep
-    assert sessionlog.load(make_ctx(repo).repo.git, sid).count == 6
+    assert sessionlog.load(make_ctx(repo).repo, sid).count == 6
 
 
 def test_undo_after_undo_is_a_redo_and_says_so(repo: Path) -> None:
@@ -177,7 +177,7 @@ def test_an_operation_journaled_after_a_torn_line_is_still_undone(repo: Path) ->
 
 
 def _session_of(repo: Path, sid: str):  # type: ignore[no-untyped-def]
-    log = sessionlog.load(make_ctx(repo).repo.git, sid)
+    log = sessionlog.load(make_ctx(repo).repo, sid)
     assert log is not None
     return log.session
 

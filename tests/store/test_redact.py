@@ -101,12 +101,12 @@ def test_nothing_planted_reaches_git_or_exports(repo: Path, tmp_path: Path) -> N
     report = import_sessions(ctx, [("claude", path)])
     assert not report.problems
     sid = report.files[0].sessions[0]
-    stored = load(ctx.repo.git, sid).session.redactions  # type: ignore[union-attr]
+    stored = load(ctx.repo, sid).session.redactions  # type: ignore[union-attr]
     assert set(stored) == set(PLANTED) and all(v >= 2 for v in stored.values())
     # Re-import after the file changed (not just grew): counts must not double.
     path.write_text(path.read_text().replace("please fix", "please FIX"))
     import_sessions(make_ctx(repo), [("claude", path)])
-    assert load(ctx.repo.git, sid).session.redactions == stored  # type: ignore[union-attr]
+    assert load(ctx.repo, sid).session.redactions == stored  # type: ignore[union-attr]
     oxide(repo, "checkpoint", "-m", "cp", "--session", sid)
     blob = _all_objects(repo)
     assert b"[REDACTED:openai_key]" in blob
@@ -157,11 +157,11 @@ def test_store_append_redacts_and_accumulates(repo: Path) -> None:
     s = Session("0000000000001234567890abcdef1234", "claude")
     store.append(ctx, s, [Message("user", (Part.text(PLANTED["openai_key"][0]),))])
     store.append(ctx, s, [Message("user", (Part.text(PLANTED["openai_key"][0] + " " + PLANTED["jwt"][0]),))])
-    log = load(ctx.repo.git, s.id)
+    log = load(ctx.repo, s.id)
     assert log is not None and log.session.redactions == {"jwt": 1, "openai_key": 2}
     # a rewind that drops the last message takes its counts away
     store.save(ctx, log.session, {}, summary="rewind", truncate_at=1)
-    assert load(ctx.repo.git, s.id).session.redactions == {"openai_key": 1}  # type: ignore[union-attr]
+    assert load(ctx.repo, s.id).session.redactions == {"openai_key": 1}  # type: ignore[union-attr]
 
 
 def test_export_redacts_on_its_own_what_was_stored_unredacted(repo: Path, tmp_path: Path) -> None:

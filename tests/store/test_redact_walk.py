@@ -102,7 +102,7 @@ def test_a_sessions_own_hits_are_counted_once_however_often_it_is_written(repo: 
     s = Session("0000000000001234567890abcdef5678", "claude", title="deploy with password=hunter2!")
     store.append(ctx, s, [Message("user", (Part.text(PLANTED["jwt"][0]),))])
     store.append(ctx, s, [Message("user", (Part.text("and again " + PLANTED["jwt"][0]),))])
-    log = load(ctx.repo.git, s.id)
+    log = load(ctx.repo, s.id)
     assert log is not None
     assert log.session.title == "deploy with password=[REDACTED:password]"
     assert log.session.redactions == {"jwt": 2, "password": 1}

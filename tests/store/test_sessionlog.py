@@ -35,9 +35,9 @@ def test_append_and_read_back(repo: Path) -> None:
     s = _session()
     store.append(ctx, s, [_msg(i) for i in range(300)])
     store.append(ctx, s, [_msg(300, "assistant")])
-    log = sessionlog.load(ctx.repo.git, s.id)
+    log = sessionlog.load(ctx.repo, s.id)
     assert log is not None and log.count == 301
-    msgs = list(sessionlog.iter_messages(ctx.repo.git, log.commit.tree))
+    msgs = list(sessionlog.iter_messages(ctx.repo, log.commit.tree))
     assert [q for q, _ in msgs] == list(range(301))
     assert msgs[300][1].role == "assistant" and msgs[5][1].text() == "message 5"
     ids = [m.id for _, m in msgs]
@@ -76,9 +76,9 @@ def test_a_source_read_whole_again_writes_only_what_changed(repo: Path) -> None:
     store.save(ctx, s, msgs, summary="import again")
     # two blobs, bucket 000001, messages tree, session blob, root tree, commit
     assert _count_objects(repo) - before <= 7
-    log = sessionlog.load(ctx.repo.git, s.id)
+    log = sessionlog.load(ctx.repo, s.id)
     assert log is not None and log.count == 501
-    assert [m.role for _q, m in sessionlog.iter_messages(ctx.repo.git, log.commit.tree, 499)] == ["assistant", "user"]
+    assert [m.role for _q, m in sessionlog.iter_messages(ctx.repo, log.commit.tree, 499)] == ["assistant", "user"]
     fsck_clean(repo)
 
 
@@ -100,8 +100,8 @@ def test_concurrent_appends_lose_nothing(repo: Path) -> None:
     ) % (str(Path(__file__).parents[2]), str(repo), s.id)
     procs = [subprocess.Popen(["python3" if False else os.sys.executable, "-c", code, str(w)]) for w in range(4)]
     assert all(p.wait(timeout=120) == 0 for p in procs)
-    log = sessionlog.load(ctx.repo.git, s.id)
-    texts = [m.text() for _, m in sessionlog.iter_messages(ctx.repo.git, log.commit.tree)]
+    log = sessionlog.load(ctx.repo, s.id)
+    texts = [m.text() for _, m in sessionlog.iter_messages(ctx.repo, log.commit.tree)]
     assert len(texts) == 101
     for w in range(4):
         mine = [t for t in texts if t.startswith(f"w{w}-")]
@@ -135,7 +135,7 @@ def test_incremental_reindex_sees_appends_and_truncation(repo: Path) -> None:
     s = _session()
     store.append(ctx, s, [_msg(i) for i in range(600)])
     # another process appends behind the index's back (e.g. a fetch): only git changes
-    g, objects, common = ctx.repo.git, ctx.repo.objects, ctx.repo.common_dir
+    objects, common = ctx.repo.objects, ctx.repo.common_dir
     log = logread.tip(objects, common, s.id)
     logwrite.commit(objects, common, s, {600: codec.encode_message(_msg(600))}, now_ms=1, summary="x", base=log, expected=log.commit)
     from oxide_git.store.reindex import reindex
@@ -148,7 +148,7 @@ def test_incremental_reindex_sees_appends_and_truncation(repo: Path) -> None:
                     truncate_at=100)
     reindex(ctx)
     assert ctx.index.query("SELECT count(*) FROM messages")[0][0] == 100
-    assert sessionlog.load(g, s.id).count == 100
+    assert sessionlog.load(ctx.repo, s.id).count == 100
 
 
 def test_resolve_prefixes(repo: Path) -> None:
@@ -232,3 +232,29 @@ def test_a_reindex_of_some_sessions_reads_only_those(repo: Path) -> None:
     res = reindex(ctx, sessions={a.id}, checkpoints=False)
     assert res.sessions_removed == 1
     assert {r["id"] for r in ctx.index.session_rows()} == {b.id}
+
+
+def test_a_dry_runs_scratch_view_reads_its_own_objects_and_writes_none_to_the_store(repo: Path) -> None:
+    import pygit2
+
+    from oxide_git.core.errors import OxideError
+    from oxide_git.store import snapshots
+
+    ctx = make_ctx(repo)
+    s = _session()
+    store.append(ctx, s, [_msg(i) for i in range(3)])
+    tip = sessionlog.load(ctx.repo, s.id)
+    assert tip is not None
+    before = _count_objects(repo)
+    with snapshots.scratch(ctx.repo) as view:
+        objects = view.objects  # the scratch store: written here, the real one read by alternates
+        tree = logwrite.build_tree(objects, tip.as_base().tree, s, {3: codec.encode_message(_msg(3))})
+        oid = pygit2.Oid(raw=objects.write_commit(tree, [tip.tip.raw], "scratch\n", logwrite.signature_at(1)))
+        log = sessionlog.load_commit(view, oid)
+        at = sessionlog.message_at(view, log.commit.tree, 3)
+        assert log.count == 4 and at is not None and at.text() == "message 3"
+        assert [q for q, _m in sessionlog.iter_messages(view, log.commit.tree)] == [0, 1, 2, 3]
+        assert sessionlog.load_required(view, s.id).count == 3  # the ref is the real one's
+        with pytest.raises(OxideError):  # the real store never got the scratch commit
+            sessionlog.load_commit(ctx.repo, oid)
+    assert _count_objects(repo) == before
