@@ -1,7 +1,8 @@
 """`python -m bench [--quick] [--only MODULE,...]`: run the benchmark modules, print one table.
 
-The table is a report: a missed target does not fail the run (exit 0); only a crash of the
-runner itself does. The rows also go to ``.bench-cache/results.json`` (a JSON list), which
+The table is a report: a missed target does not fail the run (exit 0). A row that could not be
+measured does (exit 1, after the table): a module that crashed, as when a change to oxide broke
+the path it measures; CI's `make bench-quick` fails then. The rows also go to ``.bench-cache/results.json`` (a JSON list), which
 ``python -m bench.table`` turns into docs/performance.md's table.
 """
 
@@ -79,7 +80,10 @@ def main(argv: list[str] | None = None) -> int:
 
         svg = write(rows, out.with_suffix(".svg"), f"git oxide benchmarks, {time.strftime('%Y-%m-%d')}")
         print(f"(chart written to {svg})")
-    return 0
+    crashed = [r for r in rows if r.get("error")]
+    for r in crashed:
+        print(f"error: {r['name']}: {r['error']}", file=sys.stderr)
+    return 1 if crashed else 0
 
 
 if __name__ == "__main__":

@@ -248,7 +248,7 @@ def bench_append(quick: bool, log: Log = _log) -> list[dict[str, Any]]:
         ctx = _context(work, int(time.time() * 1000))
         sessions = {}
         for n in sizes:
-            lg = sessionlog.load(ctx.repo.git, ids[n])
+            lg = sessionlog.load(ctx.repo, ids[n])
             assert lg is not None and lg.count >= n, f"session of {n} missing in {cached}"
             sessions[n] = lg.session
         times: dict[int, list[float]] = {n: [] for n in sizes}
