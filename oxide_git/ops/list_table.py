@@ -49,10 +49,13 @@ def listing(ctx: Context, *, all_worktrees: bool = False, agent: str | None = No
     """The table of this worktree's sessions (every worktree's with ``all_worktrees``), forks under
     their parents with ``tree``, and the note that goes with it."""
     rows = ctx.index.session_table(worktree=None if all_worktrees else ctx.repo.worktree_id, agent=agent)
-    note = _note(ctx, len(rows), all_worktrees=all_worktrees, agent=agent)
+    stored = ctx.index.session_count()
+    note = _note(ctx, len(rows), stored, all_worktrees=all_worktrees, agent=agent)
     if not rows:
         return Listing("", note)
-    abbrev = ctx.index.session_abbrev().of
+    # r: (id, agent, real_count, worktree, branch, updated_at, title, first_prompt, parent_id, native_id)
+    every = ((r[0], r[9]) for r in rows) if len(rows) == stored else None  # one worktree: all of them
+    abbrev = ctx.index.session_abbrev(every).of
     now = ctx.now_ms
     ordered = tree_order(rows, _id, _parent) if tree else [(0, r) for r in rows]
     merged: dict[str, list[str]] = {}
@@ -60,7 +63,6 @@ def listing(ctx: Context, *, all_worktrees: bool = False, agent: str | None = No
         from oxide_git.ops.merge_marks import merged_into
 
         merged = merged_into(ctx, [r[0] for r in rows])
-    # r: (id, agent, real_count, worktree, branch, updated_at, title, first_prompt, parent_id)
     return Listing(table_text(HEADERS, [
         (abbrev(r[0]), r[1], r[2], r[3] or "-", r[4] or "-", ago_ms(r[5], now) if r[5] is not None else "-",
          ("  " * depth + "└ " if depth else "") + display(r[6], r[7], r[0], TITLE_WIDTH)
@@ -76,9 +78,9 @@ def _parent(row: Any) -> str | None:
     return row[8]
 
 
-def _note(ctx: Context, shown: int, *, all_worktrees: bool, agent: str | None) -> str | None:
+def _note(ctx: Context, shown: int, stored: int, *, all_worktrees: bool, agent: str | None) -> str | None:
     if not all_worktrees:
-        hidden = ctx.index.session_count(agent=agent) - shown
+        hidden = (ctx.index.session_count(agent=agent) if agent else stored) - shown
         if hidden:
             return (f"{hidden} session(s) of other worktrees or other folders are not shown "
                     "(their WORKTREE is not this one's); `git oxide list --all` shows them")

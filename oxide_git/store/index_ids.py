@@ -55,9 +55,10 @@ class IdLookups:
                             hint=f"give one of: {some}")
         return str(ids[0])
 
-    def session_abbrev(self) -> Abbreviator:
-        """The shortest unique prefix of each session id (against every oxide and agent id)."""
-        rows = self.query("SELECT id, native_id FROM sessions")
+    def session_abbrev(self, every: Iterable[tuple[str, str | None]] | None = None) -> Abbreviator:
+        """The shortest unique prefix of each session id (against every oxide and agent id).
+        ``every``: each session's (id, native_id), when the caller has read them all already."""
+        rows = list(every) if every is not None else self.query("SELECT id, native_id FROM sessions")
         return Abbreviator([(r[0], r[0]) for r in rows] + [(r[1], r[0]) for r in rows if r[1]])
 
     def session_prefix(self, session_id: str) -> str:

@@ -47,15 +47,18 @@ ROW = (f"CASE WHEN s.list_head IS NULL THEN {_object(LIST_FIELDS)} ELSE "
 REAL_COUNT = "s.message_count - (SELECT count(*) FROM messages m WHERE m.session_id=s.id AND m.real=0)"
 # the table of `list`, a row each: what it shows and what it orders them by
 TABLE_FIELDS = ("id", "agent", "real_count", "worktree", "branch", "updated_at", "title",
-                "first_prompt", "parent_id")
+                "first_prompt", "parent_id", "native_id")
+_TABLE_COLUMNS = {  # what a field is worked out from, where it is not the column of its name
+    "real_count": f"coalesce({REAL_COUNT}, 0)",
+    "first_prompt": "CASE WHEN s.title IS NULL OR s.title = '' THEN s.first_prompt END",  # shown if no title
+}
 INDEX = "CREATE INDEX IF NOT EXISTS idx_sessions_updated_at_id ON sessions (updated_at DESC, id)"
 ORDER = "ORDER BY s.updated_at DESC, s.id"  # newest first (the index on both: no sort)
 
 
 def table_query(where: str) -> str:
     """The query of `list`'s table rows (``TABLE_FIELDS``), newest first."""
-    cols = ", ".join(f"coalesce({REAL_COUNT}, 0) AS real_count" if c == "real_count" else f"s.{c}"
-                     for c in TABLE_FIELDS)
+    cols = ", ".join(f"{_TABLE_COLUMNS.get(c, f's.{c}')} AS {c}" for c in TABLE_FIELDS)
     return f"SELECT {cols} FROM sessions s {where} {ORDER}"
 
 

@@ -68,3 +68,9 @@ def test_the_note_says_what_is_not_shown(repo: Path, monkeypatch: pytest.MonkeyP
     r = oxide(repo, "list")  # the click-free form: the same table, the note on stderr
     assert r.stdout == shown.text and r.stderr == shown.note + "\n"
     assert len(listing(make_ctx(repo), all_worktrees=True).text.splitlines()) == 3
+    codex = Session("c0de" * 8, "codex", title="codex here", worktree=ctx.repo.worktree_id, updated_at=NOW_MS)
+    store.append(ctx, codex, [Message("user", (Part.text("p"),), created_at=NOW_MS)])
+    only = listing(make_ctx(repo), agent="claude")  # counts claude's sessions elsewhere, not codex's
+    assert [line.split()[0] for line in only.text.splitlines()[1:]] == ["e" * 8]
+    assert only.note is not None and only.note.startswith("1 session(s) of other worktrees")
+    assert listing(make_ctx(repo), agent="codex").note is None
