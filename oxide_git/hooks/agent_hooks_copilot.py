@@ -95,16 +95,30 @@ def configure(workdir: Path, *, remove: bool = False, python: str | None = None)
     return done
 
 
-def _transcript(payload: dict[str, Any]) -> Path | None:
+def _ids(payload: dict[str, Any]) -> tuple[Any, Any]:
+    """The session a hook is about, as the importer names it, and the session whose
+    ``events.jsonl`` holds it. A sub-agent's own hooks (its prompt, its ``agentStop``) carry its
+    ``agentId`` as ``sessionId`` and its parent's as ``parentAgentId``; ``subagentStop`` carries the
+    parent's ``sessionId`` and the sub-agent's ``agentId``. The importer makes a sub-agent the
+    session ``<parent>/agent-<agentId>`` (``agents/copilot/parse.py``), kept in its parent's file."""
+    sid, agent, parent = payload.get("sessionId"), payload.get("agentId"), payload.get("parentAgentId")
+    if isinstance(agent, str) and agent and "/" not in agent:
+        if isinstance(parent, str) and parent and parent != agent:
+            return f"{parent}/agent-{agent}", parent
+        if isinstance(sid, str) and sid and sid != agent:
+            return f"{sid}/agent-{agent}", sid
+    return sid, sid
+
+
+def _transcript(payload: dict[str, Any], root: Any) -> Path | None:
     path = payload.get("transcriptPath")
     if isinstance(path, str) and path:
         return Path(path)
-    sid = payload.get("sessionId")
-    if not isinstance(sid, str) or not sid or "/" in sid:
+    if not isinstance(root, str) or not root or "/" in root:
         return None
     home = os.environ.get("COPILOT_HOME")
-    root = Path(home).expanduser() if home else Path.home() / ".copilot"
-    return root / "session-state" / sid / "events.jsonl"
+    base = Path(home).expanduser() if home else Path.home() / ".copilot"
+    return base / "session-state" / root / "events.jsonl"
 
 
 def _is_own_start(line: bytes, stamp: int) -> bool:
@@ -153,14 +167,17 @@ def handle(action: str, payload: dict[str, Any]) -> None:
     ctx = hook_context(payload.get("cwd"))
     if ctx is None:
         return
-    path = _transcript(payload)
+    native, root = _ids(payload)
+    path = _transcript(payload, root)
     if path is not None and action == "stop" and not await_own_start(path, payload):
         log(ctx.repo.oxide_dir, f"copilot: this stop hook's own hook.start did not reach {path} in "
             f"{WAIT_S:g} s; imported what the file held")
     if path is not None and path.is_file():
         importing.import_file(ctx, "copilot", path)
-    native = payload.get("sessionId")
-    sid = session_of(ctx, "copilot", native)
-    hook_ties.settle(ctx, "copilot", native, sid)
+    main = session_of(ctx, "copilot", root)
+    hook_ties.settle(ctx, "copilot", root, main)  # the parent is the current session, a sub-agent's too
+    sid = main if native == root else session_of(ctx, "copilot", native)
+    if native != root and sid:
+        hook_ties.tie_pending(ctx, "copilot", native, sid)  # a sub-agent's prompt checkpoint, once it is here
     if action == "prompt":
         hook_ties.prompt_checkpoint(ctx, "copilot", native, sid, str(payload.get("prompt") or ""))

@@ -140,7 +140,8 @@ def test_copilot_hooks_capture_the_session(compat_repo: Path, model_server, ends
 def test_copilot_hooks_with_a_sub_agent(compat_repo: Path, model_server) -> None:
     """A sub-agent's end runs subagentStop: that hook also finds its own hook.start in
     events.jsonl (no 10 s wait, nothing in the oxide log), and the turn's end imports the main
-    session whole, its sub-agent a session of its own."""
+    session whole, its sub-agent a session of its own. The sub-agent's own prompt hook names it by
+    its agentId: its checkpoint goes to the sub-agent's session, and the parent stays current."""
     d = make_driver("copilot", compat_repo, model_server)
     model_server.script.update(SUB_SCRIPT)
     checks.oxide(compat_repo, "init")
@@ -161,6 +162,12 @@ def test_copilot_hooks_with_a_sub_agent(compat_repo: Path, model_server) -> None
     rows = checks.oxide_json(compat_repo, "list", "--all")
     [sub] = [r for r in rows if r["parent_id"] == shown["session"]["id"]]
     checks.assert_conversation(checks.show(compat_repo, sub["id"]), ["SUBTASK-1"])
+    # the sub-agent's own prompt hook (sessionId: its agentId) checkpoints on the sub-agent's session
+    cps = checks.oxide_json(compat_repo, "checkpoints")
+    assert all(c["session_id"] for c in cps), cps  # none left waiting for a session
+    assert [c["message"] for c in cps if c["session_id"] == sub["id"]] == ["SUBTASK-1 run echo"], cps
+    assert not list((compat_repo / ".git" / "oxide").rglob("pending-prompts.json"))
+    assert checks.oxide_json(compat_repo, "status")["session"]["id"] == shown["session"]["id"]
 
 
 def test_copilot_compaction_is_imported_and_resumed(compat_repo: Path, model_server, tmp_path: Path) -> None:

@@ -266,3 +266,39 @@ def test_two_sessions_waiting_on_the_same_worktree_state_each_get_a_checkpoint_o
     rows = make_ctx(repo, NOW_MS + 30).index.checkpoint_rows()
     assert sorted((r["session_id"], r["message"].split("\n")[0]) for r in rows) == sorted(
         [(sids["native-a"], "first of a"), (sids["native-b"], "first of b")])
+
+
+MAIN, SUB = "ffaff6d1-9cc2-48fc-8143-f42a14a75dbd", "7d808882-fb2e-4999-bf60-a7a15f40fc4f"
+
+
+def test_a_sub_agent_s_prompt_checkpoint_goes_to_the_sub_agent_s_session(repo: Path) -> None:
+    """Copilot runs a sub-agent's own prompt hook with its agentId as sessionId (and its parent's as
+    parentAgentId): the checkpoint waits for the session `<parent>/agent-<agentId>`, the one the
+    import makes of it from the parent's events.jsonl, and subagentStop (the parent's sessionId, the
+    sub-agent's agentId) ties it there. The parent stays the current session."""
+    oxide(repo, "init")
+    lines = (FIXTURES / "copilot" / MAIN / "events.jsonl").read_bytes().replace(
+        b"/tmp/copilot/proj", str(repo).encode()).splitlines(keepends=True)
+    events = Path(os.environ["COPILOT_HOME"]) / "session-state" / MAIN / "events.jsonl"
+    events.parent.mkdir(parents=True)
+    first_sub = next(i for i, line in enumerate(lines) if SUB.encode() in line)
+    events.write_bytes(b"".join(lines[:first_sub]))  # the parent's turn so far, no sub-agent yet
+    (repo / "README.md").write_text("before the sub-agent\n")
+    r = _hook(repo, "prompt", {"sessionId": SUB, "agentId": SUB, "parentAgentId": MAIN, "cwd": str(repo),
+                               "agentType": "general-purpose", "prompt": "SUBTASK-1 run echo"})
+    assert r.returncode == 0 and r.stdout == "", r.stderr
+    ctx = make_ctx(repo)
+    [main] = [x[0] for x in ctx.index.query("SELECT id FROM sessions WHERE native_id=?", (MAIN,))]
+    [waiting] = ctx.index.checkpoint_rows()
+    assert waiting["session_id"] is None and waiting["message"] == "SUBTASK-1 run echo"
+    assert (ctx.repo.worktree_dir / "current-session").read_text().strip() == main
+    events.write_bytes(b"".join(lines))
+    r = _hook(repo, "stop", {"sessionId": MAIN, "agentId": SUB, "agentType": "general-purpose",
+                             "transcriptPath": str(events), "cwd": str(repo)})
+    assert r.returncode == 0 and r.stdout == "", r.stderr
+    ctx = make_ctx(repo)
+    [sub] = [x[0] for x in ctx.index.query("SELECT id FROM sessions WHERE native_id=?", (f"{MAIN}/agent-{SUB}",))]
+    [tied] = ctx.index.checkpoint_rows()
+    assert tied["session_id"] == sub and tied["message"] == "SUBTASK-1 run echo"
+    assert not (ctx.repo.worktree_dir / "pending-prompts.json").exists()
+    assert (ctx.repo.worktree_dir / "current-session").read_text().strip() == main
