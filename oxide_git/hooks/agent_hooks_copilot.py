@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from oxide_git.agents import AgentEnv
+from oxide_git.agents.copilot.store import events_file, sub_agent_id
 from oxide_git.core.oxide_log import log
 from oxide_git.hooks.agent_hooks import MODULE, hook_command, hook_context, load_settings
 from oxide_git.store.ties import session_of
@@ -100,13 +102,13 @@ def _ids(payload: dict[str, Any]) -> tuple[Any, Any]:
     ``events.jsonl`` holds it. A sub-agent's own hooks (its prompt, its ``agentStop``) carry its
     ``agentId`` as ``sessionId`` and its parent's as ``parentAgentId``; ``subagentStop`` carries the
     parent's ``sessionId`` and the sub-agent's ``agentId``. The importer makes a sub-agent the
-    session ``<parent>/agent-<agentId>`` (``agents/copilot/parse.py``), kept in its parent's file."""
+    session ``<parent>/agent-<agentId>`` (``store.sub_agent_id``), kept in its parent's file."""
     sid, agent, parent = payload.get("sessionId"), payload.get("agentId"), payload.get("parentAgentId")
     if isinstance(agent, str) and agent and "/" not in agent:
         if isinstance(parent, str) and parent and parent != agent:
-            return f"{parent}/agent-{agent}", parent
+            return sub_agent_id(parent, agent), parent
         if isinstance(sid, str) and sid and sid != agent:
-            return f"{sid}/agent-{agent}", sid
+            return sub_agent_id(sid, agent), sid
     return sid, sid
 
 
@@ -116,9 +118,7 @@ def _transcript(payload: dict[str, Any], root: Any) -> Path | None:
         return Path(path)
     if not isinstance(root, str) or not root or "/" in root:
         return None
-    home = os.environ.get("COPILOT_HOME")
-    base = Path(home).expanduser() if home else Path.home() / ".copilot"
-    return base / "session-state" / root / "events.jsonl"
+    return events_file(AgentEnv(home=Path.home(), environ=os.environ), root)
 
 
 def _is_own_start(line: bytes, stamp: int) -> bool:

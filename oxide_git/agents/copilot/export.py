@@ -21,7 +21,7 @@ from typing import Any
 from oxide_git.agents import AgentEnv, Export, tools
 from oxide_git.agents.copilot import foreign as copilot_foreign
 from oxide_git.agents.copilot.lines import dumps, line, line_groups
-from oxide_git.agents.copilot.store import home
+from oxide_git.agents.copilot.store import events_file
 from oxide_git.core.model import Message, Part, PartType, Session, session_id_for, to_iso
 
 VERSION = "1.0.102"  # the release whose format this writes (tests/compat/pins.txt)
@@ -176,7 +176,7 @@ def export(session: Session, messages: Sequence[Message], env: AgentEnv) -> Expo
         w.start()
         for m in messages:
             w.message(m)
-    path = home(env) / "session-state" / native_id / "events.jsonl"
+    path = events_file(env, native_id)
     lost = [f"{n} {what}" for what, n in sorted(w.lost.items())]
     if w.records:
         kinds = ", ".join(f"{k} ×{n}" if n > 1 else k for k, n in sorted(w.records.items()))

@@ -9,6 +9,7 @@ from typing import Any
 
 from oxide_git.agents import Event, FoundMessage, FoundSession, Problem, Resumable, Unknown, jsonline
 from oxide_git.agents.copilot.lines import COMPLETE, START, parts_of, with_summary
+from oxide_git.agents.copilot.store import sub_agent_id
 from oxide_git.core.model import Message, Part, Session, from_iso, message_id_for, session_id_for
 
 name = "copilot"
@@ -160,7 +161,7 @@ class Parser:
             return acc
         main = self.streams["main"]
         data = _dict(obj.get("data"))
-        native = f"{main['native']}/agent-{agent_id}"
+        native = sub_agent_id(main["native"], agent_id)
         created = _ts(obj)
         extra: dict[str, Any] = {"agent_id": agent_id, "parent_native_id": main["native"]}
         if obj.get("type") == "subagent.started":
